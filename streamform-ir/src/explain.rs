@@ -1,0 +1,71 @@
+//! The `explain` text rendering of a model's plan.
+//!
+//! Spec: streamform-docs "Read what the SQL means" (lines 161-207) and the explain command
+//! reference. The output is the contract; tests compare it with golden text.
+
+use std::fmt::Write;
+
+use crate::identity::{node_digests, short};
+use crate::plan::{Input, ModelPlan, Node, Operator, State};
+
+/// Renders one model as explain prints it: the model name, a blank line, then each node's
+/// definition and properties separated by `↓` arrows. Ends with a newline.
+pub fn render_model(plan: &ModelPlan) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{}\n", plan.name);
+    for (i, node) in plan.nodes.iter().enumerate() {
+        if i > 0 {
+            out.push_str("     ↓\n");
+        }
+        let from = match (&plan.input, i) {
+            (Input::Model(m), 0) => Some(m.as_str()),
+            _ => None,
+        };
+        render_node(&mut out, node, from);
+    }
+    out
+}
+
+fn render_node(out: &mut String, node: &Node, from: Option<&str>) {
+    let _ = writeln!(out, "{}", node.id.kind.title());
+    if let Some(m) = from {
+        let _ = writeln!(out, "  from={m}");
+    }
+    match &node.op {
+        Operator::Source { name, connector, .. } => {
+            let _ = writeln!(out, "  name={name}\n  connector={}\n  time=processing", connector.name());
+        }
+        Operator::Filter { predicate } => {
+            let _ = writeln!(out, "  predicate={predicate}");
+        }
+        Operator::Project { items } => {
+            let cols: Vec<String> = items.iter().map(ToString::to_string).collect();
+            let _ = writeln!(out, "  columns={}", cols.join(", "));
+        }
+        Operator::Aggregate { group_by, calls } => {
+            let aggs: Vec<String> = calls.iter().map(|c| c.name()).collect();
+            let _ = writeln!(out, "  key={}\n  aggregates={}", group_by.join(", "), aggs.join(", "));
+        }
+        Operator::Sort { keys } => {
+            let keys: Vec<String> = keys
+                .iter()
+                .map(|k| if k.descending { format!("{} DESC", k.column) } else { format!("{} ASC", k.column) })
+                .collect();
+            let _ = writeln!(out, "  order={}", keys.join(", "));
+        }
+        Operator::Sink { model, materialized, .. } => {
+            let _ = writeln!(out, "  model={model}\n  materialized={}", materialized.name());
+        }
+    }
+    let _ = writeln!(out, "  boundedness={}", node.boundedness.title());
+    let _ = writeln!(out, "  changelog={}", node.changelog.title());
+    match &node.state {
+        State::Stateless => out.push_str("  state=Stateless\n"),
+        State::Keyed(_) => {
+            let d = node_digests(node);
+            let fp = d.state_fingerprint.unwrap_or_default();
+            let digest = d.state_digest.unwrap_or_default();
+            let _ = writeln!(out, "  state=Keyed\n  fingerprint={fp}\n  digest={}", short(&digest));
+        }
+    }
+}

@@ -1,0 +1,120 @@
+//! The expression tree of Filter and Project nodes: seven variants, each typed.
+//!
+//! Spec: streamform-docs "From SQL to a plan" (the expression tree); DECISIONS.md D4 (types).
+
+use std::fmt;
+
+use crate::types::{ArithOp, DataType};
+use crate::value::Value;
+
+/// Comparison and logical operators (arithmetic is [`ArithOp`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    Arith(ArithOp),
+    Eq,
+    NotEq,
+    Lt,
+    LtEq,
+    Gt,
+    GtEq,
+    And,
+    Or,
+}
+
+impl BinaryOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinaryOp::Arith(ArithOp::Add) => "+",
+            BinaryOp::Arith(ArithOp::Sub) => "-",
+            BinaryOp::Arith(ArithOp::Mul) => "*",
+            BinaryOp::Arith(ArithOp::Div) => "/",
+            BinaryOp::Arith(ArithOp::Mod) => "%",
+            BinaryOp::Eq => "=",
+            BinaryOp::NotEq => "<>",
+            BinaryOp::Lt => "<",
+            BinaryOp::LtEq => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::GtEq => ">=",
+            BinaryOp::And => "AND",
+            BinaryOp::Or => "OR",
+        }
+    }
+}
+
+/// A typed scalar expression over the columns of one input row.
+///
+/// Every variant knows its result type ([`Expr::data_type`]); columns are referenced by
+/// name and resolved against the input schema by the executor.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Expr {
+    Column { name: String, ty: DataType },
+    /// A literal; `Value::Null` is a typed null.
+    Literal { value: Value, ty: DataType },
+    Not(Box<Expr>),
+    Negative(Box<Expr>),
+    Binary { op: BinaryOp, left: Box<Expr>, right: Box<Expr>, ty: DataType },
+    IsNull { expr: Box<Expr>, negated: bool },
+    Cast { expr: Box<Expr>, ty: DataType },
+}
+
+impl Expr {
+    pub fn data_type(&self) -> DataType {
+        match self {
+            Expr::Column { ty, .. } | Expr::Literal { ty, .. } | Expr::Binary { ty, .. } | Expr::Cast { ty, .. } => *ty,
+            Expr::Not(_) | Expr::IsNull { .. } => DataType::Boolean,
+            Expr::Negative(e) => e.data_type(),
+        }
+    }
+
+    /// Names of the columns this expression reads, in first-use order.
+    pub fn columns(&self) -> Vec<&str> {
+        let mut out = Vec::new();
+        self.collect_columns(&mut out);
+        out
+    }
+
+    fn collect_columns<'a>(&'a self, out: &mut Vec<&'a str>) {
+        match self {
+            Expr::Column { name, .. } => {
+                if !out.contains(&name.as_str()) {
+                    out.push(name);
+                }
+            }
+            Expr::Literal { .. } => {}
+            Expr::Not(e) | Expr::Negative(e) | Expr::IsNull { expr: e, .. } | Expr::Cast { expr: e, .. } => e.collect_columns(out),
+            Expr::Binary { left, right, .. } => {
+                left.collect_columns(out);
+                right.collect_columns(out);
+            }
+        }
+    }
+}
+
+/// Renders the literal the way SQL would write it.
+fn literal_sql(value: &Value) -> String {
+    match value {
+        Value::Null => "NULL".into(),
+        Value::String(s) => format!("'{}'", s.replace('\'', "''")),
+        Value::Boolean(b) => if *b { "TRUE" } else { "FALSE" }.into(),
+        Value::Decimal(d) => d.to_string(),
+        Value::Timestamp(ms) => format!("TIMESTAMP '{}'", crate::time::format_rfc3339(*ms)),
+        other => other.render(),
+    }
+}
+
+impl fmt::Display for Expr {
+    /// The canonical rendering used in explain, inspect-plan and definitions:
+    /// `(total_spend > 100)`, `(customer_id IS NOT NULL)`, `CAST(x AS int64)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Expr::Column { name, .. } => f.write_str(name),
+            Expr::Literal { value, .. } => f.write_str(&literal_sql(value)),
+            Expr::Not(e) => write!(f, "(NOT {e})"),
+            Expr::Negative(e) => write!(f, "(-{e})"),
+            Expr::Binary { op, left, right, .. } => write!(f, "({left} {} {right})", op.symbol()),
+            Expr::IsNull { expr, negated: false } => write!(f, "({expr} IS NULL)"),
+            Expr::IsNull { expr, negated: true } => write!(f, "({expr} IS NOT NULL)"),
+            Expr::Cast { expr, ty } => write!(f, "CAST({expr} AS {ty})"),
+        }
+    }
+}

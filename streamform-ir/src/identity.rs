@@ -1,0 +1,100 @@
+//! State and schema fingerprints and their SHA-256 digests.
+//!
+//! Spec: plan identity reference, "State fingerprint and digest" and "Schema fingerprint";
+//! the golden digests in the spec README are pinned by the tests below.
+
+use sha2::{Digest, Sha256};
+
+use crate::plan::{Field, KeyedState, Node, State};
+
+/// The canonical text of what a keyed node stores:
+/// `aggregate key=[customer_id] accumulators=[sum(amount): decimal(38,9)] retention=unbounded`.
+pub fn state_fingerprint(state: &KeyedState) -> String {
+    let accs: Vec<String> = state.accumulators.iter().map(|a| format!("{}: {}", a.name, a.ty)).collect();
+    format!(
+        "aggregate key=[{}] accumulators=[{}] retention={}",
+        state.key.join(", "),
+        accs.join(", "),
+        state.retention
+    )
+}
+
+/// The canonical text of an output schema: `[customer_id: int64, total_spend: decimal(38,9)]`.
+pub fn schema_fingerprint(schema: &[Field]) -> String {
+    let cols: Vec<String> = schema.iter().map(|f| format!("{}: {}", f.name, f.ty)).collect();
+    format!("[{}]", cols.join(", "))
+}
+
+/// SHA-256 of `text` as 64 lowercase hex characters.
+pub fn sha256_hex(text: &str) -> String {
+    let digest = Sha256::digest(text.as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The first twelve characters of a digest, as text output shows it.
+pub fn short(digest: &str) -> &str {
+    &digest[..12.min(digest.len())]
+}
+
+/// A node's digests: the schema digest always, the state digest for a keyed node.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct NodeDigests {
+    pub schema_fingerprint: String,
+    pub schema_digest: String,
+    pub state_fingerprint: Option<String>,
+    pub state_digest: Option<String>,
+}
+
+/// Computes both fingerprints of `node` and their digests.
+pub fn node_digests(node: &Node) -> NodeDigests {
+    let schema_fingerprint = schema_fingerprint(&node.schema);
+    let schema_digest = sha256_hex(&schema_fingerprint);
+    let state_fingerprint = match &node.state {
+        State::Keyed(k) => Some(state_fingerprint(k)),
+        State::Stateless => None,
+    };
+    let state_digest = state_fingerprint.as_deref().map(sha256_hex);
+    NodeDigests { schema_fingerprint, schema_digest, state_fingerprint, state_digest }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{Accumulator, Retention};
+    use crate::types::DataType;
+
+    const DEC: DataType = DataType::DEFAULT_DECIMAL;
+
+    fn field(name: &str, ty: DataType) -> Field {
+        Field { name: name.into(), ty, nullable: true }
+    }
+
+    fn keyed(key: &[&str], accs: &[(&str, DataType)]) -> KeyedState {
+        KeyedState {
+            key: key.iter().map(|k| k.to_string()).collect(),
+            accumulators: accs.iter().map(|(n, t)| Accumulator { name: n.to_string(), ty: *t }).collect(),
+            retention: Retention::Unbounded,
+        }
+    }
+
+    /// The six golden digests of the specification README.
+    #[test]
+    fn golden_digests() {
+        let cases = [
+            (state_fingerprint(&keyed(&["customer_id"], &[("sum(amount)", DEC)])), "4aead023aa01"),
+            (
+                state_fingerprint(&keyed(&["customer_id"], &[("sum(amount)", DEC), ("count(*)", DataType::Int64)])),
+                "a5771fc8a5b2",
+            ),
+            (state_fingerprint(&keyed(&["customer_id", "amount"], &[("sum(amount)", DEC)])), "d982cde38013"),
+            (schema_fingerprint(&[field("amount", DEC), field("customer_id", DataType::Int64)]), "55c5eb27e8b4"),
+            (schema_fingerprint(&[field("customer_id", DataType::Int64), field("sum(amount)", DEC)]), "322eb3aa5330"),
+            (schema_fingerprint(&[field("customer_id", DataType::Int64), field("total_spend", DEC)]), "7fac6038b2ce"),
+        ];
+        for (text, want) in cases {
+            let d = sha256_hex(&text);
+            assert_eq!(d.len(), 64);
+            assert_eq!(short(&d), want, "digest of `{text}`");
+        }
+    }
+}

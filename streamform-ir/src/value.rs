@@ -1,0 +1,495 @@
+//! Runtime values: exact decimals, checked arithmetic, SQL comparison and rendering.
+//!
+//! Spec: DECISIONS.md D3 (decimal(38,s) as an i128 mantissa with a scale, checked
+//! arithmetic) and D4 (never wrap, never silently round).
+
+use std::cmp::Ordering;
+use std::fmt;
+
+use crate::types::{ArithOp, DataType, MAX_DECIMAL_PRECISION};
+
+/// An exact decimal: `mantissa / 10^scale`. Precision is checked against a column type by
+/// [`Decimal::fit`], never by the representation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Decimal {
+    pub mantissa: i128,
+    pub scale: u8,
+}
+
+fn pow10(n: u32) -> Option<i128> {
+    10i128.checked_pow(n)
+}
+
+/// Number of decimal digits of `|m|` (0 has one digit).
+fn digits(m: i128) -> u32 {
+    let mut n = m.unsigned_abs();
+    let mut d = 1;
+    while n >= 10 {
+        n /= 10;
+        d += 1;
+    }
+    d
+}
+
+impl Decimal {
+    pub fn new(mantissa: i128, scale: u8) -> Decimal {
+        Decimal { mantissa, scale }
+    }
+
+    /// Parses a plain decimal literal (`-12.50`, `28`, `1e3` is refused).
+    pub fn parse(text: &str) -> Option<Decimal> {
+        let t = text.trim();
+        let (neg, body) = match t.strip_prefix('-') {
+            Some(r) => (true, r),
+            None => (false, t.strip_prefix('+').unwrap_or(t)),
+        };
+        let (int, frac) = body.split_once('.').unwrap_or((body, ""));
+        if int.is_empty() && frac.is_empty() {
+            return None;
+        }
+        if !int.chars().all(|c| c.is_ascii_digit()) || !frac.chars().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        let scale = u8::try_from(frac.len()).ok()?;
+        let mut m: i128 = 0;
+        for c in int.chars().chain(frac.chars()) {
+            m = m.checked_mul(10)?.checked_add(i128::from(c as u8 - b'0'))?;
+        }
+        Some(Decimal { mantissa: if neg { -m } else { m }, scale })
+    }
+
+    /// The same value at `scale`, if it is representable there without rounding.
+    pub fn rescale(self, scale: u8) -> Option<Decimal> {
+        match scale.cmp(&self.scale) {
+            Ordering::Equal => Some(self),
+            Ordering::Greater => {
+                let f = pow10(u32::from(scale - self.scale))?;
+                Some(Decimal { mantissa: self.mantissa.checked_mul(f)?, scale })
+            }
+            Ordering::Less => {
+                let f = pow10(u32::from(self.scale - scale))?;
+                (self.mantissa % f == 0).then(|| Decimal { mantissa: self.mantissa / f, scale })
+            }
+        }
+    }
+
+    /// The same value at `scale`, rounding half away from zero when digits are dropped
+    /// (Flink's HALF_UP), or `None` on overflow.
+    pub fn round_to(self, scale: u8) -> Option<Decimal> {
+        if scale >= self.scale {
+            return self.rescale(scale);
+        }
+        let f = pow10(u32::from(self.scale - scale))?;
+        let q = self.mantissa / f;
+        let r = self.mantissa % f;
+        let adj = if r.unsigned_abs() * 2 >= f.unsigned_abs() { self.mantissa.signum() } else { 0 };
+        Some(Decimal { mantissa: q + adj, scale })
+    }
+
+    /// This value as a `decimal(precision, scale)`: exact rescale and a digit check.
+    ///
+    /// # Errors
+    /// `FitError::Rounding` when fractional digits would be lost, `FitError::Overflow` when
+    /// the value has more digits than the precision allows.
+    pub fn fit(self, precision: u8, scale: u8) -> Result<Decimal, FitError> {
+        let d = match self.rescale(scale) {
+            Some(d) => d,
+            None if scale < self.scale => return Err(FitError::Rounding),
+            None => return Err(FitError::Overflow),
+        };
+        if digits(d.mantissa) > u32::from(precision) && d.mantissa != 0 {
+            return Err(FitError::Overflow);
+        }
+        Ok(d)
+    }
+
+    /// Whether the mantissa fits in 38 digits.
+    pub fn in_max_precision(self) -> bool {
+        digits(self.mantissa) <= u32::from(MAX_DECIMAL_PRECISION)
+    }
+
+    /// Exact comparison of two decimals of any scales.
+    pub fn cmp_exact(self, other: Decimal) -> Ordering {
+        let s = self.scale.max(other.scale);
+        match (self.rescale(s), other.rescale(s)) {
+            (Some(a), Some(b)) => a.mantissa.cmp(&b.mantissa),
+            // Rescaling overflowed i128: compare through f64, which only happens for values
+            // far outside 38 digits and cannot tie.
+            _ => self.to_f64().partial_cmp(&other.to_f64()).unwrap_or(Ordering::Equal),
+        }
+    }
+
+    pub fn to_f64(self) -> f64 {
+        self.mantissa as f64 / 10f64.powi(i32::from(self.scale))
+    }
+
+    /// Renders with trailing fractional zeros trimmed (`28.000000000` → `28`), as fixtures
+    /// write numbers.
+    pub fn to_trimmed_string(self) -> String {
+        let mut d = self;
+        while d.scale > 0 && d.mantissa % 10 == 0 {
+            d = Decimal { mantissa: d.mantissa / 10, scale: d.scale - 1 };
+        }
+        d.to_string()
+    }
+}
+
+impl fmt::Display for Decimal {
+    /// Renders at the decimal's own scale (`28.000000000` for scale 9).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let neg = self.mantissa < 0;
+        let digits = self.mantissa.unsigned_abs().to_string();
+        let scale = usize::from(self.scale);
+        let sign = if neg { "-" } else { "" };
+        if scale == 0 {
+            return write!(f, "{sign}{digits}");
+        }
+        let padded = format!("{digits:0>width$}", width = scale + 1);
+        let (i, frac) = padded.split_at(padded.len() - scale);
+        write!(f, "{sign}{i}.{frac}")
+    }
+}
+
+/// Why a decimal does not fit a column type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FitError {
+    /// More fractional digits than the scale; Streamform never rounds silently.
+    Rounding,
+    /// More digits than the precision.
+    Overflow,
+}
+
+/// A float64 with total equality and hashing (by bit pattern), so rows can be keys.
+#[derive(Debug, Clone, Copy)]
+pub struct F64(pub f64);
+
+impl PartialEq for F64 {
+    fn eq(&self, other: &F64) -> bool {
+        self.0.to_bits() == other.0.to_bits() || (self.0 == 0.0 && other.0 == 0.0)
+    }
+}
+impl Eq for F64 {}
+impl std::hash::Hash for F64 {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        let v = if self.0 == 0.0 { 0.0f64 } else { self.0 };
+        v.to_bits().hash(state);
+    }
+}
+
+/// One value of a row. The variant matches the column's [`DataType`]; `Null` fits any.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Value {
+    Null,
+    Int32(i32),
+    Int64(i64),
+    Float64(F64),
+    Decimal(Decimal),
+    String(String),
+    Boolean(bool),
+    /// Milliseconds since the Unix epoch, UTC.
+    Timestamp(i64),
+}
+
+/// An arithmetic failure; the caller adds the model, column and event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ArithError {
+    Overflow,
+    DivisionByZero,
+    /// A value that a CAST cannot convert, with the reason.
+    Cast(String),
+}
+
+impl fmt::Display for ArithError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ArithError::Overflow => f.write_str("arithmetic overflow"),
+            ArithError::DivisionByZero => f.write_str("division by zero"),
+            ArithError::Cast(m) => f.write_str(m),
+        }
+    }
+}
+
+impl Value {
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
+    /// The value as an exact decimal, for integers and decimals.
+    pub fn as_decimal(&self) -> Option<Decimal> {
+        match self {
+            Value::Int32(v) => Some(Decimal::new(i128::from(*v), 0)),
+            Value::Int64(v) => Some(Decimal::new(i128::from(*v), 0)),
+            Value::Decimal(d) => Some(*d),
+            _ => None,
+        }
+    }
+
+    fn as_f64(&self) -> Option<f64> {
+        match self {
+            Value::Float64(v) => Some(v.0),
+            other => other.as_decimal().map(Decimal::to_f64),
+        }
+    }
+
+    /// SQL comparison: `None` when either side is null or the two are not comparable.
+    pub fn sql_cmp(&self, other: &Value) -> Option<Ordering> {
+        match (self, other) {
+            (Value::Null, _) | (_, Value::Null) => None,
+            (Value::Float64(_), _) | (_, Value::Float64(_)) => {
+                self.as_f64()?.partial_cmp(&other.as_f64()?)
+            }
+            (Value::String(a), Value::String(b)) => Some(a.cmp(b)),
+            (Value::Boolean(a), Value::Boolean(b)) => Some(a.cmp(b)),
+            (Value::Timestamp(a), Value::Timestamp(b)) => Some(a.cmp(b)),
+            _ => Some(self.as_decimal()?.cmp_exact(other.as_decimal()?)),
+        }
+    }
+
+    /// Total order for sorting (nulls first, then by `sql_cmp`).
+    pub fn sort_cmp(&self, other: &Value) -> Ordering {
+        match (self.is_null(), other.is_null()) {
+            (true, true) => Ordering::Equal,
+            (true, false) => Ordering::Less,
+            (false, true) => Ordering::Greater,
+            _ => self.sql_cmp(other).unwrap_or(Ordering::Equal),
+        }
+    }
+
+    /// `self op other` computed at `result` type (from [`crate::types::arithmetic_type`]).
+    /// Nulls propagate.
+    ///
+    /// # Errors
+    /// Overflow of the result type and division by zero; never wraps.
+    pub fn arith(&self, op: ArithOp, other: &Value, result: DataType) -> Result<Value, ArithError> {
+        if self.is_null() || other.is_null() {
+            return Ok(Value::Null);
+        }
+        match result {
+            DataType::Float64 => {
+                let (a, b) = (self.as_f64().ok_or(ArithError::Overflow)?, other.as_f64().ok_or(ArithError::Overflow)?);
+                let v = match op {
+                    ArithOp::Add => a + b,
+                    ArithOp::Sub => a - b,
+                    ArithOp::Mul => a * b,
+                    ArithOp::Div => {
+                        if b == 0.0 {
+                            return Err(ArithError::DivisionByZero);
+                        }
+                        a / b
+                    }
+                    ArithOp::Mod => {
+                        if b == 0.0 {
+                            return Err(ArithError::DivisionByZero);
+                        }
+                        a % b
+                    }
+                };
+                if v.is_finite() { Ok(Value::Float64(F64(v))) } else { Err(ArithError::Overflow) }
+            }
+            DataType::Int32 | DataType::Int64 => {
+                let a = self.as_decimal().ok_or(ArithError::Overflow)?.mantissa;
+                let b = other.as_decimal().ok_or(ArithError::Overflow)?.mantissa;
+                let v = int_op(op, a, b)?;
+                if result == DataType::Int32 {
+                    i32::try_from(v).map(Value::Int32).map_err(|_| ArithError::Overflow)
+                } else {
+                    i64::try_from(v).map(Value::Int64).map_err(|_| ArithError::Overflow)
+                }
+            }
+            DataType::Decimal { precision, scale } => {
+                let a = self.as_decimal().ok_or(ArithError::Overflow)?;
+                let b = other.as_decimal().ok_or(ArithError::Overflow)?;
+                let exact = decimal_op(op, a, b, scale)?;
+                let d = exact.round_to(scale).ok_or(ArithError::Overflow)?;
+                d.fit(precision, scale).map(Value::Decimal).map_err(|_| ArithError::Overflow)
+            }
+            _ => Err(ArithError::Overflow),
+        }
+    }
+
+    /// `CAST(self AS to)`: exact where the target holds the value; decimal targets round
+    /// half up as Flink does; out-of-range values are errors.
+    ///
+    /// # Errors
+    /// A value the target type cannot hold, or a string that does not parse.
+    pub fn cast(&self, to: DataType) -> Result<Value, ArithError> {
+        let out_of_range = || ArithError::Cast(format!("{} does not fit {to}", self.render()));
+        Ok(match (self, to) {
+            (Value::Null, _) => Value::Null,
+            (Value::String(s), DataType::String) => Value::String(s.clone()),
+            (Value::Decimal(d), DataType::String) => Value::String(d.to_string()),
+            (Value::Boolean(b), DataType::String) => {
+                Value::String(if *b { "TRUE" } else { "FALSE" }.to_string())
+            }
+            (v, DataType::String) => Value::String(v.render()),
+            (Value::String(s), t) => {
+                let t_str = s.trim();
+                let parsed = match t {
+                    DataType::Boolean => match t_str.to_ascii_lowercase().as_str() {
+                        "true" => Some(Value::Boolean(true)),
+                        "false" => Some(Value::Boolean(false)),
+                        _ => None,
+                    },
+                    DataType::Float64 => t_str.parse::<f64>().ok().map(|f| Value::Float64(F64(f))),
+                    _ => Decimal::parse(t_str).map(Value::Decimal),
+                };
+                let v = parsed.ok_or_else(|| {
+                    ArithError::Cast(format!("the string {} is not a valid {to}", self.render()))
+                })?;
+                if matches!(v, Value::Decimal(_)) { v.cast(to)? } else { v }
+            }
+            (Value::Boolean(b), t) if t.is_numeric() => Value::Int64(i64::from(*b)).cast(t)?,
+            (v, DataType::Boolean) if v.as_decimal().is_some() => {
+                Value::Boolean(v.as_decimal().map(|d| d.mantissa != 0).unwrap_or(false))
+            }
+            (Value::Float64(f), t) if t != DataType::Float64 => {
+                if !f.0.is_finite() {
+                    return Err(out_of_range());
+                }
+                let text = format!("{:.*}", 17, f.0);
+                let d = Decimal::parse(&text).ok_or_else(out_of_range)?;
+                Value::Decimal(d.round_to(match t { DataType::Decimal { scale, .. } => scale, _ => 0 }).ok_or_else(out_of_range)?).cast(t)?
+            }
+            (v, DataType::Float64) => Value::Float64(F64(v.as_f64().ok_or_else(out_of_range)?)),
+            (v, DataType::Int32 | DataType::Int64) => {
+                let d = v.as_decimal().ok_or_else(out_of_range)?;
+                // Flink truncates toward zero when casting a decimal to an integer.
+                let m = d.mantissa / pow10(u32::from(d.scale)).ok_or_else(out_of_range)?;
+                if to == DataType::Int32 {
+                    Value::Int32(i32::try_from(m).map_err(|_| out_of_range())?)
+                } else {
+                    Value::Int64(i64::try_from(m).map_err(|_| out_of_range())?)
+                }
+            }
+            (v, DataType::Decimal { precision, scale }) => {
+                let d = v.as_decimal().ok_or_else(out_of_range)?;
+                let d = d.round_to(scale).ok_or_else(out_of_range)?;
+                Value::Decimal(d.fit(precision, scale).map_err(|_| out_of_range())?)
+            }
+            (Value::Timestamp(t), DataType::Timestamp) => Value::Timestamp(*t),
+            _ => return Err(out_of_range()),
+        })
+    }
+
+    /// Human rendering used by `test` and diagnostics: decimals trimmed, strings quoted,
+    /// timestamps in RFC 3339, `null`.
+    pub fn render(&self) -> String {
+        match self {
+            Value::Null => "null".into(),
+            Value::Int32(v) => v.to_string(),
+            Value::Int64(v) => v.to_string(),
+            Value::Float64(v) => format_f64(v.0),
+            Value::Decimal(d) => d.to_trimmed_string(),
+            Value::String(s) => format!("{s:?}"),
+            Value::Boolean(b) => b.to_string(),
+            Value::Timestamp(ms) => crate::time::format_rfc3339(*ms),
+        }
+    }
+}
+
+/// Shortest round-trip rendering of a float, always with a fraction or exponent
+/// (`1.5`, `3.0`).
+pub fn format_f64(v: f64) -> String {
+    let s = format!("{v}");
+    if s.contains(['.', 'e', 'E', 'N', 'i']) { s } else { format!("{s}.0") }
+}
+
+fn int_op(op: ArithOp, a: i128, b: i128) -> Result<i128, ArithError> {
+    match op {
+        ArithOp::Add => a.checked_add(b).ok_or(ArithError::Overflow),
+        ArithOp::Sub => a.checked_sub(b).ok_or(ArithError::Overflow),
+        ArithOp::Mul => a.checked_mul(b).ok_or(ArithError::Overflow),
+        ArithOp::Div | ArithOp::Mod if b == 0 => Err(ArithError::DivisionByZero),
+        ArithOp::Div => a.checked_div(b).ok_or(ArithError::Overflow),
+        ArithOp::Mod => a.checked_rem(b).ok_or(ArithError::Overflow),
+    }
+}
+
+/// Exact decimal arithmetic; division is computed to one digit beyond `scale` so that the
+/// caller's half-up rounding is exact.
+fn decimal_op(op: ArithOp, a: Decimal, b: Decimal, scale: u8) -> Result<Decimal, ArithError> {
+    let common = a.scale.max(b.scale);
+    let (ra, rb) = (a.rescale(common).ok_or(ArithError::Overflow)?, b.rescale(common).ok_or(ArithError::Overflow)?);
+    match op {
+        ArithOp::Add => Ok(Decimal::new(ra.mantissa.checked_add(rb.mantissa).ok_or(ArithError::Overflow)?, common)),
+        ArithOp::Sub => Ok(Decimal::new(ra.mantissa.checked_sub(rb.mantissa).ok_or(ArithError::Overflow)?, common)),
+        ArithOp::Mul => {
+            let s = a.scale.checked_add(b.scale).ok_or(ArithError::Overflow)?;
+            Ok(Decimal::new(a.mantissa.checked_mul(b.mantissa).ok_or(ArithError::Overflow)?, s))
+        }
+        ArithOp::Mod => {
+            if rb.mantissa == 0 {
+                return Err(ArithError::DivisionByZero);
+            }
+            Ok(Decimal::new(ra.mantissa % rb.mantissa, common))
+        }
+        ArithOp::Div => {
+            if b.mantissa == 0 {
+                return Err(ArithError::DivisionByZero);
+            }
+            // a/b at scale+1: (a.m * 10^(scale+1+b.s-a.s)) / b.m
+            let target = i32::from(scale) + 1 + i32::from(b.scale) - i32::from(a.scale);
+            let (num, den) = if target >= 0 {
+                let f = pow10(target as u32).ok_or(ArithError::Overflow)?;
+                (a.mantissa.checked_mul(f).ok_or(ArithError::Overflow)?, b.mantissa)
+            } else {
+                let f = pow10((-target) as u32).ok_or(ArithError::Overflow)?;
+                (a.mantissa, b.mantissa.checked_mul(f).ok_or(ArithError::Overflow)?)
+            };
+            Ok(Decimal::new(num / den, scale + 1))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dec(s: &str) -> Decimal {
+        Decimal::parse(s).unwrap()
+    }
+
+    #[test]
+    fn decimals_fit_exactly_or_fail() {
+        assert_eq!(dec("28").fit(38, 9).unwrap().to_string(), "28.000000000");
+        assert_eq!(dec("0.1234").fit(38, 2), Err(FitError::Rounding));
+        assert_eq!(dec("0.1200").fit(38, 2).unwrap().to_string(), "0.12");
+        assert_eq!(dec("123456").fit(5, 0), Err(FitError::Overflow));
+        assert_eq!(dec("-0.5").to_string(), "-0.5");
+        assert_eq!(dec("28.000000000").to_trimmed_string(), "28");
+        assert_eq!(dec("0.000000027").fit(38, 9).unwrap().to_string(), "0.000000027");
+    }
+
+    #[test]
+    fn arithmetic_is_checked() {
+        let t = DataType::Decimal { precision: 38, scale: 9 };
+        let big = Value::Decimal(Decimal::new(10i128.pow(37), 9));
+        let r = big.arith(ArithOp::Mul, &Value::Int32(1000), t);
+        assert_eq!(r, Err(ArithError::Overflow));
+        assert_eq!(Value::Int32(i32::MAX).arith(ArithOp::Add, &Value::Int32(1), DataType::Int32), Err(ArithError::Overflow));
+        assert_eq!(Value::Int64(1).arith(ArithOp::Div, &Value::Int64(0), DataType::Int64), Err(ArithError::DivisionByZero));
+        let q = Value::Decimal(dec("1.00")).arith(ArithOp::Div, &Value::Decimal(dec("3.00")), DataType::Decimal { precision: 27, scale: 15 }).unwrap();
+        assert_eq!(q.render(), "0.333333333333333");
+        let q = Value::Decimal(dec("2.00")).arith(ArithOp::Div, &Value::Decimal(dec("3.00")), DataType::Decimal { precision: 27, scale: 15 }).unwrap();
+        assert_eq!(q.render(), "0.666666666666667");
+        assert_eq!(Value::Null.arith(ArithOp::Add, &Value::Int32(1), DataType::Int32), Ok(Value::Null));
+    }
+
+    #[test]
+    fn comparison_crosses_numeric_types() {
+        assert_eq!(Value::Int64(28).sql_cmp(&Value::Decimal(dec("28.000000000"))), Some(Ordering::Equal));
+        assert_eq!(Value::Int32(1).sql_cmp(&Value::Null), None);
+        assert_eq!(Value::Float64(F64(1.5)).sql_cmp(&Value::Decimal(dec("1.4"))), Some(Ordering::Greater));
+    }
+
+    #[test]
+    fn casts() {
+        assert_eq!(Value::Int32(7).cast(DataType::Int64).unwrap(), Value::Int64(7));
+        assert_eq!(Value::Decimal(dec("7.9")).cast(DataType::Int32).unwrap(), Value::Int32(7));
+        assert_eq!(Value::Decimal(dec("7.25")).cast(DataType::Decimal { precision: 10, scale: 1 }).unwrap().render(), "7.3");
+        assert!(Value::Int64(i64::MAX).cast(DataType::Int32).is_err());
+        assert_eq!(Value::String("12.5".into()).cast(DataType::Decimal { precision: 10, scale: 2 }).unwrap().render(), "12.5");
+        assert!(Value::String("x".into()).cast(DataType::Int64).is_err());
+        assert_eq!(Value::Int64(5).cast(DataType::String).unwrap(), Value::String("5".into()));
+    }
+}
