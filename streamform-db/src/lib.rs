@@ -1,1 +1,22 @@
+//! The query database: project loading, the SQL frontend and lowering, diagnostics and
+//! fixtures, as salsa inputs and tracked queries (D1, D2).
+//!
+//! Layering: `config`, `sql`, `lower` and `fixture` are plain functions over text and IR;
+//! `db` wires them into memoized queries; `load` is the only module that touches the disk.
 
+pub mod config;
+pub mod db;
+pub mod diagnostic;
+pub mod fixture;
+pub mod load;
+pub mod lower;
+pub mod sql;
+pub mod yaml;
+
+pub use db::{Database, Db, FileContents, Project, SourceFile};
+pub use diagnostic::{Diagnostic, Severity};
+
+/// The supported SQL surface, for `help:` lines.
+pub(crate) fn sql_help() -> &'static str {
+    "supported: column references, literals, comparison and arithmetic, AND/OR/NOT, IS [NOT] NULL, CAST, WHERE, GROUP BY columns, HAVING, sum/count/min/max"
+}

@@ -1,1 +1,448 @@
+//! The deterministic simulator: executes a chain of Streaming IR models over a sequence of
+//! source events and returns the changelog of the last model's Sink.
+//!
+//! Single-threaded, in-memory, with no wall clock and no randomness: the same chain and the
+//! same events give the same [`Output`] on every run. Every record between operators is a
+//! [`Change`]; the Source emits an insert per event, Filter and Project are stateless over
+//! any changelog, Aggregate keeps keyed state shaped exactly like the node's state
+//! fingerprint, Sort buffers a bounded input and emits it sorted when the input ends.
+//!
+//! Spec: streamform-docs "The streaming plan" through "State" (lines 314-446) and
+//! "Testing with fixtures" (505-572); DECISIONS.md D4 (types, checked arithmetic), D5
+//! (boundedness, changelog modes), D9 (null grouping keys), D10 (updates that change
+//! nothing).
 
+mod eval;
+mod hash;
+mod stage;
+
+use std::borrow::Cow;
+use std::fmt;
+
+use streamform_ir::{DataType, Field, Input, ModelPlan, NodeId, Operator, Value};
+
+use crate::stage::{Fault, InputShape, Rec, Stage, StageKind};
+
+/// The operation of one changelog record (spec: "Three operations").
+///
+/// `Display` renders `insert`, `update`, `delete`, as fixtures write them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Op {
+    /// A row appears.
+    Insert,
+    /// The row with this key takes new values.
+    Update,
+    /// A row leaves.
+    Delete,
+}
+
+impl Op {
+    /// `insert`, `update` or `delete`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Insert => "insert",
+            Op::Update => "update",
+            Op::Delete => "delete",
+        }
+    }
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One changelog record (spec: "Changelogs").
+///
+/// Rows have the emitting node's schema, one [`Value`] per column, in schema order.
+/// - `Insert`: `row` is the new row, `before` is `None`.
+/// - `Update`: `row` is the after-image, `before` is `Some(previous image)`.
+/// - `Delete`: `row` is the row that leaves, as it was last emitted; `before` is `None`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Change {
+    pub op: Op,
+    pub row: Vec<Value>,
+    pub before: Option<Vec<Value>>,
+}
+
+/// The result of a run: the target model's Sink changelog, in emission order, and how many
+/// source events were delivered.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Output {
+    pub changes: Vec<Change>,
+    pub events_processed: usize,
+}
+
+/// Why a chain cannot be simulated or a run failed (D4: an overflow or a division by zero
+/// names the model, the column and the event).
+///
+/// - `model`: the model whose node failed (for a malformed chain, the model at fault, or the
+///   empty string for an empty chain).
+/// - `column`: the output column of a Project item, the rendered predicate of a Filter
+///   (`((amount / 0) > 1)`), the accumulator of an Aggregate (`sum(amount)`), the source
+///   column of an ill-typed event value; `None` when no column is at fault.
+/// - `event`: the 1-based number of the source event being processed; for errors raised
+///   by [`Simulator::finish`], the number of events delivered; 0 for a chain rejected by
+///   [`Simulator::new`].
+/// - `message`: what went wrong (`arithmetic overflow`, `division by zero`, ...).
+///
+/// `Display`: ``model `m`, column `c`, event 3: arithmetic overflow``, without the column
+/// part when `column` is `None`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SimError {
+    pub model: String,
+    pub column: Option<String>,
+    pub event: usize,
+    pub message: String,
+}
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "model `{}`, ", self.model)?;
+        if let Some(c) = &self.column {
+            write!(f, "column `{c}`, ")?;
+        }
+        write!(f, "event {}: {}", self.event, self.message)
+    }
+}
+
+impl std::error::Error for SimError {}
+
+fn shape_error(model: &str, message: impl Into<String>) -> SimError {
+    SimError { model: model.to_string(), column: None, event: 0, message: message.into() }
+}
+
+/// One source column as events are checked against it.
+struct SourceColumn {
+    name: String,
+    ty: DataType,
+    /// 10^precision for a decimal column: mantissas at the column's scale must stay below.
+    decimal_limit: u128,
+}
+
+/// How an event value relates to its column's type.
+enum Conform {
+    Ok,
+    /// A decimal at another scale, converted exactly to the column's scale.
+    Replace(Value),
+    Wrong(String),
+}
+
+impl SourceColumn {
+    fn conform(&self, v: &Value) -> Conform {
+        match (v, self.ty) {
+            (Value::Null, _)
+            | (Value::Int32(_), DataType::Int32)
+            | (Value::Int64(_), DataType::Int64)
+            | (Value::Float64(_), DataType::Float64)
+            | (Value::String(_), DataType::String)
+            | (Value::Boolean(_), DataType::Boolean)
+            | (Value::Timestamp(_), DataType::Timestamp) => Conform::Ok,
+            (Value::Decimal(d), DataType::Decimal { precision, scale }) => {
+                if d.scale == scale && d.mantissa.unsigned_abs() < self.decimal_limit {
+                    return Conform::Ok;
+                }
+                match d.fit(precision, scale) {
+                    Ok(d) => Conform::Replace(Value::Decimal(d)),
+                    Err(_) => Conform::Wrong(format!("{} does not fit {}", v.render(), self.ty)),
+                }
+            }
+            (v, ty) => Conform::Wrong(format!("expected {ty}, got {}", v.render())),
+        }
+    }
+}
+
+/// A running simulation of one chain of models (spec: "Applications of many models": each
+/// model reads the previous one's Sink, and its changelog crosses the edge).
+///
+/// Built by [`Simulator::new`], fed by [`Simulator::push`], ended by
+/// [`Simulator::finish`]. After an error every further `push` or `finish` returns the same
+/// error.
+pub struct Simulator {
+    /// Model names, in chain order; stages refer to them by index.
+    models: Vec<String>,
+    source_name: String,
+    source: Vec<SourceColumn>,
+    /// Every node after the Source, across all models, in order.
+    stages: Vec<Stage>,
+    changes: Vec<Change>,
+    events: usize,
+    failed: Option<SimError>,
+}
+
+impl Simulator {
+    /// Compiles `chain`: the models from the one whose input is `Input::Source` down to the
+    /// target model, each reading the previous one's Sink (`Input::Model(prev.name)`).
+    /// Columns are resolved to row indices here, once.
+    ///
+    /// # Errors
+    /// A [`SimError`] with `event` 0 when the chain is malformed: empty; the first model
+    /// does not read a source or does not start with a matching Source node; a later model
+    /// does not read its predecessor; a model has no nodes, does not end in a Sink, or has a
+    /// Sink or Source elsewhere; a node's id kind differs from its operator; an expression
+    /// names a column its input lacks or types it differently; a pass-through node's schema
+    /// differs from its input; an Aggregate whose keyed state differs from its calls or
+    /// whose accumulator types break D4; an Aggregate or Sort over an updating input, or a
+    /// Sort over an unbounded input (D5).
+    pub fn new(chain: &[ModelPlan]) -> Result<Simulator, SimError> {
+        let Some(first) = chain.first() else {
+            return Err(shape_error("", "the chain is empty; it needs at least one model"));
+        };
+        let Input::Source(source_name) = &first.input else {
+            return Err(shape_error(
+                &first.name,
+                "the first model of a chain must read a source, this one reads a model",
+            ));
+        };
+        let Some(source_node) = first.nodes.first() else {
+            return Err(shape_error(&first.name, "the model has no nodes"));
+        };
+        match &source_node.op {
+            Operator::Source { name, .. } if name == source_name => {}
+            Operator::Source { name, .. } => {
+                return Err(shape_error(
+                    &first.name,
+                    format!("the model reads source `{source_name}` but its Source node is `{name}`"),
+                ));
+            }
+            _ => {
+                return Err(shape_error(
+                    &first.name,
+                    format!("the model reads source `{source_name}` but does not start with a Source node"),
+                ));
+            }
+        }
+        let source = source_node
+            .schema
+            .iter()
+            .map(|f: &Field| SourceColumn {
+                name: f.name.clone(),
+                ty: f.ty,
+                decimal_limit: match f.ty {
+                    DataType::Decimal { precision, .. } => 10u128.pow(u32::from(precision)),
+                    _ => 0,
+                },
+            })
+            .collect();
+
+        let mut stages = Vec::new();
+        let mut models = Vec::with_capacity(chain.len());
+        let mut prev = source_node;
+        for (mi, plan) in chain.iter().enumerate() {
+            if mi > 0 {
+                let predecessor = &chain[mi - 1].name;
+                if plan.input != Input::Model(predecessor.clone()) {
+                    return Err(shape_error(
+                        &plan.name,
+                        format!("the model must read its predecessor in the chain, `{predecessor}`"),
+                    ));
+                }
+            }
+            let skip = usize::from(mi == 0);
+            if plan.nodes.len() <= skip {
+                return Err(shape_error(&plan.name, "the model has no operators; it must end in a Sink"));
+            }
+            let last = plan.nodes.len() - 1;
+            for (ni, node) in plan.nodes.iter().enumerate().skip(skip) {
+                let is_sink = matches!(node.op, Operator::Sink { .. });
+                if is_sink != (ni == last) {
+                    let msg = if is_sink {
+                        format!("node `{}`: a Sink must be the model's last node", node.id)
+                    } else {
+                        format!("node `{}`: the model must end in a Sink", node.id)
+                    };
+                    return Err(shape_error(&plan.name, msg));
+                }
+                if let Operator::Sink { model, .. } = &node.op
+                    && *model != plan.name
+                {
+                    return Err(shape_error(
+                        &plan.name,
+                        format!("node `{}`: the Sink belongs to model `{model}`", node.id),
+                    ));
+                }
+                if node.id.model != plan.name {
+                    return Err(shape_error(
+                        &plan.name,
+                        format!("node `{}` does not belong to model `{}`", node.id, plan.name),
+                    ));
+                }
+                let input = InputShape { schema: &prev.schema, changelog: &prev.changelog, boundedness: prev.boundedness };
+                let stage = Stage::build(mi, node, &input).map_err(|f| SimError {
+                    model: plan.name.clone(),
+                    column: f.column,
+                    event: 0,
+                    message: f.message,
+                })?;
+                stages.push(stage);
+                prev = node;
+            }
+            models.push(plan.name.clone());
+        }
+        Ok(Simulator {
+            models,
+            source_name: source_name.clone(),
+            source,
+            stages,
+            changes: Vec::new(),
+            events: 0,
+            failed: None,
+        })
+    }
+
+    /// Delivers one source event: `event` holds one value per column of the first model's
+    /// Source node schema, in that order (`Value::Null` for a missing value). The target
+    /// model's Sink emissions are accumulated for [`Simulator::finish`].
+    ///
+    /// # Errors
+    /// A [`SimError`] naming the event (1-based): the event has the wrong number of values
+    /// or a value of the wrong type (naming the source column); or an operator failed
+    /// (overflow, division by zero, a failed cast; D4). The simulator is then failed: later
+    /// calls return the same error.
+    pub fn push(&mut self, event: &[Value]) -> Result<(), SimError> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        self.events += 1;
+        let row = match self.check_event(event) {
+            Ok(row) => row,
+            Err(e) => return Err(self.fail(e)),
+        };
+        match drive(&mut self.stages, Rec::insert(row)) {
+            Ok(Some(rec)) => {
+                self.changes.push(to_change(rec));
+                Ok(())
+            }
+            Ok(None) => Ok(()),
+            Err((stage, fault)) => {
+                let e = self.error_at(stage, fault);
+                Err(self.fail(e))
+            }
+        }
+    }
+
+    /// Ends the (bounded) input: every Sort emits its buffered rows, sorted, through the
+    /// rest of the chain. Returns the target model's changelog and the number of events
+    /// delivered.
+    ///
+    /// # Errors
+    /// An error recorded by an earlier [`Simulator::push`], or an operator failure while
+    /// the sorted rows flow downstream (with `event` = the number of events delivered).
+    pub fn finish(mut self) -> Result<Output, SimError> {
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
+        for i in 0..self.stages.len() {
+            let rows = match &mut self.stages[i].kind {
+                StageKind::Sort(sort) => sort.drain(),
+                _ => continue,
+            };
+            for row in rows {
+                match drive(&mut self.stages[i + 1..], Rec::insert(Cow::Owned(row))) {
+                    Ok(Some(rec)) => self.changes.push(to_change(rec)),
+                    Ok(None) => {}
+                    Err((stage, fault)) => return Err(self.error_at(i + 1 + stage, fault)),
+                }
+            }
+        }
+        Ok(Output { changes: self.changes, events_processed: self.events })
+    }
+
+    /// The keyed state of the Aggregate node `id` (e.g. `customer_metrics::aggregate::0`):
+    /// (group-by values in group-by order, accumulator values in call order) pairs sorted by
+    /// key (lexicographic [`Value::sort_cmp`]). Each accumulator value's variant is the one
+    /// of its fingerprint type (`Value::Decimal` at the accumulator's scale for a decimal
+    /// sum, `Value::Int64` for a count) or `Value::Null`. `None` when the chain has no keyed
+    /// node with that id.
+    pub fn keyed_state(&self, id: &NodeId) -> Option<Vec<(Vec<Value>, Vec<Value>)>> {
+        self.stages.iter().find(|s| &s.id == id).and_then(|s| match &s.kind {
+            StageKind::Aggregate(a) => Some(a.snapshot()),
+            _ => None,
+        })
+    }
+
+    /// Number of events delivered so far.
+    pub fn events_processed(&self) -> usize {
+        self.events
+    }
+
+    /// Checks `event` against the Source schema; decimals at another scale are converted
+    /// exactly to the column's scale.
+    fn check_event<'e>(&self, event: &'e [Value]) -> Result<Cow<'e, [Value]>, SimError> {
+        if event.len() != self.source.len() {
+            return Err(SimError {
+                model: self.models[0].clone(),
+                column: None,
+                event: self.events,
+                message: format!(
+                    "the event has {} values but source `{}` declares {} columns",
+                    event.len(),
+                    self.source_name,
+                    self.source.len()
+                ),
+            });
+        }
+        let mut row = Cow::Borrowed(event);
+        for (i, (v, col)) in event.iter().zip(&self.source).enumerate() {
+            match col.conform(v) {
+                Conform::Ok => {}
+                Conform::Replace(v) => row.to_mut()[i] = v,
+                Conform::Wrong(message) => {
+                    return Err(SimError {
+                        model: self.models[0].clone(),
+                        column: Some(col.name.clone()),
+                        event: self.events,
+                        message: format!("source `{}`: {message}", self.source_name),
+                    });
+                }
+            }
+        }
+        Ok(row)
+    }
+
+    fn error_at(&self, stage: usize, fault: Fault) -> SimError {
+        SimError {
+            model: self.models[self.stages[stage].model].clone(),
+            column: fault.column,
+            event: self.events,
+            message: fault.message,
+        }
+    }
+
+    fn fail(&mut self, e: SimError) -> SimError {
+        self.failed = Some(e.clone());
+        e
+    }
+}
+
+/// Runs `rec` through `stages`; returns what leaves the last one, or the failing stage's
+/// index (relative to `stages`) and its fault.
+#[inline]
+fn drive<'a>(stages: &mut [Stage], mut rec: Rec<'a>) -> Result<Option<Rec<'a>>, (usize, Fault)> {
+    for (i, stage) in stages.iter_mut().enumerate() {
+        match stage.process(rec) {
+            Ok(Some(next)) => rec = next,
+            Ok(None) => return Ok(None),
+            Err(f) => return Err((i, f)),
+        }
+    }
+    Ok(Some(rec))
+}
+
+fn to_change(rec: Rec<'_>) -> Change {
+    Change { op: rec.op, row: rec.row.into_owned(), before: rec.before.map(Cow::into_owned) }
+}
+
+/// Runs `chain` over `events` in one call: [`Simulator::new`], [`Simulator::push`] for every
+/// event in order, then [`Simulator::finish`].
+///
+/// # Errors
+/// The first [`SimError`] any of them returns.
+pub fn run(chain: &[ModelPlan], events: &[Vec<Value>]) -> Result<Output, SimError> {
+    let mut sim = Simulator::new(chain)?;
+    for e in events {
+        sim.push(e)?;
+    }
+    sim.finish()
+}

@@ -1,0 +1,432 @@
+//! `streamform.yml` and `sources.yml`: strict parsing and validation into plain data.
+//!
+//! Spec: project-format reference (streamform.yml, sources.yml, Schema versioning) and
+//! streamform-docs "Project layout"; event-time fields are not part of the format yet.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use serde::Deserialize;
+use streamform_ir::{Connector, DataType, Materialized, NodeKind, SinkTarget};
+
+use crate::diagnostic::{Diagnostic, did_you_mean};
+use crate::yaml::{self, Spanned, span_of};
+
+/// The project format version this build reads.
+pub const FORMAT_VERSION: i64 = 1;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProject {
+    name: Spanned<String>,
+    version: Spanned<i64>,
+    #[serde(default)]
+    models: Option<BTreeMap<String, Spanned<RawModel>>>,
+    #[serde(default)]
+    targets: Option<BTreeMap<String, Spanned<RawTarget>>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawModel {
+    materialized: Option<Spanned<String>>,
+    key: Option<Spanned<Vec<String>>>,
+    sink: Option<Spanned<RawSink>>,
+    renamed_from: Option<Spanned<String>>,
+    nodes: Option<BTreeMap<String, Spanned<RawNodeHint>>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSink {
+    connector: Spanned<String>,
+    topic: Option<String>,
+    path: Option<String>,
+    format: Spanned<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawNodeHint {
+    was: Spanned<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTarget {
+    backend: Spanned<String>,
+    flink: Option<RawFlink>,
+    kafka: Option<RawKafka>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFlink {
+    gateway: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawKafka {
+    bootstrap_servers: String,
+    startup: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSources {
+    sources: Option<BTreeMap<String, Spanned<RawSource>>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSource {
+    connector: Spanned<String>,
+    topic: Option<String>,
+    path: Option<String>,
+    format: Spanned<String>,
+    schema: Spanned<BTreeMap<String, Spanned<String>>>,
+}
+
+/// A `nodes.<kind>.<ordinal>.was` hint: this desired node was that running node.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct NodeHint {
+    pub kind: NodeKind,
+    pub ordinal: u32,
+    pub was: String,
+    pub span: Range<usize>,
+}
+
+/// One entry under `models:`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ModelConfig {
+    pub materialized: Materialized,
+    /// Whether `key:` was written (an upsert with `key: []` is a global aggregate).
+    pub key_declared: bool,
+    pub sink: Option<SinkTarget>,
+    pub renamed_from: Option<(String, Range<usize>)>,
+    pub nodes: Vec<NodeHint>,
+    /// Where the entry is in streamform.yml.
+    pub span: Range<usize>,
+}
+
+/// Kafka settings of a target.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct KafkaTarget {
+    pub bootstrap_servers: String,
+    /// `earliest` (default) or `latest`.
+    pub startup: String,
+}
+
+/// One entry under `targets:`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Target {
+    pub backend: String,
+    pub gateway: Option<String>,
+    pub kafka: Option<KafkaTarget>,
+}
+
+/// The typed `streamform.yml`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ProjectConfig {
+    pub name: String,
+    pub models: BTreeMap<String, ModelConfig>,
+    pub targets: BTreeMap<String, Target>,
+}
+
+/// One source of `sources.yml`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SourceDef {
+    pub name: String,
+    pub connector: Connector,
+    pub format: String,
+    /// Columns sorted by name, as the plan orders them.
+    pub schema: Vec<(String, DataType)>,
+    pub span: Range<usize>,
+}
+
+/// Whether `name` is an SQL identifier: a letter or `_`, then letters, digits or `_`.
+pub fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+const FORMATS: &[&str] = &["json", "csv"];
+
+fn connector(
+    path: &str,
+    text: &str,
+    what: &str,
+    raw_connector: &Spanned<String>,
+    topic: Option<&String>,
+    location: Option<&String>,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Connector> {
+    let span = Some(span_of(raw_connector, text));
+    match raw_connector.value.as_str() {
+        "kafka" => {
+            if location.is_some() {
+                diags.push(Diagnostic::error(path, format!("{what} uses connector kafka, which takes `topic`, not `path`")).with_span(span.clone()).with_help("replace `path:` with `topic:`"));
+            }
+            match topic {
+                Some(t) if !t.trim().is_empty() => Some(Connector::Kafka { topic: t.clone() }),
+                _ => {
+                    diags.push(Diagnostic::error(path, format!("{what} uses connector kafka but has no `topic`")).with_span(span).with_help("add `topic: <kafka topic>`"));
+                    None
+                }
+            }
+        }
+        "file" => {
+            if topic.is_some() {
+                diags.push(Diagnostic::error(path, format!("{what} uses connector file, which takes `path`, not `topic`")).with_span(span.clone()).with_help("replace `topic:` with `path:`"));
+            }
+            match location {
+                Some(p) if !p.trim().is_empty() => Some(Connector::File { path: p.clone() }),
+                _ => {
+                    diags.push(Diagnostic::error(path, format!("{what} uses connector file but has no `path`")).with_span(span).with_help("add `path: <file path>`"));
+                    None
+                }
+            }
+        }
+        other => {
+            let mut d = Diagnostic::error(path, format!("{what} has unknown connector `{other}`")).with_span(span);
+            d = match did_you_mean(other, ["kafka", "file"]) {
+                Some(s) => d.with_help(format!("did you mean `{s}`?")),
+                None => d.with_help("the connectors are kafka (unbounded) and file (bounded)"),
+            };
+            diags.push(d);
+            None
+        }
+    }
+}
+
+fn format_of(path: &str, text: &str, what: &str, raw: &Spanned<String>, diags: &mut Vec<Diagnostic>) -> Option<String> {
+    if FORMATS.contains(&raw.value.as_str()) {
+        return Some(raw.value.clone());
+    }
+    diags.push(
+        Diagnostic::error(path, format!("{what} has unknown format `{}`", raw.value))
+            .with_span(Some(span_of(raw, text)))
+            .with_help(format!("the formats are: {}", FORMATS.join(", "))),
+    );
+    None
+}
+
+/// Parses and validates `streamform.yml`. Returns the config when it is usable (possibly
+/// with diagnostics about parts of it) and every diagnostic found.
+pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diagnostic>) {
+    let raw: RawProject = match yaml::parse(path, text) {
+        Ok(r) => r,
+        Err(d) => return (None, vec![d]),
+    };
+    let mut diags = Vec::new();
+    if raw.version.value != FORMAT_VERSION {
+        diags.push(
+            Diagnostic::error(path, format!("unsupported project format version {}; this build reads version {FORMAT_VERSION}", raw.version.value))
+                .with_span(Some(span_of(&raw.version, text)))
+                .with_help("set `version: 1`"),
+        );
+        return (None, diags);
+    }
+    if raw.name.value.trim().is_empty() {
+        diags.push(Diagnostic::error(path, "the project name is empty").with_span(Some(span_of(&raw.name, text))).with_help("give the project a name, e.g. `name: order-pipeline`"));
+    }
+    let mut models = BTreeMap::new();
+    for (name, m) in raw.models.unwrap_or_default() {
+        let span = span_of(&m, text);
+        let what = format!("model `{name}`");
+        let key: Vec<String> = m.value.key.as_ref().map(|k| k.value.clone()).unwrap_or_default();
+        let materialized = match m.value.materialized.as_ref().map(|s| s.value.as_str()) {
+            None | Some("append") => {
+                if let Some(k) = &m.value.key {
+                    diags.push(Diagnostic::error(path, format!("{what} declares a key but is materialized as append")).with_span(Some(span_of(k, text))).with_help("declare `materialized: upsert` to key the model, or remove `key:`"));
+                }
+                Materialized::Append
+            }
+            Some("upsert") => Materialized::Upsert { key: key.clone() },
+            Some(other) => {
+                let s = m.value.materialized.as_ref().expect("matched Some");
+                let mut d = Diagnostic::error(path, format!("{what} has unknown materialization `{other}`")).with_span(Some(span_of(s, text)));
+                d = match did_you_mean(other, ["append", "upsert"]) {
+                    Some(x) => d.with_help(format!("did you mean `{x}`?")),
+                    None => d.with_help("materialized is append or upsert"),
+                };
+                diags.push(d);
+                Materialized::Append
+            }
+        };
+        let sink = m.value.sink.as_ref().and_then(|s| {
+            let sw = format!("the sink of {what}");
+            let c = connector(path, text, &sw, &s.value.connector, s.value.topic.as_ref(), s.value.path.as_ref(), &mut diags);
+            let f = format_of(path, text, &sw, &s.value.format, &mut diags);
+            Some(SinkTarget { connector: c?, format: f? })
+        });
+        let renamed_from = m.value.renamed_from.as_ref().and_then(|r| {
+            let s = span_of(r, text);
+            if !is_identifier(&r.value) {
+                diags.push(Diagnostic::error(path, format!("{what}: renamed_from `{}` is not a model name", r.value)).with_span(Some(s)).with_help("renamed_from names the model this one was called before"));
+                return None;
+            }
+            if r.value == name {
+                diags.push(Diagnostic::error(path, format!("{what} is renamed_from itself")).with_span(Some(s)).with_help("remove renamed_from, or name the model's previous name"));
+                return None;
+            }
+            Some((r.value.clone(), s))
+        });
+        let mut nodes = Vec::new();
+        for (reference, hint) in m.value.nodes.unwrap_or_default() {
+            let s = span_of(&hint, text);
+            let parsed = reference.split_once('.').and_then(|(k, o)| Some((kind_of(k)?, o.parse::<u32>().ok()?)));
+            let Some((kind, ordinal)) = parsed else {
+                diags.push(Diagnostic::error(path, format!("{what}: node hint `{reference}` is not of the form <kind>.<ordinal>")).with_span(Some(s)).with_help("write e.g. `aggregate.0`; kinds are source, filter, project, aggregate, sort, sink"));
+                continue;
+            };
+            let was = &hint.value.was.value;
+            if parse_node_id(was).is_none() {
+                diags.push(Diagnostic::error(path, format!("{what}: `was: {was}` is not a node id")).with_span(Some(span_of(&hint.value.was, text))).with_help("a node id is <model>::<kind>::<ordinal>, e.g. customer_metrics::aggregate::0"));
+                continue;
+            }
+            nodes.push(NodeHint { kind, ordinal, was: was.clone(), span: s });
+        }
+        models.insert(name, ModelConfig { materialized, key_declared: m.value.key.is_some(), sink, renamed_from, nodes, span });
+    }
+    let mut targets = BTreeMap::new();
+    for (name, t) in raw.targets.unwrap_or_default() {
+        let span = Some(span_of(&t, text));
+        if t.value.backend.value != "flink" {
+            diags.push(Diagnostic::error(path, format!("target `{name}` has unknown backend `{}`", t.value.backend.value)).with_span(Some(span_of(&t.value.backend, text))).with_help("the only backend is flink"));
+            continue;
+        }
+        let Some(flink) = &t.value.flink else {
+            diags.push(Diagnostic::error(path, format!("target `{name}` uses backend flink but has no `flink:` section")).with_span(span).with_help("add `flink: {gateway: http://localhost:8083}` with your SQL Gateway's address"));
+            continue;
+        };
+        let Some(kafka) = &t.value.kafka else {
+            diags.push(Diagnostic::error(path, format!("target `{name}` uses backend flink but has no `kafka:` section")).with_span(span).with_help("add `kafka: {bootstrap_servers: localhost:9092}` with Kafka's address as Flink sees it"));
+            continue;
+        };
+        let startup = match kafka.startup.as_ref().map(|s| s.value.as_str()) {
+            None | Some("earliest") => "earliest".to_string(),
+            Some("latest") => "latest".to_string(),
+            Some(other) => {
+                diags.push(Diagnostic::error(path, format!("target `{name}`: unknown kafka.startup `{other}`")).with_span(kafka.startup.as_ref().map(|s| span_of(s, text))).with_help("kafka.startup is earliest or latest"));
+                continue;
+            }
+        };
+        targets.insert(
+            name,
+            Target { backend: "flink".into(), gateway: Some(flink.gateway.clone()), kafka: Some(KafkaTarget { bootstrap_servers: kafka.bootstrap_servers.clone(), startup }) },
+        );
+    }
+    (Some(ProjectConfig { name: raw.name.value, models, targets }), diags)
+}
+
+fn kind_of(name: &str) -> Option<NodeKind> {
+    Some(match name {
+        "source" => NodeKind::Source,
+        "filter" => NodeKind::Filter,
+        "project" => NodeKind::Project,
+        "aggregate" => NodeKind::Aggregate,
+        "sort" => NodeKind::Sort,
+        "sink" => NodeKind::Sink,
+        _ => return None,
+    })
+}
+
+/// Splits `<model>::<kind>::<ordinal>` into its parts.
+pub fn parse_node_id(id: &str) -> Option<(String, NodeKind, u32)> {
+    let mut parts = id.split("::");
+    let (Some(m), Some(k), Some(o), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
+        return None;
+    };
+    if !is_identifier(m) {
+        return None;
+    }
+    Some((m.to_string(), kind_of(k)?, o.parse().ok()?))
+}
+
+/// Parses and validates `sources.yml`. A missing file means no sources.
+pub fn parse_sources(path: &str, text: &str) -> (Vec<SourceDef>, Vec<Diagnostic>) {
+    let raw: RawSources = match yaml::parse(path, text) {
+        Ok(r) => r,
+        Err(d) => return (Vec::new(), vec![d]),
+    };
+    let mut diags = Vec::new();
+    let mut out = Vec::new();
+    for (name, s) in raw.sources.unwrap_or_default() {
+        let span = span_of(&s, text);
+        let what = format!("source `{name}`");
+        if !is_identifier(&name) {
+            diags.push(Diagnostic::error(path, format!("source name `{name}` is not an SQL identifier")).with_span(Some(span.clone())).with_help("use letters, digits and underscores, starting with a letter"));
+            continue;
+        }
+        let c = connector(path, text, &what, &s.value.connector, s.value.topic.as_ref(), s.value.path.as_ref(), &mut diags);
+        let f = format_of(path, text, &what, &s.value.format, &mut diags);
+        let mut schema = Vec::new();
+        for (col, ty) in &s.value.schema.value {
+            match DataType::parse(&ty.value) {
+                Ok(t) => schema.push((col.clone(), t)),
+                Err(e) => {
+                    let mut d = Diagnostic::error(path, format!("{what}, column `{col}`: {e}")).with_span(Some(span_of(ty, text)));
+                    d = match did_you_mean(&ty.value, DataType::NAMES.iter().copied()) {
+                        Some(x) => d.with_help(format!("did you mean `{x}`?")),
+                        None => d.with_help("types are int32, int64, float64, decimal, decimal(p,s), string, boolean, timestamp"),
+                    };
+                    diags.push(d);
+                }
+            }
+        }
+        if s.value.schema.value.is_empty() {
+            diags.push(Diagnostic::error(path, format!("{what} declares no columns")).with_span(Some(span_of(&s.value.schema, text))).with_help("list each column under `schema:` as `name: type`"));
+        }
+        if let (Some(connector), Some(format)) = (c, f) {
+            out.push(SourceDef { name, connector, format, schema, span });
+        }
+    }
+    (out, diags)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_first_project() {
+        let text = "name: customer-metrics\nversion: 1\n\nmodels:\n  customer_metrics:\n    materialized: upsert\n    key:\n      - customer_id\n";
+        let (cfg, diags) = parse_project("streamform.yml", text);
+        assert!(diags.is_empty(), "{diags:?}");
+        let cfg = cfg.unwrap();
+        assert_eq!(cfg.name, "customer-metrics");
+        assert_eq!(cfg.models["customer_metrics"].materialized, Materialized::Upsert { key: vec!["customer_id".into()] });
+    }
+
+    #[test]
+    fn refuses_another_version() {
+        let (cfg, diags) = parse_project("streamform.yml", "name: x\nversion: 2\n");
+        assert!(cfg.is_none());
+        assert_eq!(diags[0].message, "unsupported project format version 2; this build reads version 1");
+    }
+
+    #[test]
+    fn flink_target_needs_its_sections() {
+        let (_, diags) = parse_project("streamform.yml", "name: x\nversion: 1\ntargets:\n  local:\n    backend: flink\n");
+        assert_eq!(diags[0].message, "target `local` uses backend flink but has no `flink:` section");
+    }
+
+    #[test]
+    fn sources_are_sorted_and_typed() {
+        let text = "sources:\n  orders:\n    connector: kafka\n    topic: orders\n    format: json\n    schema:\n      customer_id: int64\n      amount: decimal\n";
+        let (defs, diags) = parse_sources("sources.yml", text);
+        assert!(diags.is_empty());
+        assert_eq!(defs[0].schema, vec![("amount".into(), DataType::DEFAULT_DECIMAL), ("customer_id".into(), DataType::Int64)]);
+    }
+
+    #[test]
+    fn bad_type_suggests() {
+        let text = "sources:\n  o:\n    connector: kafka\n    topic: o\n    format: json\n    schema:\n      a: int46\n";
+        let (_, diags) = parse_sources("sources.yml", text);
+        assert_eq!(diags[0].message, "source `o`, column `a`: unknown type `int46`");
+        assert_eq!(diags[0].help.as_deref(), Some("did you mean `int64`?"));
+    }
+}

@@ -1,0 +1,547 @@
+//! The salsa database: every project file is an input, everything derived is a tracked
+//! query (D1). Queries return plain data; nothing here reads the disk or renders text.
+//!
+//! Spec: DECISIONS.md D1; ../shared/design/query-graph.md.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+
+use streamform_ir::{Input, Materialized, ModelPlan, Node};
+
+use crate::config::{self, ProjectConfig, SourceDef};
+use crate::diagnostic::{Diagnostic, Severity, did_you_mean};
+use crate::fixture::{self, Expected, RowComparison};
+use crate::lower::{self, Contract, Declared, Upstream};
+use crate::sql::{self, ParsedModel, Reads};
+
+/// A file's contents as loaded: its text, or why there is none.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum FileContents {
+    Text(String),
+    Missing,
+    NotUtf8,
+    Unreadable(String),
+}
+
+/// One project file: its path relative to the project root (`models/a.sql`) and contents.
+#[salsa::input(debug)]
+pub struct SourceFile {
+    #[returns(ref)]
+    pub path: String,
+    #[returns(ref)]
+    pub contents: FileContents,
+}
+
+/// The project: its configuration files and the model and fixture files found on disk.
+#[salsa::input(debug)]
+pub struct Project {
+    pub config: SourceFile,
+    pub sources: SourceFile,
+    /// `models/*.sql`, sorted by path.
+    #[returns(ref)]
+    pub models: Vec<SourceFile>,
+    /// `tests/*.yml`, sorted by path.
+    #[returns(ref)]
+    pub fixtures: Vec<SourceFile>,
+}
+
+/// The database trait queries take (`db: &dyn Db` first, as ruff and ty do).
+#[salsa::db]
+pub trait Db: salsa::Database {}
+
+/// The one database implementation. Cloning gives another handle on the same storage.
+#[salsa::db]
+#[derive(Clone)]
+pub struct Database {
+    storage: salsa::Storage<Self>,
+}
+
+#[salsa::db]
+impl salsa::Database for Database {}
+
+#[salsa::db]
+impl Db for Database {}
+
+impl Default for Database {
+    fn default() -> Database {
+        Database { storage: salsa::Storage::new(None) }
+    }
+}
+
+/// The names of the queries that executed, in order, recorded by a database made with
+/// [`Database::with_execution_log`].
+pub type ExecutionLog = Arc<Mutex<Vec<String>>>;
+
+impl Database {
+    /// A database that records every query execution (for incrementality tests).
+    pub fn with_execution_log() -> (Database, ExecutionLog) {
+        let log: ExecutionLog = Arc::default();
+        let sink = log.clone();
+        let storage = salsa::Storage::new(Some(Box::new(move |event: salsa::Event| {
+            if let salsa::EventKind::WillExecute { database_key } = event.kind {
+                sink.lock().expect("log lock").push(format!("{database_key:?}"));
+            }
+        })));
+        (Database { storage }, log)
+    }
+}
+
+fn text_of<'a>(db: &'a dyn Db, file: SourceFile, diags: &mut Vec<Diagnostic>) -> Option<&'a str> {
+    let path = file.path(db);
+    match file.contents(db) {
+        FileContents::Text(t) => Some(t),
+        FileContents::Missing => {
+            diags.push(Diagnostic::error(path.clone(), format!("{path} does not exist")).with_help("create it, or remove what refers to it"));
+            None
+        }
+        FileContents::NotUtf8 => {
+            diags.push(Diagnostic::error(path.clone(), format!("{path} is not valid UTF-8")).with_help("save the file as UTF-8"));
+            None
+        }
+        FileContents::Unreadable(e) => {
+            diags.push(Diagnostic::error(path.clone(), format!("{path} could not be read: {e}")).with_help("check the file's permissions"));
+            None
+        }
+    }
+}
+
+/// The text of a file, or `None` when it is missing or unreadable.
+pub fn file_text(db: &dyn Db, file: SourceFile) -> Option<&str> {
+    match file.contents(db) {
+        FileContents::Text(t) => Some(t),
+        _ => None,
+    }
+}
+
+/// The typed `streamform.yml` and its diagnostics. `config: None` means the project does
+/// not load.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ConfigResult {
+    pub config: Option<ProjectConfig>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn project_config(db: &dyn Db, project: Project) -> ConfigResult {
+    let mut diagnostics = Vec::new();
+    let file = project.config(db);
+    let Some(text) = text_of(db, file.clone(), &mut diagnostics) else {
+        return ConfigResult { config: None, diagnostics };
+    };
+    let (config, d) = config::parse_project(file.path(db), text);
+    diagnostics.extend(d);
+    ConfigResult { config, diagnostics }
+}
+
+/// The typed `sources.yml` (empty when the file does not exist) and its diagnostics.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SourcesResult {
+    pub sources: Vec<SourceDef>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn source_defs(db: &dyn Db, project: Project) -> SourcesResult {
+    let file = project.sources(db);
+    if matches!(file.contents(db), FileContents::Missing) {
+        return SourcesResult { sources: Vec::new(), diagnostics: Vec::new() };
+    }
+    let mut diagnostics = Vec::new();
+    let Some(text) = text_of(db, file.clone(), &mut diagnostics) else {
+        return SourcesResult { sources: Vec::new(), diagnostics };
+    };
+    let (sources, d) = config::parse_sources(file.path(db), text);
+    diagnostics.extend(d);
+    SourcesResult { sources, diagnostics }
+}
+
+/// A model's name: its file stem.
+pub fn model_name(db: &dyn Db, file: SourceFile) -> String {
+    let path = file.path(db);
+    let stem = path.rsplit('/').next().unwrap_or(path);
+    stem.strip_suffix(".sql").unwrap_or(stem).to_string()
+}
+
+/// The model files by name.
+#[salsa::tracked(returns(ref))]
+pub fn model_files(db: &dyn Db, project: Project) -> BTreeMap<String, SourceFile> {
+    project.models(db).iter().map(|f| (model_name(db, *f), *f)).collect()
+}
+
+/// Parses one model file. Not compared (`no_eq`): sqlparser's syntax tree compares equal
+/// when only positions move, so backdating here would leave spans stale.
+#[salsa::tracked(returns(ref), no_eq)]
+pub fn parse_model(db: &dyn Db, file: SourceFile) -> ParsedModel {
+    let mut diagnostics = Vec::new();
+    let name = model_name(db, file);
+    let Some(text) = text_of(db, file.clone(), &mut diagnostics) else {
+        return ParsedModel { query: None, diagnostics };
+    };
+    sql::parse_model(file.path(db), &name, text)
+}
+
+/// What the model reads and the diagnostics of its syntax (refused constructs included).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ModelSyntax {
+    pub reads: Option<Reads>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn model_syntax(db: &dyn Db, file: SourceFile) -> ModelSyntax {
+    let parsed = parse_model(db, file);
+    let name = model_name(db, file);
+    let mut diagnostics = parsed.diagnostics.clone();
+    if !config::is_identifier(&name) {
+        diagnostics.push(
+            Diagnostic::error(file.path(db).clone(), format!("model name `{name}` is not an SQL identifier"))
+                .with_help("rename the file: letters, digits and underscores, starting with a letter"),
+        );
+    }
+    let Some(q) = &parsed.query else {
+        return ModelSyntax { reads: None, diagnostics };
+    };
+    let text = file_text(db, file).unwrap_or("");
+    let (reads, d) = sql::validate(file.path(db), &name, text, q);
+    diagnostics.extend(d);
+    ModelSyntax { reads, diagnostics }
+}
+
+/// What the model reads, without positions: editing anything else backdates it.
+#[salsa::tracked]
+pub fn model_reads(db: &dyn Db, file: SourceFile) -> Option<Input> {
+    model_syntax(db, file).reads.as_ref().map(|r| r.input.clone())
+}
+
+/// The dependency graph of models.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct Graph {
+    /// Models in dependency order (a model after the one it reads; ties by name). Models in
+    /// a cycle are left out.
+    pub order: Vec<String>,
+    /// Each cycle, listed in full from its alphabetically first model.
+    pub cycles: Vec<Vec<String>>,
+    pub cyclic: BTreeSet<String>,
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn dependency_graph(db: &dyn Db, project: Project) -> Graph {
+    let files = model_files(db, project);
+    let reads: BTreeMap<&String, Option<String>> = files
+        .iter()
+        .map(|(n, f)| {
+            let up = match model_reads(db, *f) {
+                Some(Input::Model(m)) if files.contains_key(m) => Some(m.clone()),
+                _ => None,
+            };
+            (n, up)
+        })
+        .collect();
+    let mut cyclic = BTreeSet::new();
+    let mut cycles = Vec::new();
+    for start in reads.keys() {
+        let mut path: Vec<&String> = vec![start];
+        let mut cur = *start;
+        while let Some(Some(next)) = reads.get(cur) {
+            if let Some(pos) = path.iter().position(|p| *p == next) {
+                let cycle: Vec<String> = path[pos..].iter().map(|s| s.to_string()).collect();
+                if cycle.iter().min() == Some(&start.to_string()) && pos == 0 {
+                    cycles.push(cycle.clone());
+                }
+                cyclic.extend(cycle);
+                break;
+            }
+            path.push(next);
+            cur = next;
+        }
+    }
+    // Depth from the source: a model after what it reads; ties by name.
+    let mut depth: BTreeMap<&String, usize> = BTreeMap::new();
+    for name in reads.keys().filter(|n| !cyclic.contains(**n)) {
+        let mut d = 0;
+        let mut cur = *name;
+        while let Some(Some(next)) = reads.get(cur) {
+            d += 1;
+            cur = next;
+        }
+        depth.insert(name, d);
+    }
+    let mut order: Vec<(usize, &String)> = depth.into_iter().map(|(n, d)| (d, n)).collect();
+    order.sort();
+    Graph { order: order.into_iter().map(|(_, n)| n.clone()).collect(), cycles, cyclic }
+}
+
+/// A model's lowered plan, or the diagnostics that stop it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct LowerResult {
+    pub plan: Option<ModelPlan>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Lowers one model (DataFusion planning happens in here and is not stored).
+#[salsa::tracked(returns(ref))]
+pub fn lower_model(db: &dyn Db, project: Project, name: String) -> LowerResult {
+    let fail = |diagnostics: Vec<Diagnostic>| LowerResult { plan: None, diagnostics };
+    let Some(&file) = model_files(db, project).get(&name) else {
+        return fail(Vec::new());
+    };
+    let syntax = model_syntax(db, file);
+    if syntax.diagnostics.iter().any(|d| d.severity == Severity::Error) {
+        return fail(Vec::new());
+    }
+    let Some(reads) = &syntax.reads else { return fail(Vec::new()) };
+    let Some(query) = &parse_model(db, file).query else { return fail(Vec::new()) };
+    let path = file.path(db).clone();
+    let text = file_text(db, file).unwrap_or("");
+    let Some(config) = &project_config(db, project).config else { return fail(Vec::new()) };
+    let sources = &source_defs(db, project).sources;
+    let models = model_files(db, project);
+    let err = |message: String, help: String| Diagnostic::error(path.clone(), message).with_span(reads.span.clone()).with_help(help);
+    let contract;
+    let upstream = match &reads.input {
+        Input::Source(s) => match sources.iter().find(|d| &d.name == s) {
+            Some(def) => Upstream::Source(def),
+            None => {
+                let help = if models.contains_key(s) {
+                    format!("`{s}` is a model; read it with ref('{s}')")
+                } else if let Some(close) = did_you_mean(s, sources.iter().map(|d| d.name.as_str())) {
+                    format!("did you mean source('{close}')?")
+                } else {
+                    "source() names a source declared in sources.yml".into()
+                };
+                return fail(vec![err(format!("model `{name}` reads source('{s}'), but sources.yml declares no source `{s}`"), help)]);
+            }
+        },
+        Input::Model(m) => {
+            if *m == name {
+                return fail(vec![err(format!("model `{name}` reads itself with ref('{m}')"), "a model reads a source or another model".into())]);
+            }
+            if !models.contains_key(m) {
+                let help = if sources.iter().any(|d| &d.name == m) {
+                    format!("`{m}` is a source; read it with source('{m}')")
+                } else if let Some(close) = did_you_mean(m, models.keys().map(String::as_str)) {
+                    format!("did you mean ref('{close}')?")
+                } else {
+                    "ref() names another model in this project".into()
+                };
+                return fail(vec![err(format!("model `{name}` reads ref('{m}'), but there is no models/{m}.sql"), help)]);
+            }
+            if dependency_graph(db, project).cyclic.contains(&name) {
+                return fail(Vec::new());
+            }
+            match model_contract(db, project, m.clone()) {
+                Some(c) => {
+                    contract = c;
+                    Upstream::Model(m, &contract)
+                }
+                None => return fail(Vec::new()),
+            }
+        }
+    };
+    let mc = config.models.get(&name);
+    let append = Materialized::Append;
+    let declared = Declared {
+        materialized: mc.map_or(&append, |m| &m.materialized),
+        key_declared: mc.is_some_and(|m| m.key_declared),
+        sink: mc.and_then(|m| m.sink.as_ref()),
+        config_span: mc.map(|m| m.span.clone()),
+    };
+    match lower::lower_model(&path, &name, text, query, reads, &upstream, &declared) {
+        Ok(plan) => LowerResult { plan: Some(plan), diagnostics: Vec::new() },
+        Err(d) => fail(vec![d]),
+    }
+}
+
+/// The model's plan alone: fixtures depend on this, so an edit that leaves the plan equal
+/// re-runs no fixture.
+#[salsa::tracked(returns(ref))]
+pub fn model_plan(db: &dyn Db, project: Project, name: String) -> Option<ModelPlan> {
+    lower_model(db, project, name).plan.clone()
+}
+
+/// What a reader of `ref(name)` depends on.
+#[salsa::tracked]
+pub fn model_contract(db: &dyn Db, project: Project, name: String) -> Option<Contract> {
+    let plan = model_plan(db, project, name).as_ref()?;
+    let sink: &Node = plan.sink();
+    Some(Contract { schema: sink.schema.clone(), changelog: sink.changelog.clone(), boundedness: sink.boundedness })
+}
+
+/// The models from the one reading a source down to `name`, each reading the previous.
+#[salsa::tracked(returns(ref))]
+pub fn upstream_chain(db: &dyn Db, project: Project, name: String) -> Option<Vec<ModelPlan>> {
+    let mut chain = Vec::new();
+    let mut cur = name;
+    loop {
+        let plan = model_plan(db, project, cur).clone()?;
+        let next = match &plan.input {
+            Input::Model(m) => Some(m.clone()),
+            Input::Source(_) => None,
+        };
+        chain.push(plan);
+        match next {
+            Some(m) => cur = m,
+            None => break,
+        }
+    }
+    chain.reverse();
+    Some(chain)
+}
+
+/// A fixture typed against its model: the events, the expected records and counts.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FixtureDef {
+    pub path: String,
+    pub model: Option<String>,
+    pub given: usize,
+    pub expect_count: usize,
+    pub events: Vec<Vec<streamform_ir::Value>>,
+    pub expect: Vec<Expected>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDef {
+    let path = file.path(db).clone();
+    let mut diagnostics = Vec::new();
+    let mut def = FixtureDef { path: path.clone(), model: None, given: 0, expect_count: 0, events: Vec::new(), expect: Vec::new(), diagnostics: Vec::new() };
+    let Some(text) = text_of(db, file.clone(), &mut diagnostics) else {
+        def.diagnostics = diagnostics;
+        return def;
+    };
+    let shape = match fixture::parse_shape(&path, text) {
+        Ok(s) => s,
+        Err(d) => {
+            def.diagnostics = d;
+            return def;
+        }
+    };
+    def.given = shape.given.len();
+    def.expect_count = shape.expect.len();
+    let models = model_files(db, project);
+    if !models.contains_key(&shape.model) {
+        let help = match did_you_mean(&shape.model, models.keys().map(String::as_str)) {
+            Some(s) => format!("did you mean `{s}`?"),
+            None => format!("the models are: {}", models.keys().cloned().collect::<Vec<_>>().join(", ")),
+        };
+        def.diagnostics = vec![Diagnostic::error(path, format!("fixture tests model `{}`, but there is no models/{}.sql", shape.model, shape.model)).with_span(Some(shape.model_span)).with_help(help)];
+        return def;
+    }
+    def.model = Some(shape.model.clone());
+    let Some(chain) = upstream_chain(db, project, shape.model.clone()) else {
+        return def;
+    };
+    let top = chain.first().expect("a chain has a model");
+    let Some(source_name) = (match &top.input {
+        Input::Source(s) => Some(s.clone()),
+        Input::Model(_) => None,
+    }) else {
+        return def;
+    };
+    let columns: Vec<(String, streamform_ir::DataType)> = top.nodes[0].schema.iter().map(|f| (f.name.clone(), f.ty)).collect();
+    def.events = fixture::type_events(&path, &shape, &source_name, &columns, &mut diagnostics);
+    let sink = chain.last().expect("a chain has a model").sink();
+    def.expect = fixture::type_expectations(&path, &shape, &sink.schema, &mut diagnostics);
+    def.diagnostics = diagnostics;
+    def
+}
+
+/// The outcome of running one fixture through the simulator.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FixtureRun {
+    pub path: String,
+    pub model: String,
+    pub events_processed: usize,
+    pub changes_emitted: usize,
+    /// Set when the simulator refused the input (overflow, division by zero, ...).
+    pub error: Option<String>,
+    pub rows: Vec<RowComparison>,
+    /// The before-image of each emitted update, by position.
+    pub passed: bool,
+}
+
+/// Runs one fixture. `None` when the fixture or its model does not check.
+#[salsa::tracked(returns(ref))]
+pub fn fixture_result(db: &dyn Db, project: Project, file: SourceFile) -> Option<FixtureRun> {
+    let def = fixture_def(db, project, file);
+    if !def.diagnostics.is_empty() {
+        return None;
+    }
+    let model = def.model.clone()?;
+    let chain = upstream_chain(db, project, model.clone()).as_ref()?;
+    let schema = &chain.last()?.sink().schema;
+    let mut run = FixtureRun { path: def.path.clone(), model, events_processed: def.events.len(), changes_emitted: 0, error: None, rows: Vec::new(), passed: false };
+    match streamform_sim::run(chain, &def.events) {
+        Ok(out) => {
+            run.events_processed = out.events_processed;
+            run.changes_emitted = out.changes.len();
+            let actual: Vec<Expected> = out.changes.iter().map(|c| Expected { op: c.op, values: c.row.clone() }).collect();
+            run.rows = fixture::compare(schema, &def.expect, &actual);
+            run.passed = run.rows.iter().all(|r| r.problem.is_none());
+        }
+        Err(e) => run.error = Some(e.to_string()),
+    }
+    Some(run)
+}
+
+/// Every diagnostic of the project, in file order: streamform.yml, sources.yml, models,
+/// fixtures.
+#[salsa::tracked(returns(ref))]
+pub fn check_report(db: &dyn Db, project: Project) -> Vec<Diagnostic> {
+    let mut out = project_config(db, project).diagnostics.clone();
+    let Some(config) = &project_config(db, project).config else { return out };
+    out.extend(source_defs(db, project).diagnostics.iter().cloned());
+    let models = model_files(db, project);
+    let sources = &source_defs(db, project).sources;
+    for (name, mc) in &config.models {
+        if !models.contains_key(name) {
+            let help = match did_you_mean(name, models.keys().map(String::as_str)) {
+                Some(s) => format!("did you mean `{s}`?"),
+                None => format!("create models/{name}.sql, or remove the entry"),
+            };
+            out.push(Diagnostic::error("streamform.yml", format!("streamform.yml configures model `{name}`, but there is no models/{name}.sql")).with_span(Some(mc.span.clone())).with_help(help));
+        }
+        if let Some((old, span)) = &mc.renamed_from {
+            if models.contains_key(old) {
+                out.push(Diagnostic::error("streamform.yml", format!("model `{name}` is renamed_from `{old}`, but models/{old}.sql still exists")).with_span(Some(span.clone())).with_help("a rename hint names a model that no longer exists; remove one of them"));
+            }
+        }
+        let mut seen = BTreeSet::new();
+        for hint in &mc.nodes {
+            if !seen.insert(hint.was.clone()) {
+                out.push(Diagnostic::error("streamform.yml", format!("model `{name}` has two hints for the running node {}", hint.was)).with_span(Some(hint.span.clone())).with_help("each running node can be matched once"));
+            }
+        }
+    }
+    for s in sources {
+        if models.contains_key(&s.name) {
+            out.push(Diagnostic::error("sources.yml", format!("`{}` names both a source and a model", s.name)).with_span(Some(s.span.clone())).with_help("sources and models share one namespace; rename one of them"));
+        }
+    }
+    let graph = dependency_graph(db, project);
+    for cycle in &graph.cycles {
+        let mut listed = cycle.clone();
+        listed.push(cycle[0].clone());
+        let file = models[&cycle[0]];
+        let span = model_syntax(db, file).reads.as_ref().and_then(|r| r.span.clone());
+        if cycle.len() == 1 {
+            continue;
+        }
+        out.push(Diagnostic::error(file.path(db).clone(), format!("models form a reference cycle: {}", listed.join(" → "))).with_span(span).with_help("a model cannot depend on itself, directly or through other models; break the cycle"));
+    }
+    for (name, file) in models {
+        out.extend(model_syntax(db, *file).diagnostics.iter().cloned());
+        out.extend(lower_model(db, project, name.clone()).diagnostics.iter().cloned());
+        if let (Some(plan), Some(mc)) = (model_plan(db, project, name.clone()), config.models.get(name)) {
+            for hint in &mc.nodes {
+                if !plan.nodes.iter().any(|n| n.id.kind == hint.kind && n.id.ordinal == hint.ordinal) {
+                    out.push(Diagnostic::error("streamform.yml", format!("model `{name}` has a hint for {}.{}, but its plan has no such node", hint.kind.id_name(), hint.ordinal)).with_span(Some(hint.span.clone())).with_help("hints name nodes of the model's current plan; see streamform inspect-plan"));
+                }
+            }
+        }
+    }
+    for file in project.fixtures(db) {
+        out.extend(fixture_def(db, project, *file).diagnostics.iter().cloned());
+    }
+    out
+}

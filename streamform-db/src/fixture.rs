@@ -1,0 +1,246 @@
+//! Fixtures: typing `given` events against the source schema and `expect` records against
+//! the model's output, and comparing the simulator's changelog with the expectation.
+//!
+//! Spec: project-format reference "tests/*.yml" (given, expect, typing and comparison
+//! rules) and streamform-docs "Testing with fixtures".
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use serde::Deserialize;
+use streamform_ir::value::{F64, FitError};
+use streamform_ir::{DataType, Decimal, Field, Value};
+use streamform_sim::Op;
+
+use crate::diagnostic::{Diagnostic, did_you_mean};
+use crate::yaml::{self, Spanned, YamlValue, span_of, with_source_text};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFixture {
+    model: Spanned<String>,
+    #[serde(default)]
+    given: Option<Vec<Spanned<YamlValue>>>,
+    #[serde(default)]
+    expect: Option<Vec<Spanned<YamlValue>>>,
+}
+
+/// The untyped shape of a fixture file: which model it tests, and its items with spans.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FixtureShape {
+    pub model: String,
+    pub model_span: Range<usize>,
+    /// Each event as column → value, with the event's span.
+    pub given: Vec<(BTreeMap<String, Spanned<YamlValue>>, Range<usize>)>,
+    pub expect: Vec<(BTreeMap<String, Spanned<YamlValue>>, Range<usize>)>,
+}
+
+/// Parses the fixture's YAML structure (not yet typed).
+///
+/// # Errors
+/// Diagnostics for YAML errors, unknown fields and items that are not maps.
+pub fn parse_shape(path: &str, text: &str) -> Result<FixtureShape, Vec<Diagnostic>> {
+    let raw: RawFixture = yaml::parse(path, text).map_err(|d| vec![d])?;
+    let mut diags = Vec::new();
+    let mut items = |list: Option<Vec<Spanned<YamlValue>>>, what: &str, unwrap_event: bool| {
+        let mut out = Vec::new();
+        for (i, mut item) in list.unwrap_or_default().into_iter().enumerate() {
+            with_source_text(&mut item, text);
+            let span = span_of(&item, text);
+            let map = match item.value {
+                YamlValue::Map(m) if unwrap_event && m.len() == 1 && m.contains_key("event") => match m.into_values().next().map(|v| v.value) {
+                    Some(YamlValue::Map(inner)) => inner,
+                    _ => {
+                        diags.push(Diagnostic::error(path, format!("{what} item {} has an `event:` that is not a map", i + 1)).with_span(Some(span)).with_help("write - event: { column: value, ... }"));
+                        continue;
+                    }
+                },
+                YamlValue::Map(m) => m,
+                other => {
+                    diags.push(Diagnostic::error(path, format!("{what} item {} is {}, not a map of columns", i + 1, other.describe())).with_span(Some(span)).with_help("write each item as column: value pairs"));
+                    continue;
+                }
+            };
+            out.push((map, span));
+        }
+        out
+    };
+    let given = items(raw.given, "given", true);
+    let expect = items(raw.expect, "expect", false);
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    Ok(FixtureShape { model: raw.model.value.clone(), model_span: span_of(&raw.model, text), given, expect })
+}
+
+/// Types one YAML value against a column type, exactly (spec: "Values are typed against
+/// the source schema").
+///
+/// # Errors
+/// A message saying what the value is and why it does not fit.
+pub fn type_value(v: &YamlValue, ty: DataType) -> Result<Value, String> {
+    let wrong = || format!("{} is not a {ty}", v.describe());
+    match (v, ty) {
+        (YamlValue::Null, _) => Ok(Value::Null),
+        (YamlValue::Number(n), DataType::Int32 | DataType::Int64) => {
+            let i: i64 = n.replace('_', "").parse().map_err(|_| {
+                if n.contains(['.', 'e', 'E']) { format!("{n} is not a whole number; the column is {ty}") } else { format!("{n} does not fit {ty}") }
+            })?;
+            if ty == DataType::Int32 {
+                i32::try_from(i).map(Value::Int32).map_err(|_| format!("{n} does not fit int32"))
+            } else {
+                Ok(Value::Int64(i))
+            }
+        }
+        (YamlValue::Number(n), DataType::Decimal { precision, scale }) => {
+            let d = Decimal::parse(&n.replace('_', "")).ok_or_else(|| format!("{n} is not a plain decimal number; write it without an exponent"))?;
+            d.fit(precision, scale).map(Value::Decimal).map_err(|e| match e {
+                FitError::Rounding => format!("{n} has more than {scale} fractional digits, so it does not fit {ty} without rounding"),
+                FitError::Overflow => format!("{n} has more digits than {ty} holds"),
+            })
+        }
+        (YamlValue::Number(n), DataType::Float64) => n.replace('_', "").parse::<f64>().map(|f| Value::Float64(F64(f))).map_err(|_| wrong()),
+        (YamlValue::Number(n), DataType::Timestamp) => n
+            .parse::<i64>()
+            .map(Value::Timestamp)
+            .map_err(|_| format!("{n} is not a timestamp; write an RFC 3339 instant such as 2026-08-30T10:00:00Z or whole milliseconds since the epoch")),
+        (YamlValue::String(s), DataType::String) => Ok(Value::String(s.clone())),
+        (YamlValue::String(s), DataType::Timestamp) => streamform_ir::time::parse_rfc3339(s)
+            .map(Value::Timestamp)
+            .ok_or_else(|| format!("{s:?} is not an RFC 3339 instant; write e.g. 2026-08-30T10:00:00Z")),
+        (YamlValue::Bool(b), DataType::Boolean) => Ok(Value::Boolean(*b)),
+        _ => Err(wrong()),
+    }
+}
+
+/// One typed record of `expect`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Expected {
+    pub op: Op,
+    /// In the model's output column order.
+    pub values: Vec<Value>,
+}
+
+/// Types the `given` events against the top source's columns.
+pub fn type_events(path: &str, shape: &FixtureShape, source: &str, columns: &[(String, DataType)], diags: &mut Vec<Diagnostic>) -> Vec<Vec<Value>> {
+    let mut events = Vec::new();
+    for (i, (map, span)) in shape.given.iter().enumerate() {
+        let mut row = vec![Value::Null; columns.len()];
+        for (col, v) in map {
+            let Some(idx) = columns.iter().position(|(c, _)| c == col) else {
+                let names: Vec<&str> = columns.iter().map(|(c, _)| c.as_str()).collect();
+                let help = match did_you_mean(col, names.iter().copied()) {
+                    Some(s) => format!("did you mean `{s}`? source `{source}` declares: {}", names.join(", ")),
+                    None => format!("source `{source}` declares: {}", names.join(", ")),
+                };
+                diags.push(Diagnostic::error(path, format!("event {} has column `{col}`, which source `{source}` does not declare", i + 1)).with_span(Some(span_of(v, "").start.max(span.start)..span.end)).with_help(help));
+                continue;
+            };
+            let ty = columns[idx].1;
+            match type_value(&v.value, ty) {
+                Ok(val) => row[idx] = val,
+                Err(m) => diags.push(Diagnostic::error(path, format!("event {}, column `{col}`: {m}", i + 1)).with_span(Some(span.clone())).with_help(format!("`{col}` is declared {ty} in sources.yml"))),
+            }
+        }
+        events.push(row);
+    }
+    events
+}
+
+/// Types the `expect` records against the model's output columns; a record must name
+/// exactly those columns plus `op`.
+pub fn type_expectations(path: &str, shape: &FixtureShape, schema: &[Field], diags: &mut Vec<Diagnostic>) -> Vec<Expected> {
+    let names: Vec<&str> = schema.iter().map(|f| f.name.as_str()).collect();
+    let mut out = Vec::new();
+    for (i, (map, span)) in shape.expect.iter().enumerate() {
+        let n = i + 1;
+        let op = match map.get("op").map(|v| &v.value) {
+            Some(YamlValue::String(s)) if s == "insert" => Some(Op::Insert),
+            Some(YamlValue::String(s)) if s == "update" => Some(Op::Update),
+            Some(YamlValue::String(s)) if s == "delete" => Some(Op::Delete),
+            Some(other) => {
+                diags.push(Diagnostic::error(path, format!("expect record {n} has op {}", other.describe())).with_span(Some(span.clone())).with_help("op is insert, update or delete"));
+                None
+            }
+            None => {
+                diags.push(Diagnostic::error(path, format!("expect record {n} has no `op`")).with_span(Some(span.clone())).with_help("add op: insert, update or delete"));
+                None
+            }
+        };
+        let mut values = vec![Value::Null; schema.len()];
+        let mut ok = op.is_some();
+        for (col, v) in map.iter().filter(|(k, _)| k.as_str() != "op") {
+            let Some(idx) = names.iter().position(|c| c == col) else {
+                let help = match did_you_mean(col, names.iter().copied()) {
+                    Some(s) => format!("did you mean `{s}`? the model's columns are: {}", names.join(", ")),
+                    None => format!("the model's columns are: {}", names.join(", ")),
+                };
+                diags.push(Diagnostic::error(path, format!("expect record {n} names `{col}`, which model `{}` does not output", shape.model)).with_span(Some(span.clone())).with_help(help));
+                ok = false;
+                continue;
+            };
+            match type_value(&v.value, schema[idx].ty) {
+                Ok(val) => values[idx] = val,
+                Err(m) => {
+                    diags.push(Diagnostic::error(path, format!("expect record {n}, column `{col}`: {m}")).with_span(Some(span.clone())).with_help(format!("`{col}` is {} in the model's output", schema[idx].ty)));
+                    ok = false;
+                }
+            }
+        }
+        for name in &names {
+            if !map.contains_key(*name) {
+                diags.push(Diagnostic::error(path, format!("expect record {n} has no value for `{name}`")).with_span(Some(span.clone())).with_help(format!("every record names each output column ({}); write null for a null", names.join(", "))));
+                ok = false;
+            }
+        }
+        if ok {
+            out.push(Expected { op: op.expect("checked"), values });
+        }
+    }
+    out
+}
+
+/// One position of the side-by-side comparison.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RowComparison {
+    pub expected: Option<Expected>,
+    pub actual: Option<Expected>,
+    /// `None` when the two match; otherwise the first difference, e.g.
+    /// `total_spend: expected 27, got 28`.
+    pub problem: Option<String>,
+}
+
+/// Whether two typed values are equal under the fixture rules: numbers by value, null only
+/// equal to null.
+pub fn values_match(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Null, Value::Null) => true,
+        (Value::Null, _) | (_, Value::Null) => false,
+        _ => a.sql_cmp(b) == Some(std::cmp::Ordering::Equal) || a == b,
+    }
+}
+
+/// Compares expected and actual record by record.
+pub fn compare(schema: &[Field], expected: &[Expected], actual: &[Expected]) -> Vec<RowComparison> {
+    let n = expected.len().max(actual.len());
+    (0..n)
+        .map(|i| {
+            let (e, a) = (expected.get(i), actual.get(i));
+            let problem = match (e, a) {
+                (Some(e), Some(a)) => {
+                    if e.op != a.op {
+                        Some(format!("op: expected {}, got {}", e.op, a.op))
+                    } else {
+                        schema.iter().enumerate().find(|(j, _)| !values_match(&e.values[*j], &a.values[*j])).map(|(j, f)| {
+                            format!("{}: expected {}, got {}", f.name, e.values[j].render(), a.values[j].render())
+                        })
+                    }
+                }
+                (Some(_), None) => Some("expected this record, but the model emitted nothing more".into()),
+                (None, Some(_)) => Some("the model emitted this record, but nothing more was expected".into()),
+                (None, None) => None,
+            };
+            RowComparison { expected: e.cloned(), actual: a.cloned(), problem }
+        })
+        .collect()
+}

@@ -1,0 +1,83 @@
+//! Loading a project directory into database inputs: the one place that reads the disk.
+//!
+//! Spec: streamform-docs "Project layout" (streamform.yml, sources.yml, models/*.sql,
+//! tests/*.yml).
+
+use std::path::{Path, PathBuf};
+
+use crate::db::{Database, FileContents, Project, SourceFile};
+
+/// Why a directory cannot be loaded as a project at all (exit 2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoadError {
+    NotADirectory(PathBuf),
+    NoProjectFile(PathBuf),
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadError::NotADirectory(p) => write!(f, "{} is not a directory", p.display()),
+            LoadError::NoProjectFile(p) => write!(f, "no streamform.yml in {}", p.display()),
+        }
+    }
+}
+
+/// Reads one file's contents; a missing file is `Missing`, bytes that are not UTF-8 are
+/// `NotUtf8`.
+pub fn read_contents(path: &Path) -> FileContents {
+    match std::fs::read(path) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(t) => FileContents::Text(t),
+            Err(_) => FileContents::NotUtf8,
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => FileContents::Missing,
+        Err(e) => FileContents::Unreadable(e.to_string()),
+    }
+}
+
+/// The files directly under `dir` with extension `ext`, as project-relative paths, sorted.
+fn list(root: &Path, dir: &str, ext: &str) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(root.join(dir)) else { return Vec::new() };
+    let mut out: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| Path::new(n).extension().is_some_and(|x| x == ext || (ext == "yml" && x == "yaml")))
+        .map(|n| format!("{dir}/{n}"))
+        .collect();
+    out.sort();
+    out
+}
+
+/// Loads the project at `root` into a new input set of `db`.
+///
+/// # Errors
+/// `root` is not a directory, or has no streamform.yml.
+pub fn load_project(db: &Database, root: &Path) -> Result<Project, LoadError> {
+    if !root.is_dir() {
+        return Err(LoadError::NotADirectory(root.to_path_buf()));
+    }
+    if !root.join("streamform.yml").exists() {
+        return Err(LoadError::NoProjectFile(root.to_path_buf()));
+    }
+    let file = |rel: &str| SourceFile::new(db, rel.to_string(), read_contents(&root.join(rel)));
+    let models = list(root, "models", "sql").iter().map(|p| file(p)).collect();
+    let fixtures = list(root, "tests", "yml").iter().map(|p| file(p)).collect();
+    Ok(Project::new(db, file("streamform.yml"), file("sources.yml"), models, fixtures))
+}
+
+/// Builds a project from in-memory files (`(relative path, text)`), for tests and tools.
+pub fn project_from_files(db: &Database, files: &[(&str, &str)]) -> Project {
+    let get = |rel: &str| {
+        let contents = files.iter().find(|(p, _)| *p == rel).map_or(FileContents::Missing, |(_, t)| FileContents::Text((*t).to_string()));
+        SourceFile::new(db, rel.to_string(), contents)
+    };
+    let mut models: Vec<&str> = files.iter().map(|(p, _)| *p).filter(|p| p.starts_with("models/") && p.ends_with(".sql")).collect();
+    models.sort();
+    let mut fixtures: Vec<&str> = files.iter().map(|(p, _)| *p).filter(|p| p.starts_with("tests/") && p.ends_with(".yml")).collect();
+    fixtures.sort();
+    let models = models.into_iter().map(get).collect();
+    let fixtures = fixtures.into_iter().map(get).collect();
+    Project::new(db, get("streamform.yml"), get("sources.yml"), models, fixtures)
+}

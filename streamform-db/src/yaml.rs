@@ -1,0 +1,242 @@
+//! YAML reading through serde-saphyr: strict structs, errors with positions, and a scalar
+//! value type that keeps the text a number was written with.
+//!
+//! Spec: project-format reference, "Schema versioning" (unknown fields and duplicate keys
+//! are refused everywhere).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::Range;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+pub use serde_saphyr::Spanned;
+
+use crate::diagnostic::{Diagnostic, did_you_mean, offset_of};
+
+/// Byte range of a spanned YAML node in its file.
+pub fn span_of<T>(s: &Spanned<T>, text: &str) -> Range<usize> {
+    let loc = &s.referenced;
+    let start = loc
+        .span()
+        .byte_offset()
+        .map_or_else(|| offset_of(text, loc.line() as usize, loc.column() as usize), |o| o as usize)
+        .min(text.len());
+    let len = loc.span().byte_len().unwrap_or(0) as usize;
+    let end = (start + len.max(1)).min(text.len()).max(start);
+    start..end
+}
+
+/// Parses `text` into `T`, turning a serde-saphyr error into a diagnostic for `path` with
+/// its position and, for an unknown field, a did-you-mean.
+///
+/// # Errors
+/// One diagnostic: YAML syntax, unknown field, duplicate key, missing field, wrong type.
+pub fn parse<T: for<'de> Deserialize<'de>>(path: &str, text: &str) -> Result<T, Diagnostic> {
+    serde_saphyr::from_str::<T>(text).map_err(|e| {
+        let span = e.location().map(|l| {
+            let start = offset_of(text, l.line() as usize, l.column() as usize);
+            start..(start + 1).min(text.len()).max(start)
+        });
+        let raw = e.without_snippet().to_string();
+        let message = clean_message(&raw);
+        let help = help_for(&message);
+        let mut d = Diagnostic::error(path, message).with_span(span);
+        if let Some(h) = help {
+            d = d.with_help(h);
+        }
+        d
+    })
+}
+
+/// Strips serde-saphyr's `error: line N column M:` prefix and its advice about options.
+fn clean_message(raw: &str) -> String {
+    let mut m = raw.trim();
+    m = m.strip_prefix("error: ").unwrap_or(m);
+    if let Some(rest) = m.strip_prefix("line ") {
+        if let Some((_, after)) = rest.split_once(": ") {
+            m = after;
+        }
+    }
+    let m = m.split(", set DuplicateKeyPolicy").next().unwrap_or(m);
+    let m = m.lines().next().unwrap_or(m);
+    let m = match m.rfind(" at line ") {
+        Some(i) if m[i..].contains(", column ") => &m[..i],
+        _ => m,
+    };
+    m.to_string()
+}
+
+fn help_for(message: &str) -> Option<String> {
+    if let Some(rest) = message.strip_prefix("unknown field `") {
+        let (field, tail) = rest.split_once('`')?;
+        let expected: Vec<&str> = tail
+            .split_once("expected one of ")
+            .or_else(|| tail.split_once("expected "))
+            .map(|(_, list)| list.split(", ").map(|s| s.trim_matches('`')).collect())
+            .unwrap_or_default();
+        if let Some(s) = did_you_mean(field, expected.iter().copied()) {
+            return Some(format!("did you mean `{s}`?"));
+        }
+        if expected.is_empty() {
+            return Some("remove the field; unknown fields are refused".into());
+        }
+        return Some(format!("the known fields here are: {}", expected.join(", ")));
+    }
+    if message.starts_with("duplicate mapping key") {
+        return Some("each key may appear once; remove or rename the repeated one".into());
+    }
+    if message.starts_with("missing field") {
+        return Some("add the field; it is required".into());
+    }
+    None
+}
+
+/// A YAML value as written: scalars keep their source text so that numbers are typed
+/// exactly (a decimal is never read through a float).
+#[derive(Debug, Clone, PartialEq)]
+pub enum YamlValue {
+    Null,
+    Bool(bool),
+    /// A number, as its source text (`0.1234`, `28`, `-5`).
+    Number(String),
+    String(String),
+    Map(BTreeMap<String, Spanned<YamlValue>>),
+    Seq(Vec<Spanned<YamlValue>>),
+}
+
+impl YamlValue {
+    /// A short description for error messages: `the number 0.1234`, `the string "x"`.
+    pub fn describe(&self) -> String {
+        match self {
+            YamlValue::Null => "null".into(),
+            YamlValue::Bool(b) => b.to_string(),
+            YamlValue::Number(n) => n.clone(),
+            YamlValue::String(s) => format!("{s:?}"),
+            YamlValue::Map(_) => "a map".into(),
+            YamlValue::Seq(_) => "a list".into(),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for YamlValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = YamlValue;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a YAML value")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<YamlValue, E> {
+                Ok(YamlValue::String(v.into()))
+            }
+            fn visit_string<E>(self, v: String) -> Result<YamlValue, E> {
+                Ok(YamlValue::String(v))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<YamlValue, E> {
+                Ok(YamlValue::Number(v.to_string()))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<YamlValue, E> {
+                Ok(YamlValue::Number(v.to_string()))
+            }
+            fn visit_i128<E>(self, v: i128) -> Result<YamlValue, E> {
+                Ok(YamlValue::Number(v.to_string()))
+            }
+            fn visit_u128<E>(self, v: u128) -> Result<YamlValue, E> {
+                Ok(YamlValue::Number(v.to_string()))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<YamlValue, E> {
+                // The exact text is recovered from the span by `with_source_text`.
+                Ok(YamlValue::Number(format!("{v:?}")))
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<YamlValue, E> {
+                Ok(YamlValue::Bool(v))
+            }
+            fn visit_unit<E>(self) -> Result<YamlValue, E> {
+                Ok(YamlValue::Null)
+            }
+            fn visit_none<E>(self) -> Result<YamlValue, E> {
+                Ok(YamlValue::Null)
+            }
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<YamlValue, D::Error> {
+                YamlValue::deserialize(d)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<YamlValue, A::Error> {
+                let mut out = BTreeMap::new();
+                while let Some((k, v)) = m.next_entry::<String, Spanned<YamlValue>>()? {
+                    if out.contains_key(&k) {
+                        return Err(de::Error::custom(format!("duplicate mapping key: {k}")));
+                    }
+                    out.insert(k, v);
+                }
+                Ok(YamlValue::Map(out))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<YamlValue, A::Error> {
+                let mut out = Vec::new();
+                while let Some(v) = s.next_element::<Spanned<YamlValue>>()? {
+                    out.push(v);
+                }
+                Ok(YamlValue::Seq(out))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Replaces every number's text with the exact text at its span in `source`, so that
+/// `12345678901234567890.123456789` is not the float serde saw.
+pub fn with_source_text(v: &mut Spanned<YamlValue>, source: &str) {
+    let span = span_of(v, source);
+    match &mut v.value {
+        YamlValue::Number(n) => {
+            let raw = source.get(span.clone()).unwrap_or("").trim();
+            let raw = raw.split(['#', ',', '}', ']', '\n']).next().unwrap_or("").trim();
+            if !raw.is_empty() && raw.chars().all(|c| c.is_ascii_digit() || "+-.eE_".contains(c)) {
+                *n = raw.to_string();
+            }
+        }
+        YamlValue::Map(m) => m.values_mut().for_each(|x| with_source_text(x, source)),
+        YamlValue::Seq(s) => s.iter_mut().for_each(|x| with_source_text(x, source)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct M {
+        materialized: Option<String>,
+        key: Option<Vec<String>>,
+    }
+
+    #[test]
+    fn unknown_field_has_position_and_suggestion() {
+        let text = "materialised: upsert\n";
+        let d = parse::<M>("streamform.yml", text).unwrap_err();
+        assert_eq!(d.message, "unknown field `materialised`, expected one of materialized, key");
+        assert_eq!(d.help.as_deref(), Some("did you mean `materialized`?"));
+        assert_eq!(d.span, Some(0..1));
+    }
+
+    #[test]
+    fn duplicate_key_is_refused() {
+        let d = parse::<M>("x.yml", "key: [a]\nkey: [b]\n").unwrap_err();
+        assert_eq!(d.message, "duplicate mapping key: key");
+        assert_eq!(d.span.map(|s| s.start), Some(9));
+    }
+
+    #[test]
+    fn numbers_keep_their_text() {
+        let text = "a: 0.1234\nb: 12345678901234567890.123456789\nc: '10'\n";
+        let mut v: Spanned<YamlValue> = serde_saphyr::from_str(text).unwrap();
+        with_source_text(&mut v, text);
+        let YamlValue::Map(m) = v.value else { panic!("map") };
+        assert_eq!(m["a"].value, YamlValue::Number("0.1234".into()));
+        assert_eq!(m["b"].value, YamlValue::Number("12345678901234567890.123456789".into()));
+        assert_eq!(m["c"].value, YamlValue::String("10".into()));
+    }
+}

@@ -1,0 +1,601 @@
+//! The operators of the simulator: every node after the chain's Source, compiled against its
+//! input schema, processing one change at a time.
+//!
+//! Every operator emits at most one change per change it receives (a Filter over an update
+//! turns it into an update, an insert, a delete or nothing; an Aggregate folds an insert
+//! into an insert, an update or nothing), so a chain runs as a straight loop with no
+//! intermediate buffers.
+//!
+//! Spec: streamform-docs "Changelogs" and "State" (lines 374-446); DECISIONS.md D4, D5, D9,
+//! D10.
+
+use std::borrow::Cow;
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+use streamform_ir::value::ArithError;
+use streamform_ir::{
+    AggCall, AggFunc, Boundedness, Changelog, DataType, Decimal, Field, Node, NodeId, Operator,
+    State, Value,
+};
+
+use crate::Op;
+use crate::eval::{CExpr, resolve};
+use crate::hash::FxBuild;
+
+/// A change in flight between operators. Rows are borrowed from the event where no operator
+/// rebuilt them.
+pub(crate) struct Rec<'a> {
+    pub op: Op,
+    pub row: Cow<'a, [Value]>,
+    pub before: Option<Cow<'a, [Value]>>,
+}
+
+impl<'a> Rec<'a> {
+    pub(crate) fn insert(row: Cow<'a, [Value]>) -> Rec<'a> {
+        Rec { op: Op::Insert, row, before: None }
+    }
+}
+
+/// An operator failure before the model and event are attached.
+#[derive(Debug)]
+pub(crate) struct Fault {
+    pub column: Option<String>,
+    pub message: String,
+}
+
+impl Fault {
+    fn plain(message: impl Into<String>) -> Fault {
+        Fault { column: None, message: message.into() }
+    }
+
+    fn at(column: &str, message: impl Into<String>) -> Fault {
+        Fault { column: Some(column.to_string()), message: message.into() }
+    }
+}
+
+/// What a node reads: the previous node's output, or the previous model's Sink.
+pub(crate) struct InputShape<'a> {
+    pub schema: &'a [Field],
+    pub changelog: &'a Changelog,
+    pub boundedness: Boundedness,
+}
+
+/// One compiled node.
+pub(crate) struct Stage {
+    /// Index of the node's model in the chain.
+    pub model: usize,
+    pub id: NodeId,
+    pub kind: StageKind,
+}
+
+pub(crate) enum StageKind {
+    Filter(Filter),
+    Project(Project),
+    Aggregate(Aggregate),
+    Sort(Sort),
+    Sink,
+}
+
+impl Stage {
+    /// Compiles `node` (anything but a Source) against what it reads.
+    ///
+    /// # Errors
+    /// A [`Fault`] describing a node the simulator cannot run: unknown columns, a schema
+    /// that does not match the operator, an accumulator whose type breaks D4 or differs from
+    /// the node's state fingerprint, an Aggregate or Sort over an updating input, a Sort over
+    /// an unbounded input.
+    pub(crate) fn build(model: usize, node: &Node, input: &InputShape<'_>) -> Result<Stage, Fault> {
+        if node.op.kind() != node.id.kind {
+            return Err(Fault::plain(format!(
+                "node `{}` is a {} operator, but its id says {}",
+                node.id,
+                node.op.kind().id_name(),
+                node.id.kind.id_name()
+            )));
+        }
+        let kind = match &node.op {
+            Operator::Source { .. } => {
+                return Err(Fault::plain(format!(
+                    "node `{}`: a Source can only start the chain",
+                    node.id
+                )));
+            }
+            Operator::Filter { predicate } => {
+                same_schema(node, input.schema)?;
+                let text = predicate.to_string();
+                let pred = CExpr::compile(predicate, input.schema).map_err(|m| Fault::at(&text, m))?;
+                StageKind::Filter(Filter { pred, text })
+            }
+            Operator::Project { items } => {
+                if node.schema.len() != items.len() {
+                    return Err(Fault::plain(format!(
+                        "node `{}` projects {} columns but its schema has {}",
+                        node.id,
+                        items.len(),
+                        node.schema.len()
+                    )));
+                }
+                let mut exprs = Vec::with_capacity(items.len());
+                for (item, field) in items.iter().zip(&node.schema) {
+                    let e = CExpr::compile(&item.expr, input.schema).map_err(|m| Fault::at(&item.name, m))?;
+                    let ty = item.expr.data_type();
+                    if field.ty != ty {
+                        return Err(Fault::at(
+                            &item.name,
+                            format!("node `{}`: the expression is {ty} but the schema says {}", node.id, field.ty),
+                        ));
+                    }
+                    exprs.push(e);
+                }
+                let identity = exprs.len() == input.schema.len()
+                    && exprs.iter().enumerate().all(|(i, e)| e.as_column() == Some(i));
+                let names = items.iter().map(|i| i.name.clone()).collect();
+                StageKind::Project(Project { exprs, names, identity })
+            }
+            Operator::Aggregate { group_by, calls } => {
+                StageKind::Aggregate(Aggregate::build(node, group_by, calls, input)?)
+            }
+            Operator::Sort { keys } => {
+                same_schema(node, input.schema)?;
+                if input.changelog.is_updating() {
+                    return Err(Fault::plain(format!(
+                        "node `{}`: ORDER BY needs an append input, this one is {}",
+                        node.id,
+                        input.changelog.title()
+                    )));
+                }
+                if input.boundedness != Boundedness::Bounded {
+                    return Err(Fault::plain(format!(
+                        "node `{}`: ORDER BY cannot produce a final ordering over an unbounded input",
+                        node.id
+                    )));
+                }
+                let mut cols = Vec::with_capacity(keys.len());
+                for k in keys {
+                    let i = resolve(input.schema, &k.column).map_err(|m| Fault::at(&k.column, m))?;
+                    cols.push((i, k.descending));
+                }
+                StageKind::Sort(Sort { keys: cols, rows: Vec::new() })
+            }
+            Operator::Sink { .. } => {
+                same_schema(node, input.schema)?;
+                StageKind::Sink
+            }
+        };
+        Ok(Stage { model, id: node.id.clone(), kind })
+    }
+
+    /// Processes one change; returns the change to pass on, if any.
+    ///
+    /// # Errors
+    /// Evaluation errors (D4), and a change an operator cannot take (an update into an
+    /// Aggregate or a Sort).
+    #[inline]
+    pub(crate) fn process<'a>(&mut self, rec: Rec<'a>) -> Result<Option<Rec<'a>>, Fault> {
+        match &mut self.kind {
+            StageKind::Filter(f) => f.process(rec),
+            StageKind::Project(p) => p.process(rec),
+            StageKind::Aggregate(a) => a.process(rec),
+            StageKind::Sort(s) => s.process(rec),
+            StageKind::Sink => Ok(Some(rec)),
+        }
+    }
+}
+
+/// A Filter, Sort or Sink passes rows through: its schema must be its input's (nullability
+/// aside, which a filter may narrow).
+fn same_schema(node: &Node, input: &[Field]) -> Result<(), Fault> {
+    let same = node.schema.len() == input.len()
+        && node.schema.iter().zip(input).all(|(a, b)| a.name == b.name && a.ty == b.ty);
+    if same {
+        Ok(())
+    } else {
+        Err(Fault::plain(format!(
+            "node `{}` passes its input through, but its schema {} differs from the input's {}",
+            node.id,
+            streamform_ir::identity::schema_fingerprint(&node.schema),
+            streamform_ir::identity::schema_fingerprint(input)
+        )))
+    }
+}
+
+fn update_without_before() -> Fault {
+    Fault::plain("an update arrived without its before-image")
+}
+
+/// WHERE / HAVING, stateless, over any changelog (spec: "Changelogs").
+pub(crate) struct Filter {
+    pred: CExpr,
+    /// The predicate as explain renders it; errors name it as the column.
+    text: String,
+}
+
+impl Filter {
+    fn matches(&self, row: &[Value]) -> Result<bool, Fault> {
+        self.pred.test(row).map_err(|e| Fault::at(&self.text, e.to_string()))
+    }
+
+    /// insert / delete pass when the row matches. An update is judged on both images: both
+    /// match, update; only the after-image, insert; only the before-image, delete of the
+    /// before-image; neither, nothing.
+    fn process<'a>(&mut self, rec: Rec<'a>) -> Result<Option<Rec<'a>>, Fault> {
+        match rec.op {
+            Op::Insert | Op::Delete => Ok(if self.matches(&rec.row)? { Some(rec) } else { None }),
+            Op::Update => {
+                let before = rec.before.ok_or_else(update_without_before)?;
+                let was = self.matches(&before)?;
+                let is = self.matches(&rec.row)?;
+                Ok(match (was, is) {
+                    (true, true) => Some(Rec { op: Op::Update, row: rec.row, before: Some(before) }),
+                    (false, true) => Some(Rec { op: Op::Insert, row: rec.row, before: None }),
+                    (true, false) => Some(Rec { op: Op::Delete, row: before, before: None }),
+                    (false, false) => None,
+                })
+            }
+        }
+    }
+}
+
+/// SELECT list, stateless. An update maps both images and stays an update (D10).
+pub(crate) struct Project {
+    exprs: Vec<CExpr>,
+    names: Vec<String>,
+    /// Every item is the input column at its own position: rows pass through unchanged.
+    identity: bool,
+}
+
+impl Project {
+    fn map(&self, row: &[Value]) -> Result<Vec<Value>, Fault> {
+        let mut out = Vec::with_capacity(self.exprs.len());
+        for (e, name) in self.exprs.iter().zip(&self.names) {
+            let v = e.eval(row).map_err(|err| Fault::at(name, err.to_string()))?;
+            out.push(v.into_owned());
+        }
+        Ok(out)
+    }
+
+    fn process<'a>(&mut self, rec: Rec<'a>) -> Result<Option<Rec<'a>>, Fault> {
+        if self.identity {
+            return Ok(Some(rec));
+        }
+        let before = match &rec.before {
+            Some(b) => Some(Cow::Owned(self.map(b)?)),
+            None if rec.op == Op::Update => return Err(update_without_before()),
+            None => None,
+        };
+        let row = Cow::Owned(self.map(&rec.row)?);
+        Ok(Some(Rec { op: rec.op, row, before }))
+    }
+}
+
+/// What one accumulator does, with its argument's row index.
+#[derive(Debug, Clone, Copy)]
+enum AccKind {
+    /// sum over int32 / int64, kept as int64.
+    SumInt(usize),
+    /// sum over decimal(p,s), kept as decimal(38,s).
+    SumDecimal { arg: usize, scale: u8 },
+    /// sum over float64.
+    SumFloat(usize),
+    /// count(*): every row.
+    CountStar,
+    /// count(x): non-null x.
+    Count(usize),
+    Min(usize),
+    Max(usize),
+}
+
+struct Call {
+    kind: AccKind,
+    /// `sum(amount)`: errors name it as the column.
+    name: String,
+}
+
+/// 10^38 - 1, the largest mantissa of a decimal(38, s).
+const MAX_MANTISSA_38: u128 = 99_999_999_999_999_999_999_999_999_999_999_999_999;
+
+/// GROUP BY: keyed state from the group-by values to one accumulator per call, typed as the
+/// node's state fingerprint says (spec: "State"; D4, D9, D10).
+pub(crate) struct Aggregate {
+    group: Vec<usize>,
+    calls: Vec<Call>,
+    state: HashMap<Vec<Value>, Vec<Value>, FxBuild>,
+    key_buf: Vec<Value>,
+    scratch: Vec<Value>,
+}
+
+/// The accumulator type D4 gives `func` over an argument of type `arg`.
+fn d4_type(func: AggFunc, arg: Option<DataType>) -> Result<DataType, String> {
+    use DataType::*;
+    match (func, arg) {
+        (AggFunc::Count, _) => Ok(Int64),
+        (_, None) => Err(format!("{}(*) is only defined for count", func.name())),
+        (AggFunc::Sum, Some(Int32 | Int64)) => Ok(Int64),
+        (AggFunc::Sum, Some(Decimal { scale, .. })) => Ok(Decimal { precision: 38, scale }),
+        (AggFunc::Sum, Some(Float64)) => Ok(Float64),
+        (AggFunc::Min | AggFunc::Max, Some(t @ (Int32 | Int64 | Float64 | Decimal { .. } | String | Timestamp))) => {
+            Ok(t)
+        }
+        (_, Some(t)) => Err(format!("{} is not defined over {t}", func.name())),
+    }
+}
+
+impl Aggregate {
+    fn build(node: &Node, group_by: &[String], calls: &[AggCall], input: &InputShape<'_>) -> Result<Aggregate, Fault> {
+        if input.changelog.is_updating() {
+            return Err(Fault::plain(format!(
+                "node `{}`: GROUP BY over an updating input ({}) is not supported yet",
+                node.id,
+                input.changelog.title()
+            )));
+        }
+        let State::Keyed(keyed) = &node.state else {
+            return Err(Fault::plain(format!("node `{}`: an Aggregate must have keyed state", node.id)));
+        };
+        if keyed.key.as_slice() != group_by {
+            return Err(Fault::plain(format!(
+                "node `{}`: the state key [{}] differs from the grouping key [{}]",
+                node.id,
+                keyed.key.join(", "),
+                group_by.join(", ")
+            )));
+        }
+        if keyed.accumulators.len() != calls.len() {
+            return Err(Fault::plain(format!(
+                "node `{}`: {} aggregate calls but {} accumulators in the state",
+                node.id,
+                calls.len(),
+                keyed.accumulators.len()
+            )));
+        }
+        if node.schema.len() != group_by.len() + calls.len() {
+            return Err(Fault::plain(format!(
+                "node `{}`: the schema has {} columns, expected the {} grouping columns and {} accumulators",
+                node.id,
+                node.schema.len(),
+                group_by.len(),
+                calls.len()
+            )));
+        }
+        let mut group = Vec::with_capacity(group_by.len());
+        for (g, field) in group_by.iter().zip(&node.schema) {
+            let i = resolve(input.schema, g).map_err(|m| Fault::at(g, m))?;
+            if field.ty != input.schema[i].ty {
+                return Err(Fault::at(g, format!("node `{}`: grouping column type changes", node.id)));
+            }
+            group.push(i);
+        }
+        let mut compiled = Vec::with_capacity(calls.len());
+        for ((call, acc), field) in calls.iter().zip(&keyed.accumulators).zip(&node.schema[group_by.len()..]) {
+            let name = call.name();
+            let fail = |m: String| Fault::at(&name, format!("node `{}`: {m}", node.id));
+            let arg = match &call.arg {
+                Some(a) => Some(resolve(input.schema, a).map_err(&fail)?),
+                None => None,
+            };
+            let arg_ty = arg.map(|i| input.schema[i].ty);
+            let want = d4_type(call.func, arg_ty).map_err(&fail)?;
+            if call.ty != want {
+                return Err(fail(format!("the accumulator is typed {}, D4 says {want}", call.ty)));
+            }
+            if acc.name != name || acc.ty != call.ty {
+                return Err(fail(format!(
+                    "the state fingerprint stores `{}: {}` where the call is `{name}: {}`",
+                    acc.name, acc.ty, call.ty
+                )));
+            }
+            if field.ty != call.ty {
+                return Err(fail(format!("the output column is {} but the accumulator {}", field.ty, call.ty)));
+            }
+            let kind = match (call.func, arg, call.ty) {
+                (AggFunc::Count, None, _) => AccKind::CountStar,
+                (AggFunc::Count, Some(i), _) => AccKind::Count(i),
+                (AggFunc::Sum, Some(i), DataType::Int64) => AccKind::SumInt(i),
+                (AggFunc::Sum, Some(i), DataType::Decimal { scale, .. }) => AccKind::SumDecimal { arg: i, scale },
+                (AggFunc::Sum, Some(i), _) => AccKind::SumFloat(i),
+                (AggFunc::Min, Some(i), _) => AccKind::Min(i),
+                (AggFunc::Max, Some(i), _) => AccKind::Max(i),
+                (_, None, _) => unreachable!("d4_type refuses sum/min/max without an argument"),
+            };
+            compiled.push(Call { kind, name });
+        }
+        Ok(Aggregate {
+            group,
+            calls: compiled,
+            state: HashMap::default(),
+            key_buf: Vec::with_capacity(group_by.len()),
+            scratch: Vec::with_capacity(calls.len()),
+        })
+    }
+
+    /// A fresh key's accumulators: counts at 0, everything else null.
+    fn initial(&self) -> Vec<Value> {
+        self.calls
+            .iter()
+            .map(|c| match c.kind {
+                AccKind::CountStar | AccKind::Count(_) => Value::Int64(0),
+                _ => Value::Null,
+            })
+            .collect()
+    }
+
+    /// Folds an insert into its key's accumulators. On a key's first row the output is an
+    /// insert of the group values and accumulators; afterwards an update (before = the row
+    /// last emitted) when any accumulator changed, and nothing when none did (D10).
+    fn process<'a>(&mut self, rec: Rec<'a>) -> Result<Option<Rec<'a>>, Fault> {
+        if rec.op != Op::Insert {
+            return Err(Fault::plain(format!(
+                "an aggregate received an {}; GROUP BY over an updating input is not supported yet",
+                rec.op
+            )));
+        }
+        let row: &[Value] = &rec.row;
+        self.key_buf.clear();
+        self.key_buf.extend(self.group.iter().map(|&i| row[i].clone()));
+        if let Some(accs) = self.state.get_mut(self.key_buf.as_slice()) {
+            self.scratch.clear();
+            self.scratch.extend_from_slice(accs);
+            fold(&self.calls, &mut self.scratch, row)?;
+            if self.scratch == *accs {
+                return Ok(None);
+            }
+            let before = output_row(&self.key_buf, accs);
+            std::mem::swap(accs, &mut self.scratch);
+            let after = output_row(&self.key_buf, accs);
+            Ok(Some(Rec { op: Op::Update, row: Cow::Owned(after), before: Some(Cow::Owned(before)) }))
+        } else {
+            let mut accs = self.initial();
+            fold(&self.calls, &mut accs, row)?;
+            let out = output_row(&self.key_buf, &accs);
+            self.state.insert(self.key_buf.clone(), accs);
+            Ok(Some(Rec::insert(Cow::Owned(out))))
+        }
+    }
+
+    /// The keyed state as (key, accumulators) pairs sorted by key.
+    pub(crate) fn snapshot(&self) -> Vec<(Vec<Value>, Vec<Value>)> {
+        let mut out: Vec<(Vec<Value>, Vec<Value>)> =
+            self.state.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        out.sort_by(|a, b| cmp_rows(&a.0, &b.0));
+        out
+    }
+}
+
+/// Lexicographic [`Value::sort_cmp`].
+fn cmp_rows(a: &[Value], b: &[Value]) -> Ordering {
+    a.iter().zip(b).map(|(x, y)| x.sort_cmp(y)).find(|o| o.is_ne()).unwrap_or_else(|| a.len().cmp(&b.len()))
+}
+
+fn output_row(key: &[Value], accs: &[Value]) -> Vec<Value> {
+    let mut row = Vec::with_capacity(key.len() + accs.len());
+    row.extend_from_slice(key);
+    row.extend_from_slice(accs);
+    row
+}
+
+fn wrong_type(call: &Call, v: &Value) -> Fault {
+    Fault::at(&call.name, format!("unexpected argument {}", v.render()))
+}
+
+fn overflow(call: &Call) -> Fault {
+    Fault::at(&call.name, ArithError::Overflow.to_string())
+}
+
+/// Applies one input row to every accumulator (D4: sum, min and max ignore nulls; count(x)
+/// counts non-null values).
+#[inline]
+fn fold(calls: &[Call], accs: &mut [Value], row: &[Value]) -> Result<(), Fault> {
+    for (call, acc) in calls.iter().zip(accs.iter_mut()) {
+        match call.kind {
+            AccKind::SumInt(i) => {
+                let v = match &row[i] {
+                    Value::Null => continue,
+                    Value::Int32(v) => i64::from(*v),
+                    Value::Int64(v) => *v,
+                    other => return Err(wrong_type(call, other)),
+                };
+                match acc {
+                    Value::Null => *acc = Value::Int64(v),
+                    Value::Int64(a) => *a = a.checked_add(v).ok_or_else(|| overflow(call))?,
+                    other => return Err(wrong_type(call, other)),
+                }
+            }
+            AccKind::SumDecimal { arg, scale } => {
+                let v = match &row[arg] {
+                    Value::Null => continue,
+                    Value::Decimal(d) if d.scale == scale => *d,
+                    Value::Decimal(d) => d.fit(38, scale).map_err(|_| overflow(call))?,
+                    other => return Err(wrong_type(call, other)),
+                };
+                let sum = match acc {
+                    Value::Null => v.mantissa,
+                    Value::Decimal(a) => a.mantissa.checked_add(v.mantissa).ok_or_else(|| overflow(call))?,
+                    other => return Err(wrong_type(call, other)),
+                };
+                if sum.unsigned_abs() > MAX_MANTISSA_38 {
+                    return Err(overflow(call));
+                }
+                *acc = Value::Decimal(Decimal::new(sum, scale));
+            }
+            AccKind::SumFloat(i) => {
+                let v = match &row[i] {
+                    Value::Null => continue,
+                    Value::Float64(f) => f.0,
+                    other => return Err(wrong_type(call, other)),
+                };
+                let sum = match acc {
+                    Value::Null => v,
+                    Value::Float64(a) => a.0 + v,
+                    other => return Err(wrong_type(call, other)),
+                };
+                if !sum.is_finite() && v.is_finite() {
+                    return Err(overflow(call));
+                }
+                *acc = Value::Float64(streamform_ir::value::F64(sum));
+            }
+            AccKind::CountStar => bump(call, acc)?,
+            AccKind::Count(i) => {
+                if !row[i].is_null() {
+                    bump(call, acc)?;
+                }
+            }
+            AccKind::Min(i) | AccKind::Max(i) => {
+                let v = &row[i];
+                if v.is_null() {
+                    continue;
+                }
+                let want = if matches!(call.kind, AccKind::Min(_)) { Ordering::Less } else { Ordering::Greater };
+                if acc.is_null() || v.sql_cmp(acc) == Some(want) {
+                    *acc = v.clone();
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn bump(call: &Call, acc: &mut Value) -> Result<(), Fault> {
+    match acc {
+        Value::Int64(n) => {
+            *n = n.checked_add(1).ok_or_else(|| overflow(call))?;
+            Ok(())
+        }
+        other => Err(wrong_type(call, other)),
+    }
+}
+
+/// ORDER BY over a bounded append input: buffers rows, emits them sorted at the end (D5).
+pub(crate) struct Sort {
+    /// (column index, descending).
+    keys: Vec<(usize, bool)>,
+    rows: Vec<Vec<Value>>,
+}
+
+impl Sort {
+    fn process<'a>(&mut self, rec: Rec<'a>) -> Result<Option<Rec<'a>>, Fault> {
+        if rec.op != Op::Insert {
+            return Err(Fault::plain(format!("ORDER BY received an {}; it needs an append input", rec.op)));
+        }
+        self.rows.push(rec.row.into_owned());
+        Ok(None)
+    }
+
+    /// Takes the buffered rows, stably sorted: ascending puts nulls first, descending
+    /// reverses; ties keep arrival order.
+    pub(crate) fn drain(&mut self) -> Vec<Vec<Value>> {
+        let mut rows = std::mem::take(&mut self.rows);
+        let keys = &self.keys;
+        rows.sort_by(|a, b| {
+            for &(i, desc) in keys {
+                let o = a[i].sort_cmp(&b[i]);
+                let o = if desc { o.reverse() } else { o };
+                if o.is_ne() {
+                    return o;
+                }
+            }
+            Ordering::Equal
+        });
+        rows
+    }
+}
