@@ -167,30 +167,59 @@ fn connector(
     match raw_connector.value.as_str() {
         "kafka" => {
             if location.is_some() {
-                diags.push(Diagnostic::error(path, format!("{what} uses connector kafka, which takes `topic`, not `path`")).with_span(span.clone()).with_help("replace `path:` with `topic:`"));
+                diags.push(
+                    Diagnostic::error(
+                        path,
+                        format!("{what} uses connector kafka, which takes `topic`, not `path`"),
+                    )
+                    .with_span(span.clone())
+                    .with_help("replace `path:` with `topic:`"),
+                );
             }
             match topic {
                 Some(t) if !t.trim().is_empty() => Some(Connector::Kafka { topic: t.clone() }),
                 _ => {
-                    diags.push(Diagnostic::error(path, format!("{what} uses connector kafka but has no `topic`")).with_span(span).with_help("add `topic: <kafka topic>`"));
+                    diags.push(
+                        Diagnostic::error(
+                            path,
+                            format!("{what} uses connector kafka but has no `topic`"),
+                        )
+                        .with_span(span)
+                        .with_help("add `topic: <kafka topic>`"),
+                    );
                     None
                 }
             }
         }
         "file" => {
             if topic.is_some() {
-                diags.push(Diagnostic::error(path, format!("{what} uses connector file, which takes `path`, not `topic`")).with_span(span.clone()).with_help("replace `topic:` with `path:`"));
+                diags.push(
+                    Diagnostic::error(
+                        path,
+                        format!("{what} uses connector file, which takes `path`, not `topic`"),
+                    )
+                    .with_span(span.clone())
+                    .with_help("replace `topic:` with `path:`"),
+                );
             }
             match location {
                 Some(p) if !p.trim().is_empty() => Some(Connector::File { path: p.clone() }),
                 _ => {
-                    diags.push(Diagnostic::error(path, format!("{what} uses connector file but has no `path`")).with_span(span).with_help("add `path: <file path>`"));
+                    diags.push(
+                        Diagnostic::error(
+                            path,
+                            format!("{what} uses connector file but has no `path`"),
+                        )
+                        .with_span(span)
+                        .with_help("add `path: <file path>`"),
+                    );
                     None
                 }
             }
         }
         other => {
-            let mut d = Diagnostic::error(path, format!("{what} has unknown connector `{other}`")).with_span(span);
+            let mut d = Diagnostic::error(path, format!("{what} has unknown connector `{other}`"))
+                .with_span(span);
             d = match did_you_mean(other, ["kafka", "file"]) {
                 Some(s) => d.with_help(format!("did you mean `{s}`?")),
                 None => d.with_help("the connectors are kafka (unbounded) and file (bounded)"),
@@ -201,7 +230,13 @@ fn connector(
     }
 }
 
-fn format_of(path: &str, text: &str, what: &str, raw: &Spanned<String>, diags: &mut Vec<Diagnostic>) -> Option<String> {
+fn format_of(
+    path: &str,
+    text: &str,
+    what: &str,
+    raw: &Spanned<String>,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<String> {
     if FORMATS.contains(&raw.value.as_str()) {
         return Some(raw.value.clone());
     }
@@ -230,24 +265,46 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
         return (None, diags);
     }
     if raw.name.value.trim().is_empty() {
-        diags.push(Diagnostic::error(path, "the project name is empty").with_span(Some(span_of(&raw.name, text))).with_help("give the project a name, e.g. `name: order-pipeline`"));
+        diags.push(
+            Diagnostic::error(path, "the project name is empty")
+                .with_span(Some(span_of(&raw.name, text)))
+                .with_help("give the project a name, e.g. `name: order-pipeline`"),
+        );
     }
     let mut models = BTreeMap::new();
     for (name, m) in raw.models.unwrap_or_default() {
         let span = span_of(&m, text);
         let what = format!("model `{name}`");
-        let key: Vec<String> = m.value.key.as_ref().map(|k| k.value.clone()).unwrap_or_default();
+        let key: Vec<String> = m
+            .value
+            .key
+            .as_ref()
+            .map(|k| k.value.clone())
+            .unwrap_or_default();
         let materialized = match m.value.materialized.as_ref().map(|s| s.value.as_str()) {
             None | Some("append") => {
                 if let Some(k) = &m.value.key {
-                    diags.push(Diagnostic::error(path, format!("{what} declares a key but is materialized as append")).with_span(Some(span_of(k, text))).with_help("declare `materialized: upsert` to key the model, or remove `key:`"));
+                    diags.push(
+                        Diagnostic::error(
+                            path,
+                            format!("{what} declares a key but is materialized as append"),
+                        )
+                        .with_span(Some(span_of(k, text)))
+                        .with_help(
+                            "declare `materialized: upsert` to key the model, or remove `key:`",
+                        ),
+                    );
                 }
                 Materialized::Append
             }
             Some("upsert") => Materialized::Upsert { key: key.clone() },
             Some(other) => {
                 let s = m.value.materialized.as_ref().expect("matched Some");
-                let mut d = Diagnostic::error(path, format!("{what} has unknown materialization `{other}`")).with_span(Some(span_of(s, text)));
+                let mut d = Diagnostic::error(
+                    path,
+                    format!("{what} has unknown materialization `{other}`"),
+                )
+                .with_span(Some(span_of(s, text)));
                 d = match did_you_mean(other, ["append", "upsert"]) {
                     Some(x) => d.with_help(format!("did you mean `{x}`?")),
                     None => d.with_help("materialized is append or upsert"),
@@ -258,18 +315,40 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
         };
         let sink = m.value.sink.as_ref().and_then(|s| {
             let sw = format!("the sink of {what}");
-            let c = connector(path, text, &sw, &s.value.connector, s.value.topic.as_ref(), s.value.path.as_ref(), &mut diags);
+            let c = connector(
+                path,
+                text,
+                &sw,
+                &s.value.connector,
+                s.value.topic.as_ref(),
+                s.value.path.as_ref(),
+                &mut diags,
+            );
             let f = format_of(path, text, &sw, &s.value.format, &mut diags);
-            Some(SinkTarget { connector: c?, format: f? })
+            Some(SinkTarget {
+                connector: c?,
+                format: f?,
+            })
         });
         let renamed_from = m.value.renamed_from.as_ref().and_then(|r| {
             let s = span_of(r, text);
             if !is_identifier(&r.value) {
-                diags.push(Diagnostic::error(path, format!("{what}: renamed_from `{}` is not a model name", r.value)).with_span(Some(s)).with_help("renamed_from names the model this one was called before"));
+                diags.push(
+                    Diagnostic::error(
+                        path,
+                        format!("{what}: renamed_from `{}` is not a model name", r.value),
+                    )
+                    .with_span(Some(s))
+                    .with_help("renamed_from names the model this one was called before"),
+                );
                 return None;
             }
             if r.value == name {
-                diags.push(Diagnostic::error(path, format!("{what} is renamed_from itself")).with_span(Some(s)).with_help("remove renamed_from, or name the model's previous name"));
+                diags.push(
+                    Diagnostic::error(path, format!("{what} is renamed_from itself"))
+                        .with_span(Some(s))
+                        .with_help("remove renamed_from, or name the model's previous name"),
+                );
                 return None;
             }
             Some((r.value.clone(), s))
@@ -277,7 +356,9 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
         let mut nodes = Vec::new();
         for (reference, hint) in m.value.nodes.unwrap_or_default() {
             let s = span_of(&hint, text);
-            let parsed = reference.split_once('.').and_then(|(k, o)| Some((kind_of(k)?, o.parse::<u32>().ok()?)));
+            let parsed = reference
+                .split_once('.')
+                .and_then(|(k, o)| Some((kind_of(k)?, o.parse::<u32>().ok()?)));
             let Some((kind, ordinal)) = parsed else {
                 diags.push(Diagnostic::error(path, format!("{what}: node hint `{reference}` is not of the form <kind>.<ordinal>")).with_span(Some(s)).with_help("write e.g. `aggregate.0`; kinds are source, filter, project, aggregate, sort, sink"));
                 continue;
@@ -287,19 +368,53 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
                 diags.push(Diagnostic::error(path, format!("{what}: `was: {was}` is not a node id")).with_span(Some(span_of(&hint.value.was, text))).with_help("a node id is <model>::<kind>::<ordinal>, e.g. customer_metrics::aggregate::0"));
                 continue;
             }
-            nodes.push(NodeHint { kind, ordinal, was: was.clone(), span: s });
+            nodes.push(NodeHint {
+                kind,
+                ordinal,
+                was: was.clone(),
+                span: s,
+            });
         }
-        models.insert(name, ModelConfig { materialized, key_declared: m.value.key.is_some(), sink, renamed_from, nodes, span });
+        models.insert(
+            name,
+            ModelConfig {
+                materialized,
+                key_declared: m.value.key.is_some(),
+                sink,
+                renamed_from,
+                nodes,
+                span,
+            },
+        );
     }
     let mut targets = BTreeMap::new();
     for (name, t) in raw.targets.unwrap_or_default() {
         let span = Some(span_of(&t, text));
         if t.value.backend.value != "flink" {
-            diags.push(Diagnostic::error(path, format!("target `{name}` has unknown backend `{}`", t.value.backend.value)).with_span(Some(span_of(&t.value.backend, text))).with_help("the only backend is flink"));
+            diags.push(
+                Diagnostic::error(
+                    path,
+                    format!(
+                        "target `{name}` has unknown backend `{}`",
+                        t.value.backend.value
+                    ),
+                )
+                .with_span(Some(span_of(&t.value.backend, text)))
+                .with_help("the only backend is flink"),
+            );
             continue;
         }
         let Some(flink) = &t.value.flink else {
-            diags.push(Diagnostic::error(path, format!("target `{name}` uses backend flink but has no `flink:` section")).with_span(span).with_help("add `flink: {gateway: http://localhost:8083}` with your SQL Gateway's address"));
+            diags.push(
+                Diagnostic::error(
+                    path,
+                    format!("target `{name}` uses backend flink but has no `flink:` section"),
+                )
+                .with_span(span)
+                .with_help(
+                    "add `flink: {gateway: http://localhost:8083}` with your SQL Gateway's address",
+                ),
+            );
             continue;
         };
         let Some(kafka) = &t.value.kafka else {
@@ -310,16 +425,37 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
             None | Some("earliest") => "earliest".to_string(),
             Some("latest") => "latest".to_string(),
             Some(other) => {
-                diags.push(Diagnostic::error(path, format!("target `{name}`: unknown kafka.startup `{other}`")).with_span(kafka.startup.as_ref().map(|s| span_of(s, text))).with_help("kafka.startup is earliest or latest"));
+                diags.push(
+                    Diagnostic::error(
+                        path,
+                        format!("target `{name}`: unknown kafka.startup `{other}`"),
+                    )
+                    .with_span(kafka.startup.as_ref().map(|s| span_of(s, text)))
+                    .with_help("kafka.startup is earliest or latest"),
+                );
                 continue;
             }
         };
         targets.insert(
             name,
-            Target { backend: "flink".into(), gateway: Some(flink.gateway.clone()), kafka: Some(KafkaTarget { bootstrap_servers: kafka.bootstrap_servers.clone(), startup }) },
+            Target {
+                backend: "flink".into(),
+                gateway: Some(flink.gateway.clone()),
+                kafka: Some(KafkaTarget {
+                    bootstrap_servers: kafka.bootstrap_servers.clone(),
+                    startup,
+                }),
+            },
         );
     }
-    (Some(ProjectConfig { name: raw.name.value, models, targets }), diags)
+    (
+        Some(ProjectConfig {
+            name: raw.name.value,
+            models,
+            targets,
+        }),
+        diags,
+    )
 }
 
 fn kind_of(name: &str) -> Option<NodeKind> {
@@ -337,7 +473,9 @@ fn kind_of(name: &str) -> Option<NodeKind> {
 /// Splits `<model>::<kind>::<ordinal>` into its parts.
 pub fn parse_node_id(id: &str) -> Option<(String, NodeKind, u32)> {
     let mut parts = id.split("::");
-    let (Some(m), Some(k), Some(o), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
+    let (Some(m), Some(k), Some(o), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
         return None;
     };
     if !is_identifier(m) {
@@ -358,17 +496,33 @@ pub fn parse_sources(path: &str, text: &str) -> (Vec<SourceDef>, Vec<Diagnostic>
         let span = span_of(&s, text);
         let what = format!("source `{name}`");
         if !is_identifier(&name) {
-            diags.push(Diagnostic::error(path, format!("source name `{name}` is not an SQL identifier")).with_span(Some(span.clone())).with_help("use letters, digits and underscores, starting with a letter"));
+            diags.push(
+                Diagnostic::error(
+                    path,
+                    format!("source name `{name}` is not an SQL identifier"),
+                )
+                .with_span(Some(span.clone()))
+                .with_help("use letters, digits and underscores, starting with a letter"),
+            );
             continue;
         }
-        let c = connector(path, text, &what, &s.value.connector, s.value.topic.as_ref(), s.value.path.as_ref(), &mut diags);
+        let c = connector(
+            path,
+            text,
+            &what,
+            &s.value.connector,
+            s.value.topic.as_ref(),
+            s.value.path.as_ref(),
+            &mut diags,
+        );
         let f = format_of(path, text, &what, &s.value.format, &mut diags);
         let mut schema = Vec::new();
         for (col, ty) in &s.value.schema.value {
             match DataType::parse(&ty.value) {
                 Ok(t) => schema.push((col.clone(), t)),
                 Err(e) => {
-                    let mut d = Diagnostic::error(path, format!("{what}, column `{col}`: {e}")).with_span(Some(span_of(ty, text)));
+                    let mut d = Diagnostic::error(path, format!("{what}, column `{col}`: {e}"))
+                        .with_span(Some(span_of(ty, text)));
                     d = match did_you_mean(&ty.value, DataType::NAMES.iter().copied()) {
                         Some(x) => d.with_help(format!("did you mean `{x}`?")),
                         None => d.with_help("types are int32, int64, float64, decimal, decimal(p,s), string, boolean, timestamp"),
@@ -378,10 +532,20 @@ pub fn parse_sources(path: &str, text: &str) -> (Vec<SourceDef>, Vec<Diagnostic>
             }
         }
         if s.value.schema.value.is_empty() {
-            diags.push(Diagnostic::error(path, format!("{what} declares no columns")).with_span(Some(span_of(&s.value.schema, text))).with_help("list each column under `schema:` as `name: type`"));
+            diags.push(
+                Diagnostic::error(path, format!("{what} declares no columns"))
+                    .with_span(Some(span_of(&s.value.schema, text)))
+                    .with_help("list each column under `schema:` as `name: type`"),
+            );
         }
         if let (Some(connector), Some(format)) = (c, f) {
-            out.push(SourceDef { name, connector, format, schema, span });
+            out.push(SourceDef {
+                name,
+                connector,
+                format,
+                schema,
+                span,
+            });
         }
     }
     (out, diags)
@@ -398,20 +562,34 @@ mod tests {
         assert!(diags.is_empty(), "{diags:?}");
         let cfg = cfg.unwrap();
         assert_eq!(cfg.name, "customer-metrics");
-        assert_eq!(cfg.models["customer_metrics"].materialized, Materialized::Upsert { key: vec!["customer_id".into()] });
+        assert_eq!(
+            cfg.models["customer_metrics"].materialized,
+            Materialized::Upsert {
+                key: vec!["customer_id".into()]
+            }
+        );
     }
 
     #[test]
     fn refuses_another_version() {
         let (cfg, diags) = parse_project("streamform.yml", "name: x\nversion: 2\n");
         assert!(cfg.is_none());
-        assert_eq!(diags[0].message, "unsupported project format version 2; this build reads version 1");
+        assert_eq!(
+            diags[0].message,
+            "unsupported project format version 2; this build reads version 1"
+        );
     }
 
     #[test]
     fn flink_target_needs_its_sections() {
-        let (_, diags) = parse_project("streamform.yml", "name: x\nversion: 1\ntargets:\n  local:\n    backend: flink\n");
-        assert_eq!(diags[0].message, "target `local` uses backend flink but has no `flink:` section");
+        let (_, diags) = parse_project(
+            "streamform.yml",
+            "name: x\nversion: 1\ntargets:\n  local:\n    backend: flink\n",
+        );
+        assert_eq!(
+            diags[0].message,
+            "target `local` uses backend flink but has no `flink:` section"
+        );
     }
 
     #[test]
@@ -419,14 +597,23 @@ mod tests {
         let text = "sources:\n  orders:\n    connector: kafka\n    topic: orders\n    format: json\n    schema:\n      customer_id: int64\n      amount: decimal\n";
         let (defs, diags) = parse_sources("sources.yml", text);
         assert!(diags.is_empty());
-        assert_eq!(defs[0].schema, vec![("amount".into(), DataType::DEFAULT_DECIMAL), ("customer_id".into(), DataType::Int64)]);
+        assert_eq!(
+            defs[0].schema,
+            vec![
+                ("amount".into(), DataType::DEFAULT_DECIMAL),
+                ("customer_id".into(), DataType::Int64)
+            ]
+        );
     }
 
     #[test]
     fn bad_type_suggests() {
         let text = "sources:\n  o:\n    connector: kafka\n    topic: o\n    format: json\n    schema:\n      a: int46\n";
         let (_, diags) = parse_sources("sources.yml", text);
-        assert_eq!(diags[0].message, "source `o`, column `a`: unknown type `int46`");
+        assert_eq!(
+            diags[0].message,
+            "source `o`, column `a`: unknown type `int46`"
+        );
         assert_eq!(diags[0].help.as_deref(), Some("did you mean `int64`?"));
     }
 }

@@ -64,7 +64,9 @@ impl Db for Database {}
 
 impl Default for Database {
     fn default() -> Database {
-        Database { storage: salsa::Storage::new(None) }
+        Database {
+            storage: salsa::Storage::new(None),
+        }
     }
 }
 
@@ -79,7 +81,9 @@ impl Database {
         let sink = log.clone();
         let storage = salsa::Storage::new(Some(Box::new(move |event: salsa::Event| {
             if let salsa::EventKind::WillExecute { database_key } = event.kind {
-                sink.lock().expect("log lock").push(format!("{database_key:?}"));
+                sink.lock()
+                    .expect("log lock")
+                    .push(format!("{database_key:?}"));
             }
         })));
         (Database { storage }, log)
@@ -91,15 +95,24 @@ fn text_of<'a>(db: &'a dyn Db, file: SourceFile, diags: &mut Vec<Diagnostic>) ->
     match file.contents(db) {
         FileContents::Text(t) => Some(t),
         FileContents::Missing => {
-            diags.push(Diagnostic::error(path.clone(), format!("{path} does not exist")).with_help("create it, or remove what refers to it"));
+            diags.push(
+                Diagnostic::error(path.clone(), format!("{path} does not exist"))
+                    .with_help("create it, or remove what refers to it"),
+            );
             None
         }
         FileContents::NotUtf8 => {
-            diags.push(Diagnostic::error(path.clone(), format!("{path} is not valid UTF-8")).with_help("save the file as UTF-8"));
+            diags.push(
+                Diagnostic::error(path.clone(), format!("{path} is not valid UTF-8"))
+                    .with_help("save the file as UTF-8"),
+            );
             None
         }
         FileContents::Unreadable(e) => {
-            diags.push(Diagnostic::error(path.clone(), format!("{path} could not be read: {e}")).with_help("check the file's permissions"));
+            diags.push(
+                Diagnostic::error(path.clone(), format!("{path} could not be read: {e}"))
+                    .with_help("check the file's permissions"),
+            );
             None
         }
     }
@@ -126,11 +139,17 @@ pub fn project_config(db: &dyn Db, project: Project) -> ConfigResult {
     let mut diagnostics = Vec::new();
     let file = project.config(db);
     let Some(text) = text_of(db, file.clone(), &mut diagnostics) else {
-        return ConfigResult { config: None, diagnostics };
+        return ConfigResult {
+            config: None,
+            diagnostics,
+        };
     };
     let (config, d) = config::parse_project(file.path(db), text);
     diagnostics.extend(d);
-    ConfigResult { config, diagnostics }
+    ConfigResult {
+        config,
+        diagnostics,
+    }
 }
 
 /// The typed `sources.yml` (empty when the file does not exist) and its diagnostics.
@@ -144,15 +163,24 @@ pub struct SourcesResult {
 pub fn source_defs(db: &dyn Db, project: Project) -> SourcesResult {
     let file = project.sources(db);
     if matches!(file.contents(db), FileContents::Missing) {
-        return SourcesResult { sources: Vec::new(), diagnostics: Vec::new() };
+        return SourcesResult {
+            sources: Vec::new(),
+            diagnostics: Vec::new(),
+        };
     }
     let mut diagnostics = Vec::new();
     let Some(text) = text_of(db, file.clone(), &mut diagnostics) else {
-        return SourcesResult { sources: Vec::new(), diagnostics };
+        return SourcesResult {
+            sources: Vec::new(),
+            diagnostics,
+        };
     };
     let (sources, d) = config::parse_sources(file.path(db), text);
     diagnostics.extend(d);
-    SourcesResult { sources, diagnostics }
+    SourcesResult {
+        sources,
+        diagnostics,
+    }
 }
 
 /// A model's name: its file stem.
@@ -165,7 +193,11 @@ pub fn model_name(db: &dyn Db, file: SourceFile) -> String {
 /// The model files by name.
 #[salsa::tracked(returns(ref))]
 pub fn model_files(db: &dyn Db, project: Project) -> BTreeMap<String, SourceFile> {
-    project.models(db).iter().map(|f| (model_name(db, *f), *f)).collect()
+    project
+        .models(db)
+        .iter()
+        .map(|f| (model_name(db, *f), *f))
+        .collect()
 }
 
 /// Parses one model file. Not compared (`no_eq`): sqlparser's syntax tree compares equal
@@ -175,7 +207,10 @@ pub fn parse_model(db: &dyn Db, file: SourceFile) -> ParsedModel {
     let mut diagnostics = Vec::new();
     let name = model_name(db, file);
     let Some(text) = text_of(db, file.clone(), &mut diagnostics) else {
-        return ParsedModel { query: None, diagnostics };
+        return ParsedModel {
+            query: None,
+            diagnostics,
+        };
     };
     sql::parse_model(file.path(db), &name, text)
 }
@@ -194,12 +229,18 @@ pub fn model_syntax(db: &dyn Db, file: SourceFile) -> ModelSyntax {
     let mut diagnostics = parsed.diagnostics.clone();
     if !config::is_identifier(&name) {
         diagnostics.push(
-            Diagnostic::error(file.path(db).clone(), format!("model name `{name}` is not an SQL identifier"))
-                .with_help("rename the file: letters, digits and underscores, starting with a letter"),
+            Diagnostic::error(
+                file.path(db).clone(),
+                format!("model name `{name}` is not an SQL identifier"),
+            )
+            .with_help("rename the file: letters, digits and underscores, starting with a letter"),
         );
     }
     let Some(q) = &parsed.query else {
-        return ModelSyntax { reads: None, diagnostics };
+        return ModelSyntax {
+            reads: None,
+            diagnostics,
+        };
     };
     let text = file_text(db, file).unwrap_or("");
     let (reads, d) = sql::validate(file.path(db), &name, text, q);
@@ -210,7 +251,10 @@ pub fn model_syntax(db: &dyn Db, file: SourceFile) -> ModelSyntax {
 /// What the model reads, without positions: editing anything else backdates it.
 #[salsa::tracked]
 pub fn model_reads(db: &dyn Db, file: SourceFile) -> Option<Input> {
-    model_syntax(db, file).reads.as_ref().map(|r| r.input.clone())
+    model_syntax(db, file)
+        .reads
+        .as_ref()
+        .map(|r| r.input.clone())
 }
 
 /// The dependency graph of models.
@@ -268,7 +312,11 @@ pub fn dependency_graph(db: &dyn Db, project: Project) -> Graph {
     }
     let mut order: Vec<(usize, &String)> = depth.into_iter().map(|(n, d)| (d, n)).collect();
     order.sort();
-    Graph { order: order.into_iter().map(|(_, n)| n.clone()).collect(), cycles, cyclic }
+    Graph {
+        order: order.into_iter().map(|(_, n)| n.clone()).collect(),
+        cycles,
+        cyclic,
+    }
 }
 
 /// A model's lowered plan, or the diagnostics that stop it.
@@ -281,22 +329,39 @@ pub struct LowerResult {
 /// Lowers one model (DataFusion planning happens in here and is not stored).
 #[salsa::tracked(returns(ref))]
 pub fn lower_model(db: &dyn Db, project: Project, name: String) -> LowerResult {
-    let fail = |diagnostics: Vec<Diagnostic>| LowerResult { plan: None, diagnostics };
+    let fail = |diagnostics: Vec<Diagnostic>| LowerResult {
+        plan: None,
+        diagnostics,
+    };
     let Some(&file) = model_files(db, project).get(&name) else {
         return fail(Vec::new());
     };
     let syntax = model_syntax(db, file);
-    if syntax.diagnostics.iter().any(|d| d.severity == Severity::Error) {
+    if syntax
+        .diagnostics
+        .iter()
+        .any(|d| d.severity == Severity::Error)
+    {
         return fail(Vec::new());
     }
-    let Some(reads) = &syntax.reads else { return fail(Vec::new()) };
-    let Some(query) = &parse_model(db, file).query else { return fail(Vec::new()) };
+    let Some(reads) = &syntax.reads else {
+        return fail(Vec::new());
+    };
+    let Some(query) = &parse_model(db, file).query else {
+        return fail(Vec::new());
+    };
     let path = file.path(db).clone();
     let text = file_text(db, file).unwrap_or("");
-    let Some(config) = &project_config(db, project).config else { return fail(Vec::new()) };
+    let Some(config) = &project_config(db, project).config else {
+        return fail(Vec::new());
+    };
     let sources = &source_defs(db, project).sources;
     let models = model_files(db, project);
-    let err = |message: String, help: String| Diagnostic::error(path.clone(), message).with_span(reads.span.clone()).with_help(help);
+    let err = |message: String, help: String| {
+        Diagnostic::error(path.clone(), message)
+            .with_span(reads.span.clone())
+            .with_help(help)
+    };
     let contract;
     let upstream = match &reads.input {
         Input::Source(s) => match sources.iter().find(|d| &d.name == s) {
@@ -304,17 +369,26 @@ pub fn lower_model(db: &dyn Db, project: Project, name: String) -> LowerResult {
             None => {
                 let help = if models.contains_key(s) {
                     format!("`{s}` is a model; read it with ref('{s}')")
-                } else if let Some(close) = did_you_mean(s, sources.iter().map(|d| d.name.as_str())) {
+                } else if let Some(close) = did_you_mean(s, sources.iter().map(|d| d.name.as_str()))
+                {
                     format!("did you mean source('{close}')?")
                 } else {
                     "source() names a source declared in sources.yml".into()
                 };
-                return fail(vec![err(format!("model `{name}` reads source('{s}'), but sources.yml declares no source `{s}`"), help)]);
+                return fail(vec![err(
+                    format!(
+                        "model `{name}` reads source('{s}'), but sources.yml declares no source `{s}`"
+                    ),
+                    help,
+                )]);
             }
         },
         Input::Model(m) => {
             if *m == name {
-                return fail(vec![err(format!("model `{name}` reads itself with ref('{m}')"), "a model reads a source or another model".into())]);
+                return fail(vec![err(
+                    format!("model `{name}` reads itself with ref('{m}')"),
+                    "a model reads a source or another model".into(),
+                )]);
             }
             if !models.contains_key(m) {
                 let help = if sources.iter().any(|d| &d.name == m) {
@@ -324,7 +398,10 @@ pub fn lower_model(db: &dyn Db, project: Project, name: String) -> LowerResult {
                 } else {
                     "ref() names another model in this project".into()
                 };
-                return fail(vec![err(format!("model `{name}` reads ref('{m}'), but there is no models/{m}.sql"), help)]);
+                return fail(vec![err(
+                    format!("model `{name}` reads ref('{m}'), but there is no models/{m}.sql"),
+                    help,
+                )]);
             }
             if dependency_graph(db, project).cyclic.contains(&name) {
                 return fail(Vec::new());
@@ -347,7 +424,10 @@ pub fn lower_model(db: &dyn Db, project: Project, name: String) -> LowerResult {
         config_span: mc.map(|m| m.span.clone()),
     };
     match lower::lower_model(&path, &name, text, query, reads, &upstream, &declared) {
-        Ok(plan) => LowerResult { plan: Some(plan), diagnostics: Vec::new() },
+        Ok(plan) => LowerResult {
+            plan: Some(plan),
+            diagnostics: Vec::new(),
+        },
         Err(d) => fail(vec![d]),
     }
 }
@@ -364,7 +444,11 @@ pub fn model_plan(db: &dyn Db, project: Project, name: String) -> Option<ModelPl
 pub fn model_contract(db: &dyn Db, project: Project, name: String) -> Option<Contract> {
     let plan = model_plan(db, project, name).as_ref()?;
     let sink: &Node = plan.sink();
-    Some(Contract { schema: sink.schema.clone(), changelog: sink.changelog.clone(), boundedness: sink.boundedness })
+    Some(Contract {
+        schema: sink.schema.clone(),
+        changelog: sink.changelog.clone(),
+        boundedness: sink.boundedness,
+    })
 }
 
 /// The models from the one reading a source down to `name`, each reading the previous.
@@ -404,7 +488,15 @@ pub struct FixtureDef {
 pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDef {
     let path = file.path(db).clone();
     let mut diagnostics = Vec::new();
-    let mut def = FixtureDef { path: path.clone(), model: None, given: 0, expect_count: 0, events: Vec::new(), expect: Vec::new(), diagnostics: Vec::new() };
+    let mut def = FixtureDef {
+        path: path.clone(),
+        model: None,
+        given: 0,
+        expect_count: 0,
+        events: Vec::new(),
+        expect: Vec::new(),
+        diagnostics: Vec::new(),
+    };
     let Some(text) = text_of(db, file.clone(), &mut diagnostics) else {
         def.diagnostics = diagnostics;
         return def;
@@ -422,9 +514,22 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
     if !models.contains_key(&shape.model) {
         let help = match did_you_mean(&shape.model, models.keys().map(String::as_str)) {
             Some(s) => format!("did you mean `{s}`?"),
-            None => format!("the models are: {}", models.keys().cloned().collect::<Vec<_>>().join(", ")),
+            None => format!(
+                "the models are: {}",
+                models.keys().cloned().collect::<Vec<_>>().join(", ")
+            ),
         };
-        def.diagnostics = vec![Diagnostic::error(path, format!("fixture tests model `{}`, but there is no models/{}.sql", shape.model, shape.model)).with_span(Some(shape.model_span)).with_help(help)];
+        def.diagnostics = vec![
+            Diagnostic::error(
+                path,
+                format!(
+                    "fixture tests model `{}`, but there is no models/{}.sql",
+                    shape.model, shape.model
+                ),
+            )
+            .with_span(Some(shape.model_span))
+            .with_help(help),
+        ];
         return def;
     }
     def.model = Some(shape.model.clone());
@@ -438,7 +543,11 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
     }) else {
         return def;
     };
-    let columns: Vec<(String, streamform_ir::DataType)> = top.nodes[0].schema.iter().map(|f| (f.name.clone(), f.ty)).collect();
+    let columns: Vec<(String, streamform_ir::DataType)> = top.nodes[0]
+        .schema
+        .iter()
+        .map(|f| (f.name.clone(), f.ty))
+        .collect();
     def.events = fixture::type_events(&path, &shape, &source_name, &columns, &mut diagnostics);
     let sink = chain.last().expect("a chain has a model").sink();
     def.expect = fixture::type_expectations(&path, &shape, &sink.schema, &mut diagnostics);
@@ -456,7 +565,8 @@ pub struct FixtureRun {
     /// Set when the simulator refused the input (overflow, division by zero, ...).
     pub error: Option<String>,
     pub rows: Vec<RowComparison>,
-    /// The before-image of each emitted update, by position.
+    /// The model's output columns, which the records' values follow.
+    pub schema: Vec<streamform_ir::Field>,
     pub passed: bool,
 }
 
@@ -470,12 +580,28 @@ pub fn fixture_result(db: &dyn Db, project: Project, file: SourceFile) -> Option
     let model = def.model.clone()?;
     let chain = upstream_chain(db, project, model.clone()).as_ref()?;
     let schema = &chain.last()?.sink().schema;
-    let mut run = FixtureRun { path: def.path.clone(), model, events_processed: def.events.len(), changes_emitted: 0, error: None, rows: Vec::new(), passed: false };
+    let mut run = FixtureRun {
+        path: def.path.clone(),
+        model,
+        events_processed: def.events.len(),
+        changes_emitted: 0,
+        error: None,
+        rows: Vec::new(),
+        schema: schema.clone(),
+        passed: false,
+    };
     match streamform_sim::run(chain, &def.events) {
         Ok(out) => {
             run.events_processed = out.events_processed;
             run.changes_emitted = out.changes.len();
-            let actual: Vec<Expected> = out.changes.iter().map(|c| Expected { op: c.op, values: c.row.clone() }).collect();
+            let actual: Vec<Expected> = out
+                .changes
+                .iter()
+                .map(|c| Expected {
+                    op: c.op,
+                    values: c.row.clone(),
+                })
+                .collect();
             run.rows = fixture::compare(schema, &def.expect, &actual);
             run.passed = run.rows.iter().all(|r| r.problem.is_none());
         }
@@ -489,7 +615,9 @@ pub fn fixture_result(db: &dyn Db, project: Project, file: SourceFile) -> Option
 #[salsa::tracked(returns(ref))]
 pub fn check_report(db: &dyn Db, project: Project) -> Vec<Diagnostic> {
     let mut out = project_config(db, project).diagnostics.clone();
-    let Some(config) = &project_config(db, project).config else { return out };
+    let Some(config) = &project_config(db, project).config else {
+        return out;
+    };
     out.extend(source_defs(db, project).diagnostics.iter().cloned());
     let models = model_files(db, project);
     let sources = &source_defs(db, project).sources;
@@ -509,13 +637,30 @@ pub fn check_report(db: &dyn Db, project: Project) -> Vec<Diagnostic> {
         let mut seen = BTreeSet::new();
         for hint in &mc.nodes {
             if !seen.insert(hint.was.clone()) {
-                out.push(Diagnostic::error("streamform.yml", format!("model `{name}` has two hints for the running node {}", hint.was)).with_span(Some(hint.span.clone())).with_help("each running node can be matched once"));
+                out.push(
+                    Diagnostic::error(
+                        "streamform.yml",
+                        format!(
+                            "model `{name}` has two hints for the running node {}",
+                            hint.was
+                        ),
+                    )
+                    .with_span(Some(hint.span.clone()))
+                    .with_help("each running node can be matched once"),
+                );
             }
         }
     }
     for s in sources {
         if models.contains_key(&s.name) {
-            out.push(Diagnostic::error("sources.yml", format!("`{}` names both a source and a model", s.name)).with_span(Some(s.span.clone())).with_help("sources and models share one namespace; rename one of them"));
+            out.push(
+                Diagnostic::error(
+                    "sources.yml",
+                    format!("`{}` names both a source and a model", s.name),
+                )
+                .with_span(Some(s.span.clone()))
+                .with_help("sources and models share one namespace; rename one of them"),
+            );
         }
     }
     let graph = dependency_graph(db, project);
@@ -523,7 +668,10 @@ pub fn check_report(db: &dyn Db, project: Project) -> Vec<Diagnostic> {
         let mut listed = cycle.clone();
         listed.push(cycle[0].clone());
         let file = models[&cycle[0]];
-        let span = model_syntax(db, file).reads.as_ref().and_then(|r| r.span.clone());
+        let span = model_syntax(db, file)
+            .reads
+            .as_ref()
+            .and_then(|r| r.span.clone());
         if cycle.len() == 1 {
             continue;
         }
@@ -531,10 +679,22 @@ pub fn check_report(db: &dyn Db, project: Project) -> Vec<Diagnostic> {
     }
     for (name, file) in models {
         out.extend(model_syntax(db, *file).diagnostics.iter().cloned());
-        out.extend(lower_model(db, project, name.clone()).diagnostics.iter().cloned());
-        if let (Some(plan), Some(mc)) = (model_plan(db, project, name.clone()), config.models.get(name)) {
+        out.extend(
+            lower_model(db, project, name.clone())
+                .diagnostics
+                .iter()
+                .cloned(),
+        );
+        if let (Some(plan), Some(mc)) = (
+            model_plan(db, project, name.clone()),
+            config.models.get(name),
+        ) {
             for hint in &mc.nodes {
-                if !plan.nodes.iter().any(|n| n.id.kind == hint.kind && n.id.ordinal == hint.ordinal) {
+                if !plan
+                    .nodes
+                    .iter()
+                    .any(|n| n.id.kind == hint.kind && n.id.ordinal == hint.ordinal)
+                {
                     out.push(Diagnostic::error("streamform.yml", format!("model `{name}` has a hint for {}.{}, but its plan has no such node", hint.kind.id_name(), hint.ordinal)).with_span(Some(hint.span.clone())).with_help("hints name nodes of the model's current plan; see streamform inspect-plan"));
                 }
             }

@@ -28,11 +28,20 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     pub fn error(path: impl Into<String>, message: impl Into<String>) -> Diagnostic {
-        Diagnostic { severity: Severity::Error, path: path.into(), span: None, message: message.into(), help: None }
+        Diagnostic {
+            severity: Severity::Error,
+            path: path.into(),
+            span: None,
+            message: message.into(),
+            help: None,
+        }
     }
 
     pub fn warning(path: impl Into<String>, message: impl Into<String>) -> Diagnostic {
-        Diagnostic { severity: Severity::Warning, ..Diagnostic::error(path, message) }
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(path, message)
+        }
     }
 
     pub fn with_span(mut self, span: Option<Range<usize>>) -> Diagnostic {
@@ -53,7 +62,10 @@ pub fn offset_of(text: &str, line: usize, column: usize) -> usize {
     for (i, l) in text.split_inclusive('\n').enumerate() {
         if i + 1 == line {
             let col = column.saturating_sub(1);
-            return offset + l.char_indices().nth(col).map_or(l.trim_end_matches('\n').len(), |(b, _)| b);
+            return offset
+                + l.char_indices()
+                    .nth(col)
+                    .map_or(l.trim_end_matches('\n').len(), |(b, _)| b);
         }
         offset += l.len();
     }
@@ -71,7 +83,10 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
 
 /// The closest of `candidates` to `name` by edit distance, if it is close enough to be a
 /// likely typo (at most a third of the name's length, and at least one edit allowed).
-pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub fn did_you_mean<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     let limit = (name.chars().count() / 3).max(2);
     candidates
         .into_iter()
@@ -96,7 +111,9 @@ fn edit_distance(a: &str, b: &str) -> usize {
     for i in 1..=a.len() {
         for j in 1..=b.len() {
             let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut v = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            let mut v = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
             if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
                 v = v.min(d[i - 2][j - 2] + 1);
             }
@@ -120,9 +137,15 @@ mod tests {
 
     #[test]
     fn suggestions() {
-        assert_eq!(did_you_mean("custmer_metrics", ["customer_metrics", "orders"]), Some("customer_metrics"));
+        assert_eq!(
+            did_you_mean("custmer_metrics", ["customer_metrics", "orders"]),
+            Some("customer_metrics")
+        );
         assert_eq!(did_you_mean("zzz", ["customer_metrics"]), None);
         assert_eq!(did_you_mean("int46", ["int64", "int32"]), Some("int64"));
-        assert_eq!(did_you_mean("materialised", ["materialized", "key"]), Some("materialized"));
+        assert_eq!(
+            did_you_mean("materialised", ["materialized", "key"]),
+            Some("materialized")
+        );
     }
 }

@@ -48,16 +48,39 @@ pub fn parse_shape(path: &str, text: &str) -> Result<FixtureShape, Vec<Diagnosti
             with_source_text(&mut item, text);
             let span = span_of(&item, text);
             let map = match item.value {
-                YamlValue::Map(m) if unwrap_event && m.len() == 1 && m.contains_key("event") => match m.into_values().next().map(|v| v.value) {
-                    Some(YamlValue::Map(inner)) => inner,
-                    _ => {
-                        diags.push(Diagnostic::error(path, format!("{what} item {} has an `event:` that is not a map", i + 1)).with_span(Some(span)).with_help("write - event: { column: value, ... }"));
-                        continue;
+                YamlValue::Map(m) if unwrap_event && m.len() == 1 && m.contains_key("event") => {
+                    match m.into_values().next().map(|v| v.value) {
+                        Some(YamlValue::Map(inner)) => inner,
+                        _ => {
+                            diags.push(
+                                Diagnostic::error(
+                                    path,
+                                    format!(
+                                        "{what} item {} has an `event:` that is not a map",
+                                        i + 1
+                                    ),
+                                )
+                                .with_span(Some(span))
+                                .with_help("write - event: { column: value, ... }"),
+                            );
+                            continue;
+                        }
                     }
-                },
+                }
                 YamlValue::Map(m) => m,
                 other => {
-                    diags.push(Diagnostic::error(path, format!("{what} item {} is {}, not a map of columns", i + 1, other.describe())).with_span(Some(span)).with_help("write each item as column: value pairs"));
+                    diags.push(
+                        Diagnostic::error(
+                            path,
+                            format!(
+                                "{what} item {} is {}, not a map of columns",
+                                i + 1,
+                                other.describe()
+                            ),
+                        )
+                        .with_span(Some(span))
+                        .with_help("write each item as column: value pairs"),
+                    );
                     continue;
                 }
             };
@@ -70,7 +93,12 @@ pub fn parse_shape(path: &str, text: &str) -> Result<FixtureShape, Vec<Diagnosti
     if !diags.is_empty() {
         return Err(diags);
     }
-    Ok(FixtureShape { model: raw.model.value.clone(), model_span: span_of(&raw.model, text), given, expect })
+    Ok(FixtureShape {
+        model: raw.model.value.clone(),
+        model_span: span_of(&raw.model, text),
+        given,
+        expect,
+    })
 }
 
 /// Types one YAML value against a column type, exactly (spec: "Values are typed against
@@ -122,7 +150,13 @@ pub struct Expected {
 }
 
 /// Types the `given` events against the top source's columns.
-pub fn type_events(path: &str, shape: &FixtureShape, source: &str, columns: &[(String, DataType)], diags: &mut Vec<Diagnostic>) -> Vec<Vec<Value>> {
+pub fn type_events(
+    path: &str,
+    shape: &FixtureShape,
+    source: &str,
+    columns: &[(String, DataType)],
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<Vec<Value>> {
     let mut events = Vec::new();
     for (i, (map, span)) in shape.given.iter().enumerate() {
         let mut row = vec![Value::Null; columns.len()];
@@ -130,16 +164,33 @@ pub fn type_events(path: &str, shape: &FixtureShape, source: &str, columns: &[(S
             let Some(idx) = columns.iter().position(|(c, _)| c == col) else {
                 let names: Vec<&str> = columns.iter().map(|(c, _)| c.as_str()).collect();
                 let help = match did_you_mean(col, names.iter().copied()) {
-                    Some(s) => format!("did you mean `{s}`? source `{source}` declares: {}", names.join(", ")),
+                    Some(s) => format!(
+                        "did you mean `{s}`? source `{source}` declares: {}",
+                        names.join(", ")
+                    ),
                     None => format!("source `{source}` declares: {}", names.join(", ")),
                 };
-                diags.push(Diagnostic::error(path, format!("event {} has column `{col}`, which source `{source}` does not declare", i + 1)).with_span(Some(span_of(v, "").start.max(span.start)..span.end)).with_help(help));
+                diags.push(
+                    Diagnostic::error(
+                        path,
+                        format!(
+                            "event {} has column `{col}`, which source `{source}` does not declare",
+                            i + 1
+                        ),
+                    )
+                    .with_span(Some(span_of(v, "").start.max(span.start)..span.end))
+                    .with_help(help),
+                );
                 continue;
             };
             let ty = columns[idx].1;
             match type_value(&v.value, ty) {
                 Ok(val) => row[idx] = val,
-                Err(m) => diags.push(Diagnostic::error(path, format!("event {}, column `{col}`: {m}", i + 1)).with_span(Some(span.clone())).with_help(format!("`{col}` is declared {ty} in sources.yml"))),
+                Err(m) => diags.push(
+                    Diagnostic::error(path, format!("event {}, column `{col}`: {m}", i + 1))
+                        .with_span(Some(span.clone()))
+                        .with_help(format!("`{col}` is declared {ty} in sources.yml")),
+                ),
             }
         }
         events.push(row);
@@ -149,7 +200,12 @@ pub fn type_events(path: &str, shape: &FixtureShape, source: &str, columns: &[(S
 
 /// Types the `expect` records against the model's output columns; a record must name
 /// exactly those columns plus `op`.
-pub fn type_expectations(path: &str, shape: &FixtureShape, schema: &[Field], diags: &mut Vec<Diagnostic>) -> Vec<Expected> {
+pub fn type_expectations(
+    path: &str,
+    shape: &FixtureShape,
+    schema: &[Field],
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<Expected> {
     let names: Vec<&str> = schema.iter().map(|f| f.name.as_str()).collect();
     let mut out = Vec::new();
     for (i, (map, span)) in shape.expect.iter().enumerate() {
@@ -159,11 +215,22 @@ pub fn type_expectations(path: &str, shape: &FixtureShape, schema: &[Field], dia
             Some(YamlValue::String(s)) if s == "update" => Some(Op::Update),
             Some(YamlValue::String(s)) if s == "delete" => Some(Op::Delete),
             Some(other) => {
-                diags.push(Diagnostic::error(path, format!("expect record {n} has op {}", other.describe())).with_span(Some(span.clone())).with_help("op is insert, update or delete"));
+                diags.push(
+                    Diagnostic::error(
+                        path,
+                        format!("expect record {n} has op {}", other.describe()),
+                    )
+                    .with_span(Some(span.clone()))
+                    .with_help("op is insert, update or delete"),
+                );
                 None
             }
             None => {
-                diags.push(Diagnostic::error(path, format!("expect record {n} has no `op`")).with_span(Some(span.clone())).with_help("add op: insert, update or delete"));
+                diags.push(
+                    Diagnostic::error(path, format!("expect record {n} has no `op`"))
+                        .with_span(Some(span.clone()))
+                        .with_help("add op: insert, update or delete"),
+                );
                 None
             }
         };
@@ -172,29 +239,59 @@ pub fn type_expectations(path: &str, shape: &FixtureShape, schema: &[Field], dia
         for (col, v) in map.iter().filter(|(k, _)| k.as_str() != "op") {
             let Some(idx) = names.iter().position(|c| c == col) else {
                 let help = match did_you_mean(col, names.iter().copied()) {
-                    Some(s) => format!("did you mean `{s}`? the model's columns are: {}", names.join(", ")),
+                    Some(s) => format!(
+                        "did you mean `{s}`? the model's columns are: {}",
+                        names.join(", ")
+                    ),
                     None => format!("the model's columns are: {}", names.join(", ")),
                 };
-                diags.push(Diagnostic::error(path, format!("expect record {n} names `{col}`, which model `{}` does not output", shape.model)).with_span(Some(span.clone())).with_help(help));
+                diags.push(
+                    Diagnostic::error(
+                        path,
+                        format!(
+                            "expect record {n} names `{col}`, which model `{}` does not output",
+                            shape.model
+                        ),
+                    )
+                    .with_span(Some(span.clone()))
+                    .with_help(help),
+                );
                 ok = false;
                 continue;
             };
             match type_value(&v.value, schema[idx].ty) {
                 Ok(val) => values[idx] = val,
                 Err(m) => {
-                    diags.push(Diagnostic::error(path, format!("expect record {n}, column `{col}`: {m}")).with_span(Some(span.clone())).with_help(format!("`{col}` is {} in the model's output", schema[idx].ty)));
+                    diags.push(
+                        Diagnostic::error(path, format!("expect record {n}, column `{col}`: {m}"))
+                            .with_span(Some(span.clone()))
+                            .with_help(format!(
+                                "`{col}` is {} in the model's output",
+                                schema[idx].ty
+                            )),
+                    );
                     ok = false;
                 }
             }
         }
         for name in &names {
             if !map.contains_key(*name) {
-                diags.push(Diagnostic::error(path, format!("expect record {n} has no value for `{name}`")).with_span(Some(span.clone())).with_help(format!("every record names each output column ({}); write null for a null", names.join(", "))));
+                diags.push(
+                    Diagnostic::error(path, format!("expect record {n} has no value for `{name}`"))
+                        .with_span(Some(span.clone()))
+                        .with_help(format!(
+                            "every record names each output column ({}); write null for a null",
+                            names.join(", ")
+                        )),
+                );
                 ok = false;
             }
         }
         if ok {
-            out.push(Expected { op: op.expect("checked"), values });
+            out.push(Expected {
+                op: op.expect("checked"),
+                values,
+            });
         }
     }
     out
@@ -231,16 +328,33 @@ pub fn compare(schema: &[Field], expected: &[Expected], actual: &[Expected]) -> 
                     if e.op != a.op {
                         Some(format!("op: expected {}, got {}", e.op, a.op))
                     } else {
-                        schema.iter().enumerate().find(|(j, _)| !values_match(&e.values[*j], &a.values[*j])).map(|(j, f)| {
-                            format!("{}: expected {}, got {}", f.name, e.values[j].render(), a.values[j].render())
-                        })
+                        schema
+                            .iter()
+                            .enumerate()
+                            .find(|(j, _)| !values_match(&e.values[*j], &a.values[*j]))
+                            .map(|(j, f)| {
+                                format!(
+                                    "{}: expected {}, got {}",
+                                    f.name,
+                                    e.values[j].render(),
+                                    a.values[j].render()
+                                )
+                            })
                     }
                 }
-                (Some(_), None) => Some("expected this record, but the model emitted nothing more".into()),
-                (None, Some(_)) => Some("the model emitted this record, but nothing more was expected".into()),
+                (Some(_), None) => {
+                    Some("expected this record, but the model emitted nothing more".into())
+                }
+                (None, Some(_)) => {
+                    Some("the model emitted this record, but nothing more was expected".into())
+                }
                 (None, None) => None,
             };
-            RowComparison { expected: e.cloned(), actual: a.cloned(), problem }
+            RowComparison {
+                expected: e.cloned(),
+                actual: a.cloned(),
+                problem,
+            }
         })
         .collect()
 }

@@ -38,12 +38,18 @@ pub fn read_contents(path: &Path) -> FileContents {
 
 /// The files directly under `dir` with extension `ext`, as project-relative paths, sorted.
 fn list(root: &Path, dir: &str, ext: &str) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir(root.join(dir)) else { return Vec::new() };
+    let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+        return Vec::new();
+    };
     let mut out: Vec<String> = entries
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
         .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|n| Path::new(n).extension().is_some_and(|x| x == ext || (ext == "yml" && x == "yaml")))
+        .filter(|n| {
+            Path::new(n)
+                .extension()
+                .is_some_and(|x| x == ext || (ext == "yml" && x == "yaml"))
+        })
         .map(|n| format!("{dir}/{n}"))
         .collect();
     out.sort();
@@ -62,22 +68,50 @@ pub fn load_project(db: &Database, root: &Path) -> Result<Project, LoadError> {
         return Err(LoadError::NoProjectFile(root.to_path_buf()));
     }
     let file = |rel: &str| SourceFile::new(db, rel.to_string(), read_contents(&root.join(rel)));
-    let models = list(root, "models", "sql").iter().map(|p| file(p)).collect();
+    let models = list(root, "models", "sql")
+        .iter()
+        .map(|p| file(p))
+        .collect();
     let fixtures = list(root, "tests", "yml").iter().map(|p| file(p)).collect();
-    Ok(Project::new(db, file("streamform.yml"), file("sources.yml"), models, fixtures))
+    Ok(Project::new(
+        db,
+        file("streamform.yml"),
+        file("sources.yml"),
+        models,
+        fixtures,
+    ))
 }
 
 /// Builds a project from in-memory files (`(relative path, text)`), for tests and tools.
 pub fn project_from_files(db: &Database, files: &[(&str, &str)]) -> Project {
     let get = |rel: &str| {
-        let contents = files.iter().find(|(p, _)| *p == rel).map_or(FileContents::Missing, |(_, t)| FileContents::Text((*t).to_string()));
+        let contents = files
+            .iter()
+            .find(|(p, _)| *p == rel)
+            .map_or(FileContents::Missing, |(_, t)| {
+                FileContents::Text((*t).to_string())
+            });
         SourceFile::new(db, rel.to_string(), contents)
     };
-    let mut models: Vec<&str> = files.iter().map(|(p, _)| *p).filter(|p| p.starts_with("models/") && p.ends_with(".sql")).collect();
+    let mut models: Vec<&str> = files
+        .iter()
+        .map(|(p, _)| *p)
+        .filter(|p| p.starts_with("models/") && p.ends_with(".sql"))
+        .collect();
     models.sort();
-    let mut fixtures: Vec<&str> = files.iter().map(|(p, _)| *p).filter(|p| p.starts_with("tests/") && p.ends_with(".yml")).collect();
+    let mut fixtures: Vec<&str> = files
+        .iter()
+        .map(|(p, _)| *p)
+        .filter(|p| p.starts_with("tests/") && p.ends_with(".yml"))
+        .collect();
     fixtures.sort();
     let models = models.into_iter().map(get).collect();
     let fixtures = fixtures.into_iter().map(get).collect();
-    Project::new(db, get("streamform.yml"), get("sources.yml"), models, fixtures)
+    Project::new(
+        db,
+        get("streamform.yml"),
+        get("sources.yml"),
+        models,
+        fixtures,
+    )
 }

@@ -16,15 +16,16 @@ use datafusion_common::{DFSchemaRef, ScalarValue, TableReference};
 use datafusion_expr::expr::AggregateFunction;
 use datafusion_expr::logical_plan::builder::LogicalTableSource;
 use datafusion_expr::{
-    AggregateUDF, AggregateUDFImpl, Expr as DfExpr, LogicalPlan, Operator as DfOp, ScalarUDF, Signature, TableSource,
-    Volatility, WindowUDF,
+    AggregateUDF, AggregateUDFImpl, Expr as DfExpr, LogicalPlan, Operator as DfOp, ScalarUDF,
+    Signature, TableSource, Volatility, WindowUDF,
 };
 use datafusion_sql::planner::{ContextProvider, ParserOptions, SqlToRel};
 use sqlparser::ast::{Ident, ObjectName, ObjectNamePart, Query, Statement, TableFactor};
 use streamform_ir::types::{arithmetic_type, castable, comparable};
 use streamform_ir::{
-    AggCall, AggFunc, ArithOp, BinaryOp, Boundedness, Changelog, DataType, Expr, Field, Input, KeyedState, Materialized,
-    ModelPlan, Node, NodeKind, Operator, ProjectItem, Retention, SinkTarget, SortKey, State, Value, assign_id,
+    AggCall, AggFunc, ArithOp, BinaryOp, Boundedness, Changelog, DataType, Expr, Field, Input,
+    KeyedState, Materialized, ModelPlan, Node, NodeKind, Operator, ProjectItem, Retention,
+    SinkTarget, SortKey, State, Value, assign_id,
 };
 
 use crate::config::SourceDef;
@@ -72,7 +73,12 @@ fn from_arrow(t: &ArrowType) -> Option<DataType> {
         ArrowType::Int8 | ArrowType::Int16 | ArrowType::Int32 => DataType::Int32,
         ArrowType::Int64 => DataType::Int64,
         ArrowType::Float32 | ArrowType::Float64 => DataType::Float64,
-        ArrowType::Decimal128(p, s) if *s >= 0 && *p <= 38 && (*s as u8) <= *p => DataType::Decimal { precision: *p, scale: *s as u8 },
+        ArrowType::Decimal128(p, s) if *s >= 0 && *p <= 38 && (*s as u8) <= *p => {
+            DataType::Decimal {
+                precision: *p,
+                scale: *s as u8,
+            }
+        }
         ArrowType::Utf8 | ArrowType::LargeUtf8 | ArrowType::Utf8View => DataType::String,
         ArrowType::Boolean => DataType::Boolean,
         ArrowType::Timestamp(_, None) => DataType::Timestamp,
@@ -101,8 +107,13 @@ impl AggregateUDFImpl for PlanningAggregate {
             (_, Some(t)) => t.clone(),
         })
     }
-    fn accumulator(&self, _: datafusion_expr::function::AccumulatorArgs) -> datafusion_common::Result<Box<dyn datafusion_expr::Accumulator>> {
-        datafusion_common::not_impl_err!("Streamform plans aggregates but never executes them in DataFusion")
+    fn accumulator(
+        &self,
+        _: datafusion_expr::function::AccumulatorArgs,
+    ) -> datafusion_common::Result<Box<dyn datafusion_expr::Accumulator>> {
+        datafusion_common::not_impl_err!(
+            "Streamform plans aggregates but never executes them in DataFusion"
+        )
     }
 }
 
@@ -115,17 +126,36 @@ struct Catalog {
 
 impl Catalog {
     fn new(table: &str, fields: &[Field]) -> Catalog {
-        let arrow: Vec<ArrowField> = fields.iter().map(|f| ArrowField::new(&f.name, arrow_type(f.ty), f.nullable)).collect();
+        let arrow: Vec<ArrowField> = fields
+            .iter()
+            .map(|f| ArrowField::new(&f.name, arrow_type(f.ty), f.nullable))
+            .collect();
         let aggregates = ["sum", "count", "min", "max"]
             .into_iter()
-            .map(|n| (n, Arc::new(AggregateUDF::new_from_impl(PlanningAggregate { name: n, signature: Signature::variadic_any(Volatility::Immutable) }))))
+            .map(|n| {
+                (
+                    n,
+                    Arc::new(AggregateUDF::new_from_impl(PlanningAggregate {
+                        name: n,
+                        signature: Signature::variadic_any(Volatility::Immutable),
+                    })),
+                )
+            })
             .collect();
-        Catalog { table: table.to_string(), schema: Arc::new(ArrowSchema::new(arrow)), options: ConfigOptions::default(), aggregates }
+        Catalog {
+            table: table.to_string(),
+            schema: Arc::new(ArrowSchema::new(arrow)),
+            options: ConfigOptions::default(),
+            aggregates,
+        }
     }
 }
 
 impl ContextProvider for Catalog {
-    fn get_table_source(&self, name: TableReference) -> datafusion_common::Result<Arc<dyn TableSource>> {
+    fn get_table_source(
+        &self,
+        name: TableReference,
+    ) -> datafusion_common::Result<Arc<dyn TableSource>> {
         if name.table() == self.table {
             Ok(Arc::new(LogicalTableSource::new(self.schema.clone())))
         } else {
@@ -139,7 +169,9 @@ impl ContextProvider for Catalog {
         None
     }
     fn get_aggregate_meta(&self, name: &str) -> Option<Arc<AggregateUDF>> {
-        self.aggregates.get(name.to_ascii_lowercase().as_str()).cloned()
+        self.aggregates
+            .get(name.to_ascii_lowercase().as_str())
+            .cloned()
     }
     fn get_window_meta(&self, _: &str) -> Option<Arc<WindowUDF>> {
         None
@@ -188,14 +220,29 @@ impl Lowering<'_> {
 
     fn push(&mut self, op: Operator, schema: Vec<Field>, state: State) {
         let id = assign_id(self.model, &self.nodes, op.kind());
-        self.nodes.push(Node { id, op, schema: schema.clone(), boundedness: self.boundedness, changelog: self.changelog.clone(), state });
+        self.nodes.push(Node {
+            id,
+            op,
+            schema: schema.clone(),
+            boundedness: self.boundedness,
+            changelog: self.changelog.clone(),
+            state,
+        });
         self.schema = schema;
     }
 
     fn column(&self, df: &DFSchemaRef, col: &datafusion_common::Column) -> Lowered<Field> {
         match df.index_of_column(col) {
-            Ok(i) => self.schema.get(i).cloned().ok_or_else(|| self.err(format!("column `{}` could not be resolved", col.name), "this is a bug in Streamform's lowering")),
-            Err(_) => Err(self.err(format!("unknown column `{}`", col.name), "check the column names of the input")),
+            Ok(i) => self.schema.get(i).cloned().ok_or_else(|| {
+                self.err(
+                    format!("column `{}` could not be resolved", col.name),
+                    "this is a bug in Streamform's lowering",
+                )
+            }),
+            Err(_) => Err(self.err(
+                format!("unknown column `{}`", col.name),
+                "check the column names of the input",
+            )),
         }
     }
 
@@ -204,9 +251,17 @@ impl Lowering<'_> {
             DfExpr::Alias(a) => self.expr(df, &a.expr)?,
             DfExpr::Column(c) => {
                 let f = self.column(df, c)?;
-                Expr::Column { name: f.name, ty: f.ty }
+                Expr::Column {
+                    name: f.name,
+                    ty: f.ty,
+                }
             }
-            DfExpr::Literal(v, _) => literal(v).ok_or_else(|| self.err(format!("the literal {v} is not supported"), "literals are numbers, 'strings', TRUE, FALSE and NULL"))?,
+            DfExpr::Literal(v, _) => literal(v).ok_or_else(|| {
+                self.err(
+                    format!("the literal {v} is not supported"),
+                    "literals are numbers, 'strings', TRUE, FALSE and NULL",
+                )
+            })?,
             DfExpr::Not(inner) => {
                 let inner = self.expr(df, inner)?;
                 self.expect_boolean(&inner, "NOT")?;
@@ -215,27 +270,48 @@ impl Lowering<'_> {
             DfExpr::Negative(inner) => {
                 let inner = self.expr(df, inner)?;
                 if !inner.data_type().is_numeric() {
-                    return Err(self.err(format!("cannot negate `{inner}` of type {}", inner.data_type()), "unary minus applies to numbers"));
+                    return Err(self.err(
+                        format!("cannot negate `{inner}` of type {}", inner.data_type()),
+                        "unary minus applies to numbers",
+                    ));
                 }
                 Expr::Negative(Box::new(inner))
             }
-            DfExpr::IsNull(inner) => Expr::IsNull { expr: Box::new(self.expr(df, inner)?), negated: false },
-            DfExpr::IsNotNull(inner) => Expr::IsNull { expr: Box::new(self.expr(df, inner)?), negated: true },
+            DfExpr::IsNull(inner) => Expr::IsNull {
+                expr: Box::new(self.expr(df, inner)?),
+                negated: false,
+            },
+            DfExpr::IsNotNull(inner) => Expr::IsNull {
+                expr: Box::new(self.expr(df, inner)?),
+                negated: true,
+            },
             DfExpr::Cast(c) => {
                 let inner = self.expr(df, &c.expr)?;
                 let Some(to) = from_arrow(c.field.data_type()) else {
-                    return Err(self.err(format!("CAST to {} is not supported", c.field.data_type()), "cast to INT, BIGINT, DOUBLE, DECIMAL(p,s), STRING or BOOLEAN"));
+                    return Err(self.err(
+                        format!("CAST to {} is not supported", c.field.data_type()),
+                        "cast to INT, BIGINT, DOUBLE, DECIMAL(p,s), STRING or BOOLEAN",
+                    ));
                 };
                 let inner = retype_null(inner, to);
                 if !castable(inner.data_type(), to) {
-                    return Err(self.err(format!("cannot CAST `{inner}` from {} to {to}", inner.data_type()), "casts convert between numbers, strings and booleans"));
+                    return Err(self.err(
+                        format!("cannot CAST `{inner}` from {} to {to}", inner.data_type()),
+                        "casts convert between numbers, strings and booleans",
+                    ));
                 }
-                Expr::Cast { expr: Box::new(inner), ty: to }
+                Expr::Cast {
+                    expr: Box::new(inner),
+                    ty: to,
+                }
             }
             DfExpr::BinaryExpr(b) => {
                 let left = self.expr(df, &b.left)?;
                 let right = self.expr(df, &b.right)?;
-                let (left, right) = (retype_null(left, right.data_type()), retype_null(right, left_type_hint(&b.left, self, df)));
+                let (left, right) = (
+                    retype_null(left, right.data_type()),
+                    retype_null(right, left_type_hint(&b.left, self, df)),
+                );
                 let op = match b.op {
                     DfOp::Plus => BinaryOp::Arith(ArithOp::Add),
                     DfOp::Minus => BinaryOp::Arith(ArithOp::Sub),
@@ -250,11 +326,21 @@ impl Lowering<'_> {
                     DfOp::GtEq => BinaryOp::GtEq,
                     DfOp::And => BinaryOp::And,
                     DfOp::Or => BinaryOp::Or,
-                    other => return Err(self.err(format!("the operator `{other}` is not supported yet"), "comparison, arithmetic, AND, OR and NOT are supported")),
+                    other => {
+                        return Err(self.err(
+                            format!("the operator `{other}` is not supported yet"),
+                            "comparison, arithmetic, AND, OR and NOT are supported",
+                        ));
+                    }
                 };
                 let (lt, rt) = (left.data_type(), right.data_type());
                 let ty = match op {
-                    BinaryOp::Arith(a) => arithmetic_type(a, lt, rt).map_err(|m| self.err(format!("`{} {} {}`: {m}", left, op.symbol(), right), "arithmetic applies to int32, int64, float64 and decimal columns"))?,
+                    BinaryOp::Arith(a) => arithmetic_type(a, lt, rt).map_err(|m| {
+                        self.err(
+                            format!("`{} {} {}`: {m}", left, op.symbol(), right),
+                            "arithmetic applies to int32, int64, float64 and decimal columns",
+                        )
+                    })?,
                     BinaryOp::And | BinaryOp::Or => {
                         self.expect_boolean(&left, op.symbol())?;
                         self.expect_boolean(&right, op.symbol())?;
@@ -262,14 +348,27 @@ impl Lowering<'_> {
                     }
                     _ => {
                         if !comparable(lt, rt) {
-                            return Err(self.err(format!("cannot compare `{left}` ({lt}) with `{right}` ({rt})"), "compare values of the same kind, or CAST one side"));
+                            return Err(self.err(
+                                format!("cannot compare `{left}` ({lt}) with `{right}` ({rt})"),
+                                "compare values of the same kind, or CAST one side",
+                            ));
                         }
                         DataType::Boolean
                     }
                 };
-                Expr::Binary { op, left: Box::new(left), right: Box::new(right), ty }
+                Expr::Binary {
+                    op,
+                    left: Box::new(left),
+                    right: Box::new(right),
+                    ty,
+                }
             }
-            other => return Err(self.err(format!("the expression `{other}` is not supported yet"), crate::sql_help())),
+            other => {
+                return Err(self.err(
+                    format!("the expression `{other}` is not supported yet"),
+                    crate::sql_help(),
+                ));
+            }
         })
     }
 
@@ -277,7 +376,10 @@ impl Lowering<'_> {
         if e.data_type() == DataType::Boolean {
             Ok(())
         } else {
-            Err(self.err(format!("{what} needs a boolean, but `{e}` is {}", e.data_type()), "use a comparison such as x > 0"))
+            Err(self.err(
+                format!("{what} needs a boolean, but `{e}` is {}", e.data_type()),
+                "use a comparison such as x > 0",
+            ))
         }
     }
 
@@ -288,8 +390,24 @@ impl Lowering<'_> {
                     Upstream::Source(def) => {
                         self.boundedness = def.connector.boundedness();
                         self.changelog = Changelog::Append;
-                        let schema = def.schema.iter().map(|(n, t)| Field { name: n.clone(), ty: *t, nullable: true }).collect();
-                        self.push(Operator::Source { name: def.name.clone(), connector: def.connector.clone(), format: def.format.clone() }, schema, State::Stateless);
+                        let schema = def
+                            .schema
+                            .iter()
+                            .map(|(n, t)| Field {
+                                name: n.clone(),
+                                ty: *t,
+                                nullable: true,
+                            })
+                            .collect();
+                        self.push(
+                            Operator::Source {
+                                name: def.name.clone(),
+                                connector: def.connector.clone(),
+                                format: def.format.clone(),
+                            },
+                            schema,
+                            State::Stateless,
+                        );
                     }
                     Upstream::Model(_, c) => {
                         self.boundedness = c.boundedness;
@@ -332,31 +450,73 @@ impl Lowering<'_> {
                             ));
                         }
                     };
-                    if let Expr::Literal { value: Value::Null, .. } = lowered {
-                        return Err(self.err(format!("the column `{name}` is an untyped NULL"), "write CAST(NULL AS <type>)"));
+                    if let Expr::Literal {
+                        value: Value::Null, ..
+                    } = lowered
+                    {
+                        return Err(self.err(
+                            format!("the column `{name}` is an untyped NULL"),
+                            "write CAST(NULL AS <type>)",
+                        ));
                     }
-                    let nullable = lowered.columns().iter().any(|c| self.schema.iter().any(|f| &f.name == c && f.nullable))
-                        || matches!(lowered, Expr::Literal { value: Value::Null, .. } | Expr::Cast { .. })
-                        || matches!(lowered, Expr::Binary { op: BinaryOp::Arith(_), .. });
-                    schema.push(Field { name: name.clone(), ty: lowered.data_type(), nullable: nullable || lowered.columns().is_empty() && false });
-                    items.push(ProjectItem { expr: lowered, name });
+                    let nullable = lowered
+                        .columns()
+                        .iter()
+                        .any(|c| self.schema.iter().any(|f| &f.name == c && f.nullable))
+                        || matches!(
+                            lowered,
+                            Expr::Literal {
+                                value: Value::Null,
+                                ..
+                            } | Expr::Cast { .. }
+                        )
+                        || matches!(
+                            lowered,
+                            Expr::Binary {
+                                op: BinaryOp::Arith(_),
+                                ..
+                            }
+                        );
+                    schema.push(Field {
+                        name: name.clone(),
+                        ty: lowered.data_type(),
+                        nullable: nullable || lowered.columns().is_empty() && false,
+                    });
+                    items.push(ProjectItem {
+                        expr: lowered,
+                        name,
+                    });
                 }
                 let mut seen = std::collections::HashSet::new();
                 if let Some(dup) = schema.iter().find(|f| !seen.insert(f.name.clone())) {
-                    return Err(self.err(format!("the column `{}` appears twice in the output", dup.name), "give each output column its own name with AS"));
+                    return Err(self.err(
+                        format!("the column `{}` appears twice in the output", dup.name),
+                        "give each output column its own name with AS",
+                    ));
                 }
                 if let Changelog::Upsert(key) = &self.changelog {
                     let mut out_key = Vec::new();
                     for k in key {
-                        let Some(item) = items.iter().find(|i| matches!(&i.expr, Expr::Column { name, .. } if name == k)) else {
-                            return Err(self.err(format!("the SELECT list drops `{k}`, the key of its updating input"), "keep the key columns in the SELECT list"));
+                        let Some(item) = items
+                            .iter()
+                            .find(|i| matches!(&i.expr, Expr::Column { name, .. } if name == k))
+                        else {
+                            return Err(self.err(
+                                format!(
+                                    "the SELECT list drops `{k}`, the key of its updating input"
+                                ),
+                                "keep the key columns in the SELECT list",
+                            ));
                         };
                         out_key.push(item.name.clone());
                     }
                     self.changelog = Changelog::Upsert(out_key);
                 }
                 let identity = items.len() == self.schema.len()
-                    && items.iter().zip(&self.schema).all(|(i, f)| matches!(&i.expr, Expr::Column { name, .. } if *name == f.name) && i.name == f.name);
+                    && items.iter().zip(&self.schema).all(|(i, f)| {
+                        matches!(&i.expr, Expr::Column { name, .. } if *name == f.name)
+                            && i.name == f.name
+                    });
                 if identity {
                     self.schema = schema;
                 } else {
@@ -376,7 +536,10 @@ impl Lowering<'_> {
                 let mut schema = Vec::new();
                 for g in &a.group_expr {
                     let DfExpr::Column(c) = g else {
-                        return Err(self.err(format!("GROUP BY `{g}` is not a column"), "group by plain columns"));
+                        return Err(self.err(
+                            format!("GROUP BY `{g}` is not a column"),
+                            "group by plain columns",
+                        ));
                     };
                     let f = self.column(df, c)?;
                     group_by.push(f.name.clone());
@@ -385,22 +548,39 @@ impl Lowering<'_> {
                 let mut calls: Vec<AggCall> = Vec::new();
                 for e in &a.aggr_expr {
                     let call = self.agg_call(df, e)?;
-                    schema.push(Field { name: call.name(), ty: call.ty, nullable: call.func != AggFunc::Count });
+                    schema.push(Field {
+                        name: call.name(),
+                        ty: call.ty,
+                        nullable: call.func != AggFunc::Count,
+                    });
                     calls.push(call);
                 }
                 let state = KeyedState {
                     key: group_by.clone(),
-                    accumulators: calls.iter().map(|c| streamform_ir::Accumulator { name: c.name(), ty: c.ty }).collect(),
+                    accumulators: calls
+                        .iter()
+                        .map(|c| streamform_ir::Accumulator {
+                            name: c.name(),
+                            ty: c.ty,
+                        })
+                        .collect(),
                     retention: Retention::Unbounded,
                 };
                 self.changelog = Changelog::Upsert(group_by.clone());
-                self.push(Operator::Aggregate { group_by, calls }, schema, State::Keyed(state));
+                self.push(
+                    Operator::Aggregate { group_by, calls },
+                    schema,
+                    State::Keyed(state),
+                );
                 Ok(())
             }
             LogicalPlan::Sort(s) => {
                 self.plan(&s.input, upstream)?;
                 if s.fetch.is_some() {
-                    return Err(self.err("LIMIT is not supported yet".into(), "filter with WHERE instead"));
+                    return Err(self.err(
+                        "LIMIT is not supported yet".into(),
+                        "filter with WHERE instead",
+                    ));
                 }
                 if self.boundedness == Boundedness::Unbounded {
                     return Err(Diagnostic::error(
@@ -413,21 +593,33 @@ impl Lowering<'_> {
                     .with_help("ORDER BY needs an input that ends, such as a file source"));
                 }
                 if self.changelog.is_updating() {
-                    return Err(self.err("ORDER BY over an updating input is not supported yet".into(), "sort an append-only input"));
+                    return Err(self.err(
+                        "ORDER BY over an updating input is not supported yet".into(),
+                        "sort an append-only input",
+                    ));
                 }
                 let df = s.input.schema();
                 let mut keys = Vec::new();
                 for k in &s.expr {
                     let DfExpr::Column(c) = &k.expr else {
-                        return Err(self.err(format!("ORDER BY `{}` is not a column", k.expr), "order by output columns"));
+                        return Err(self.err(
+                            format!("ORDER BY `{}` is not a column", k.expr),
+                            "order by output columns",
+                        ));
                     };
-                    keys.push(SortKey { column: self.column(df, c)?.name, descending: !k.asc });
+                    keys.push(SortKey {
+                        column: self.column(df, c)?.name,
+                        descending: !k.asc,
+                    });
                 }
                 let schema = self.schema.clone();
                 self.push(Operator::Sort { keys }, schema, State::Stateless);
                 Ok(())
             }
-            other => Err(self.err(format!("`{}` is not supported yet", other.display()), crate::sql_help())),
+            other => Err(self.err(
+                format!("`{}` is not supported yet", other.display()),
+                crate::sql_help(),
+            )),
         }
     }
 
@@ -444,37 +636,72 @@ impl Lowering<'_> {
             "count" => AggFunc::Count,
             "min" => AggFunc::Min,
             "max" => AggFunc::Max,
-            other => return Err(self.err(format!("the aggregate `{other}` is not supported yet"), "the aggregates are sum, count, min and max")),
+            other => {
+                return Err(self.err(
+                    format!("the aggregate `{other}` is not supported yet"),
+                    "the aggregates are sum, count, min and max",
+                ));
+            }
         };
         let arg = match params.args.as_slice() {
             [DfExpr::Column(c)] => Some(self.column(df, c)?),
             [DfExpr::Literal(..)] | [] if func_kind == AggFunc::Count => None,
-            _ => return Err(self.err(format!("`{e}`: an aggregate takes one column"), "compute the expression in an upstream model and aggregate its column")),
+            #[allow(deprecated)]
+            [DfExpr::Wildcard { .. }] if func_kind == AggFunc::Count => None,
+            _ => {
+                return Err(self.err(
+                    format!("`{e}`: an aggregate takes one column"),
+                    "compute the expression in an upstream model and aggregate its column",
+                ));
+            }
         };
-        let name = format!("{}({})", func_kind.name(), arg.as_ref().map_or("*", |f| f.name.as_str()));
+        let name = format!(
+            "{}({})",
+            func_kind.name(),
+            arg.as_ref().map_or("*", |f| f.name.as_str())
+        );
         let ty = match (func_kind, arg.as_ref().map(|f| f.ty)) {
             (AggFunc::Count, _) => DataType::Int64,
             (AggFunc::Sum, Some(DataType::Int32 | DataType::Int64)) => DataType::Int64,
-            (AggFunc::Sum, Some(DataType::Decimal { scale, .. })) => DataType::Decimal { precision: 38, scale },
+            (AggFunc::Sum, Some(DataType::Decimal { scale, .. })) => DataType::Decimal {
+                precision: 38,
+                scale,
+            },
             (AggFunc::Sum, Some(DataType::Float64)) => DataType::Float64,
             (AggFunc::Min | AggFunc::Max, Some(t)) if t != DataType::Boolean => t,
             (_, Some(t)) => {
-                return Err(self.err(format!("`{name}` is not supported over a {t} column"), "sum takes numbers; min and max take numbers, strings and timestamps"));
+                return Err(self.err(
+                    format!("`{name}` is not supported over a {t} column"),
+                    "sum takes numbers; min and max take numbers, strings and timestamps",
+                ));
             }
-            (_, None) => return Err(self.err(format!("`{name}` needs a column"), "write e.g. sum(amount)")),
+            (_, None) => {
+                return Err(self.err(format!("`{name}` needs a column"), "write e.g. sum(amount)"));
+            }
         };
-        Ok(AggCall { func: func_kind, arg: arg.map(|f| f.name), ty })
+        Ok(AggCall {
+            func: func_kind,
+            arg: arg.map(|f| f.name),
+            ty,
+        })
     }
 }
 
 fn left_type_hint(e: &DfExpr, l: &Lowering<'_>, df: &DFSchemaRef) -> DataType {
-    l.expr(df, e).map(|x| x.data_type()).unwrap_or(DataType::Boolean)
+    l.expr(df, e)
+        .map(|x| x.data_type())
+        .unwrap_or(DataType::Boolean)
 }
 
 /// Gives an untyped NULL literal the type its context needs.
 fn retype_null(e: Expr, ty: DataType) -> Expr {
     match e {
-        Expr::Literal { value: Value::Null, .. } => Expr::Literal { value: Value::Null, ty },
+        Expr::Literal {
+            value: Value::Null, ..
+        } => Expr::Literal {
+            value: Value::Null,
+            ty,
+        },
         other => other,
     }
 }
@@ -482,11 +709,19 @@ fn retype_null(e: Expr, ty: DataType) -> Expr {
 /// Columns that a predicate guarantees are not null (`x IS NOT NULL` conjuncts).
 fn not_null_columns(p: &Expr) -> Vec<String> {
     match p {
-        Expr::IsNull { expr, negated: true } => match expr.as_ref() {
+        Expr::IsNull {
+            expr,
+            negated: true,
+        } => match expr.as_ref() {
             Expr::Column { name, .. } => vec![name.clone()],
             _ => Vec::new(),
         },
-        Expr::Binary { op: BinaryOp::And, left, right, .. } => {
+        Expr::Binary {
+            op: BinaryOp::And,
+            left,
+            right,
+            ..
+        } => {
             let mut v = not_null_columns(left);
             v.extend(not_null_columns(right));
             v
@@ -507,10 +742,21 @@ fn literal(v: &ScalarValue) -> Option<Expr> {
         ScalarValue::UInt64(Some(i)) => (Value::Int64(i64::try_from(*i).ok()?), DataType::Int64),
         ScalarValue::Decimal128(Some(m), p, s) if *s >= 0 => {
             let d = streamform_ir::Decimal::new(*m, *s as u8);
-            (Value::Decimal(d), DataType::Decimal { precision: (*p).max(1), scale: *s as u8 })
+            (
+                Value::Decimal(d),
+                DataType::Decimal {
+                    precision: (*p).max(1),
+                    scale: *s as u8,
+                },
+            )
         }
-        ScalarValue::Float64(Some(f)) => (Value::Float64(streamform_ir::value::F64(*f)), DataType::Float64),
-        ScalarValue::Utf8(Some(s)) | ScalarValue::Utf8View(Some(s)) | ScalarValue::LargeUtf8(Some(s)) => (Value::String(s.clone()), DataType::String),
+        ScalarValue::Float64(Some(f)) => (
+            Value::Float64(streamform_ir::value::F64(*f)),
+            DataType::Float64,
+        ),
+        ScalarValue::Utf8(Some(s))
+        | ScalarValue::Utf8View(Some(s))
+        | ScalarValue::LargeUtf8(Some(s)) => (Value::String(s.clone()), DataType::String),
         ScalarValue::Boolean(Some(b)) => (Value::Boolean(*b), DataType::Boolean),
         other if other.is_null() => (Value::Null, DataType::Boolean),
         _ => return None,
@@ -522,8 +768,13 @@ fn literal(v: &ScalarValue) -> Option<Expr> {
 fn with_plain_relation(query: &Query, name: &str) -> Query {
     let mut q = query.clone();
     if let sqlparser::ast::SetExpr::Select(s) = q.body.as_mut() {
-        if let Some(TableFactor::Table { name: table, args, .. }) = s.from.first_mut().map(|t| &mut t.relation) {
-            *table = ObjectName(vec![ObjectNamePart::Identifier(Ident::with_quote('"', name))]);
+        if let Some(TableFactor::Table {
+            name: table, args, ..
+        }) = s.from.first_mut().map(|t| &mut t.relation)
+        {
+            *table = ObjectName(vec![ObjectNamePart::Identifier(Ident::with_quote(
+                '"', name,
+            ))]);
             *args = None;
         }
     }
@@ -534,7 +785,12 @@ fn with_plain_relation(query: &Query, name: &str) -> Query {
 fn datafusion_message(e: &datafusion_common::DataFusionError) -> String {
     let raw = e.strip_backtrace();
     let mut m = raw.as_str();
-    for prefix in ["Error during planning: ", "Schema error: ", "This feature is not implemented: ", "SQL error: "] {
+    for prefix in [
+        "Error during planning: ",
+        "Schema error: ",
+        "This feature is not implemented: ",
+        "SQL error: ",
+    ] {
         m = m.strip_prefix(prefix).unwrap_or(m);
     }
     m.lines().next().unwrap_or(m).to_string()
@@ -556,25 +812,45 @@ pub fn lower_model(
     declared: &Declared<'_>,
 ) -> Result<ModelPlan, Diagnostic> {
     let input_fields: Vec<Field> = match upstream {
-        Upstream::Source(def) => def.schema.iter().map(|(n, t)| Field { name: n.clone(), ty: *t, nullable: true }).collect(),
+        Upstream::Source(def) => def
+            .schema
+            .iter()
+            .map(|(n, t)| Field {
+                name: n.clone(),
+                ty: *t,
+                nullable: true,
+            })
+            .collect(),
         Upstream::Model(_, c) => c.schema.clone(),
     };
     let table = match &reads.input {
         Input::Source(n) | Input::Model(n) => n.clone(),
     };
     let catalog = Catalog::new(&table, &input_fields);
-    let options = ParserOptions::new().with_parse_float_as_decimal(true).with_enable_ident_normalization(false);
-    let options = ParserOptions { collect_spans: true, ..options };
+    let options = ParserOptions::new()
+        .with_parse_float_as_decimal(true)
+        .with_enable_ident_normalization(false);
+    let options = ParserOptions {
+        collect_spans: true,
+        ..options
+    };
     let planner = SqlToRel::new_with_options(&catalog, options);
     let statement = Statement::Query(Box::new(with_plain_relation(query, &table)));
     let plan = planner.sql_statement_to_plan(statement).map_err(|e| {
         let span = e.diagnostic().and_then(|d| d.span).map(|s| {
-            let start = crate::diagnostic::offset_of(text, s.start.line as usize, s.start.column as usize);
-            let end = crate::diagnostic::offset_of(text, s.end.line as usize, s.end.column as usize);
+            let start =
+                crate::diagnostic::offset_of(text, s.start.line as usize, s.start.column as usize);
+            let end =
+                crate::diagnostic::offset_of(text, s.end.line as usize, s.end.column as usize);
             start..end.max(start + 1).min(text.len())
         });
-        let help = e.diagnostic().and_then(|d| d.helps.first().map(|h| h.message.clone())).unwrap_or_else(|| "check the column names and types of the input".into());
-        Diagnostic::error(path, format!("model `{model}`: {}", datafusion_message(&e))).with_span(span).with_help(help)
+        let help = e
+            .diagnostic()
+            .and_then(|d| d.helps.first().map(|h| h.message.clone()))
+            .unwrap_or_else(|| "check the column names and types of the input".into());
+        Diagnostic::error(path, format!("model `{model}`: {}", datafusion_message(&e)))
+            .with_span(span)
+            .with_help(help)
     })?;
     let mut l = Lowering {
         model,
@@ -587,20 +863,42 @@ pub fn lower_model(
         diags: Vec::new(),
         from_span: reads.span.clone(),
     };
-    l.plan(&plan, upstream).map_err(|d| if d.span.is_none() { d.with_span(reads.span.clone()) } else { d })?;
+    l.plan(&plan, upstream).map_err(|d| {
+        if d.span.is_none() {
+            d.with_span(reads.span.clone())
+        } else {
+            d
+        }
+    })?;
     let _ = (&l.diags, l.text);
     let changelog = sink_changelog(&l, declared)?;
     l.changelog = changelog;
     let schema = l.schema.clone();
-    l.push(Operator::Sink { model: model.to_string(), materialized: declared.materialized.clone(), target: declared.sink.cloned() }, schema, State::Stateless);
-    Ok(ModelPlan { name: model.to_string(), input: reads.input.clone(), nodes: l.nodes })
+    l.push(
+        Operator::Sink {
+            model: model.to_string(),
+            materialized: declared.materialized.clone(),
+            target: declared.sink.cloned(),
+        },
+        schema,
+        State::Stateless,
+    );
+    Ok(ModelPlan {
+        name: model.to_string(),
+        input: reads.input.clone(),
+        nodes: l.nodes,
+    })
 }
 
 /// Checks the declared materialization against the derived changelog and returns the
 /// Sink's changelog (spec: "Declared and derived must agree").
 fn sink_changelog(l: &Lowering<'_>, declared: &Declared<'_>) -> Result<Changelog, Diagnostic> {
     let model = l.model;
-    let config_err = |message: String, help: String| Diagnostic::error("streamform.yml", message).with_span(declared.config_span.clone()).with_help(help);
+    let config_err = |message: String, help: String| {
+        Diagnostic::error("streamform.yml", message)
+            .with_span(declared.config_span.clone())
+            .with_help(help)
+    };
     let has_aggregate = l.nodes.iter().any(|n| n.id.kind == NodeKind::Aggregate);
     match (declared.materialized, &l.changelog) {
         (Materialized::Append, Changelog::Upsert(key)) if has_aggregate => Err(config_err(

@@ -7,8 +7,8 @@
 use std::ops::Range;
 
 use sqlparser::ast::{
-    self as ast, Expr as SqlExpr, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, Query, SelectItem, SetExpr,
-    Spanned, Statement, TableFactor, Value as SqlValue,
+    self as ast, Expr as SqlExpr, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr,
+    Query, SelectItem, SetExpr, Spanned, Statement, TableFactor, Value as SqlValue,
 };
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
@@ -22,7 +22,11 @@ pub fn byte_span(text: &str, span: sqlparser::tokenizer::Span) -> Option<Range<u
         return None;
     }
     let start = offset_of(text, span.start.line as usize, span.start.column as usize);
-    let end = if span.end.line == 0 { start } else { offset_of(text, span.end.line as usize, span.end.column as usize) };
+    let end = if span.end.line == 0 {
+        start
+    } else {
+        offset_of(text, span.end.line as usize, span.end.column as usize)
+    };
     Some(start..end.max(start + 1).min(text.len().max(start + 1)))
 }
 
@@ -35,18 +39,29 @@ pub struct ParsedModel {
 
 /// Parses `text` as exactly one SELECT statement.
 pub fn parse_model(path: &str, model: &str, text: &str) -> ParsedModel {
-    let fail = |d: Diagnostic| ParsedModel { query: None, diagnostics: vec![d] };
-    if text.trim().is_empty() || text.lines().all(|l| l.trim().is_empty() || l.trim_start().starts_with("--")) {
+    let fail = |d: Diagnostic| ParsedModel {
+        query: None,
+        diagnostics: vec![d],
+    };
+    if text.trim().is_empty()
+        || text
+            .lines()
+            .all(|l| l.trim().is_empty() || l.trim_start().starts_with("--"))
+    {
         return fail(
-            Diagnostic::error(path, format!("model `{model}` is empty"))
-                .with_help("a model file holds one SELECT statement, e.g. SELECT * FROM source('orders')"),
+            Diagnostic::error(path, format!("model `{model}` is empty")).with_help(
+                "a model file holds one SELECT statement, e.g. SELECT * FROM source('orders')",
+            ),
         );
     }
     let statements = match Parser::parse_sql(&GenericDialect {}, text) {
         Ok(s) => s,
         Err(e) => {
             let msg = e.to_string();
-            let msg = msg.strip_prefix("sql parser error: ").unwrap_or(&msg).to_string();
+            let msg = msg
+                .strip_prefix("sql parser error: ")
+                .unwrap_or(&msg)
+                .to_string();
             let (clean, span) = split_position(&msg, text);
             return fail(
                 Diagnostic::error(path, format!("model `{model}` is not valid SQL: {clean}"))
@@ -56,17 +71,29 @@ pub fn parse_model(path: &str, model: &str, text: &str) -> ParsedModel {
         }
     };
     match statements.as_slice() {
-        [] => fail(Diagnostic::error(path, format!("model `{model}` is empty")).with_help("a model file holds one SELECT statement")),
-        [Statement::Query(q)] => ParsedModel { query: Some(q.clone()), diagnostics: Vec::new() },
+        [] => fail(
+            Diagnostic::error(path, format!("model `{model}` is empty"))
+                .with_help("a model file holds one SELECT statement"),
+        ),
+        [Statement::Query(q)] => ParsedModel {
+            query: Some(q.clone()),
+            diagnostics: Vec::new(),
+        },
         [one] => fail(
             Diagnostic::error(path, format!("model `{model}` is not a SELECT statement"))
                 .with_span(byte_span(text, one.span()))
                 .with_help("a model is one SELECT; Streamform creates tables and views itself"),
         ),
         [_, second, ..] => fail(
-            Diagnostic::error(path, format!("model `{model}` holds {} statements; a model is exactly one SELECT", statements.len()))
-                .with_span(byte_span(text, second.span()))
-                .with_help("split the statements into one file per model under models/"),
+            Diagnostic::error(
+                path,
+                format!(
+                    "model `{model}` holds {} statements; a model is exactly one SELECT",
+                    statements.len()
+                ),
+            )
+            .with_span(byte_span(text, second.span()))
+            .with_help("split the statements into one file per model under models/"),
         ),
     }
 }
@@ -80,12 +107,18 @@ fn split_position(msg: &str, text: &str) -> (String, Option<Range<usize>>) {
             let c: String = c.chars().take_while(char::is_ascii_digit).collect();
             if let (Ok(l), Ok(c)) = (l.trim().parse::<usize>(), c.parse::<usize>()) {
                 let start = offset_of(text, l, c);
-                return (msg[..i].to_string(), Some(start..(start + 1).min(text.len()).max(start)));
+                return (
+                    msg[..i].to_string(),
+                    Some(start..(start + 1).min(text.len()).max(start)),
+                );
             }
         }
     }
     let end = text.trim_end().len();
-    (msg.to_string(), Some(end.saturating_sub(1)..end.max(1).min(text.len())))
+    (
+        msg.to_string(),
+        Some(end.saturating_sub(1)..end.max(1).min(text.len())),
+    )
 }
 
 /// What a model's FROM clause reads, with the span of the `source('x')` / `ref('m')` call.
@@ -97,8 +130,18 @@ pub struct Reads {
 
 /// Walks the query and refuses every construct outside the supported surface.
 /// Returns what the model reads when its FROM clause is valid.
-pub fn validate(path: &str, model: &str, text: &str, query: &Query) -> (Option<Reads>, Vec<Diagnostic>) {
-    let mut v = Validator { path, model, text, diags: Vec::new() };
+pub fn validate(
+    path: &str,
+    model: &str,
+    text: &str,
+    query: &Query,
+) -> (Option<Reads>, Vec<Diagnostic>) {
+    let mut v = Validator {
+        path,
+        model,
+        text,
+        diags: Vec::new(),
+    };
     let reads = v.query(query);
     (reads, v.diags)
 }
@@ -115,32 +158,53 @@ const HELP_SURFACE: &str = "supported: column references, literals, comparison a
 impl Validator<'_> {
     fn refuse(&mut self, construct: &str, span: sqlparser::tokenizer::Span, help: &str) {
         self.diags.push(
-            Diagnostic::error(self.path, format!("model `{}`: {construct} is not supported yet", self.model))
-                .with_span(byte_span(self.text, span))
-                .with_help(help),
+            Diagnostic::error(
+                self.path,
+                format!("model `{}`: {construct} is not supported yet", self.model),
+            )
+            .with_span(byte_span(self.text, span))
+            .with_help(help),
         );
     }
 
     fn query(&mut self, q: &Query) -> Option<Reads> {
         if let Some(with) = &q.with {
-            self.refuse("WITH (a common table expression)", with.span(), "put each step in its own model and read it with ref('<model>')");
+            self.refuse(
+                "WITH (a common table expression)",
+                with.span(),
+                "put each step in its own model and read it with ref('<model>')",
+            );
         }
         if let Some(l) = &q.limit_clause {
-            self.refuse("LIMIT", l.span(), "a stream has no last row to stop at; filter with WHERE instead");
+            self.refuse(
+                "LIMIT",
+                l.span(),
+                "a stream has no last row to stop at; filter with WHERE instead",
+            );
         }
         if let Some(f) = &q.fetch {
-            self.refuse("FETCH", f.quantity.as_ref().map_or(q.span(), Spanned::span), "filter with WHERE instead");
+            self.refuse(
+                "FETCH",
+                f.quantity.as_ref().map_or(q.span(), Spanned::span),
+                "filter with WHERE instead",
+            );
         }
         if let Some(ob) = &q.order_by {
             match &ob.kind {
                 ast::OrderByKind::Expressions(exprs) => {
                     for e in exprs {
                         if !matches!(e.expr, SqlExpr::Identifier(_)) {
-                            self.refuse("ORDER BY over an expression", e.expr.span(), "order by a column of the model");
+                            self.refuse(
+                                "ORDER BY over an expression",
+                                e.expr.span(),
+                                "order by a column of the model",
+                            );
                         }
                     }
                 }
-                ast::OrderByKind::All(_) => self.refuse("ORDER BY ALL", ob.span(), "order by named columns"),
+                ast::OrderByKind::All(_) => {
+                    self.refuse("ORDER BY ALL", ob.span(), "order by named columns")
+                }
             }
         }
         match q.body.as_ref() {
@@ -152,16 +216,28 @@ impl Validator<'_> {
                     ast::SetOperator::Intersect => "INTERSECT",
                     ast::SetOperator::Minus => "MINUS",
                 };
-                self.refuse(name, q.body.span(), "a model reads one relation; combining relations is on the roadmap");
+                self.refuse(
+                    name,
+                    q.body.span(),
+                    "a model reads one relation; combining relations is on the roadmap",
+                );
                 let _ = left;
                 None
             }
             SetExpr::Query(inner) => {
-                self.refuse("a subquery", inner.span(), "put the inner query in its own model and read it with ref('<model>')");
+                self.refuse(
+                    "a subquery",
+                    inner.span(),
+                    "put the inner query in its own model and read it with ref('<model>')",
+                );
                 None
             }
             other => {
-                self.refuse(&format!("`{}`", first_word(other)), other.span(), "a model is one SELECT statement");
+                self.refuse(
+                    &format!("`{}`", first_word(other)),
+                    other.span(),
+                    "a model is one SELECT statement",
+                );
                 None
             }
         }
@@ -187,18 +263,39 @@ impl Validator<'_> {
         if !s.named_window.is_empty() {
             self.refuse("WINDOW", s.span(), "window functions are on the roadmap");
         }
-        if !s.lateral_views.is_empty() || !s.cluster_by.is_empty() || !s.distribute_by.is_empty() || !s.sort_by.is_empty() || s.prewhere.is_some() || !s.connect_by.is_empty() {
+        if !s.lateral_views.is_empty()
+            || !s.cluster_by.is_empty()
+            || !s.distribute_by.is_empty()
+            || !s.sort_by.is_empty()
+            || s.prewhere.is_some()
+            || !s.connect_by.is_empty()
+        {
             self.refuse("this clause", s.span(), HELP_SURFACE);
         }
         for item in &s.projection {
             match item {
-                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => self.expr(e, true),
+                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                    self.expr(e, true)
+                }
                 SelectItem::ExprWithAliases { expr, .. } => {
-                    self.refuse("several aliases for one column", expr.span(), "give each column one name with AS");
+                    self.refuse(
+                        "several aliases for one column",
+                        expr.span(),
+                        "give each column one name with AS",
+                    );
                 }
                 SelectItem::Wildcard(opts) | SelectItem::QualifiedWildcard(_, opts) => {
-                    if opts.opt_exclude.is_some() || opts.opt_except.is_some() || opts.opt_replace.is_some() || opts.opt_rename.is_some() || opts.opt_ilike.is_some() {
-                        self.refuse("a wildcard modifier", item.span(), "list the columns you want");
+                    if opts.opt_exclude.is_some()
+                        || opts.opt_except.is_some()
+                        || opts.opt_replace.is_some()
+                        || opts.opt_rename.is_some()
+                        || opts.opt_ilike.is_some()
+                    {
+                        self.refuse(
+                            "a wildcard modifier",
+                            item.span(),
+                            "list the columns you want",
+                        );
                     }
                 }
             }
@@ -207,18 +304,31 @@ impl Validator<'_> {
             self.expr(w, false);
         }
         match &s.group_by {
-            GroupByExpr::All(_) => self.refuse("GROUP BY ALL", s.span(), "name the grouping columns"),
+            GroupByExpr::All(_) => {
+                self.refuse("GROUP BY ALL", s.span(), "name the grouping columns")
+            }
             GroupByExpr::Expressions(exprs, modifiers) => {
                 if !modifiers.is_empty() {
-                    self.refuse("GROUP BY modifiers (ROLLUP, CUBE, GROUPING SETS)", s.span(), "group by plain columns");
+                    self.refuse(
+                        "GROUP BY modifiers (ROLLUP, CUBE, GROUPING SETS)",
+                        s.span(),
+                        "group by plain columns",
+                    );
                 }
                 for e in exprs {
                     match e {
                         SqlExpr::Identifier(_) => {}
-                        SqlExpr::Rollup(_) | SqlExpr::Cube(_) | SqlExpr::GroupingSets(_) => {
-                            self.refuse("ROLLUP, CUBE and GROUPING SETS", e.span(), "group by plain columns")
-                        }
-                        _ => self.refuse("GROUP BY over an expression", e.span(), "compute the expression in an upstream model and group by its column"),
+                        SqlExpr::Rollup(_) | SqlExpr::Cube(_) | SqlExpr::GroupingSets(_) => self
+                            .refuse(
+                                "ROLLUP, CUBE and GROUPING SETS",
+                                e.span(),
+                                "group by plain columns",
+                            ),
+                        _ => self.refuse(
+                            "GROUP BY over an expression",
+                            e.span(),
+                            "compute the expression in an upstream model and group by its column",
+                        ),
                     }
                 }
             }
@@ -239,10 +349,18 @@ impl Validator<'_> {
             return None;
         };
         if let Some(second) = s.from.get(1) {
-            self.refuse("reading several relations (a join)", second.relation.span(), "a model reads one relation; joins are on the roadmap");
+            self.refuse(
+                "reading several relations (a join)",
+                second.relation.span(),
+                "a model reads one relation; joins are on the roadmap",
+            );
         }
         if let Some(j) = first.joins.first() {
-            self.refuse("JOIN", j.relation.span(), "a model reads one relation; joins are on the roadmap");
+            self.refuse(
+                "JOIN",
+                j.relation.span(),
+                "a model reads one relation; joins are on the roadmap",
+            );
         }
         match &first.relation {
             TableFactor::Table { name, args, .. } => {
@@ -257,37 +375,62 @@ impl Validator<'_> {
                 };
                 let kind = fname.to_ascii_lowercase();
                 if kind != "source" && kind != "ref" {
-                    self.refuse(&format!("the table function `{fname}`"), first.relation.span(), "read with source('<name>') or ref('<model>')");
+                    self.refuse(
+                        &format!("the table function `{fname}`"),
+                        first.relation.span(),
+                        "read with source('<name>') or ref('<model>')",
+                    );
                     return None;
                 }
                 let arg = match args.args.as_slice() {
-                    [FunctionArg::Unnamed(FunctionArgExpr::Expr(SqlExpr::Value(v)))] => match &v.value {
-                        SqlValue::SingleQuotedString(s) | SqlValue::DoubleQuotedString(s) => Some(s.clone()),
-                        _ => None,
-                    },
+                    [FunctionArg::Unnamed(FunctionArgExpr::Expr(SqlExpr::Value(v)))] => {
+                        match &v.value {
+                            SqlValue::SingleQuotedString(s) | SqlValue::DoubleQuotedString(s) => {
+                                Some(s.clone())
+                            }
+                            _ => None,
+                        }
+                    }
                     _ => None,
                 };
                 let Some(arg) = arg else {
                     self.diags.push(
-                        Diagnostic::error(self.path, format!("model `{}`: {kind}() takes one quoted name", self.model))
-                            .with_span(byte_span(self.text, first.relation.span()))
-                            .with_help(format!("write {kind}('<name>')")),
+                        Diagnostic::error(
+                            self.path,
+                            format!("model `{}`: {kind}() takes one quoted name", self.model),
+                        )
+                        .with_span(byte_span(self.text, first.relation.span()))
+                        .with_help(format!("write {kind}('<name>')")),
                     );
                     return None;
                 };
                 let span = byte_span(self.text, first.relation.span()).map(|s| {
-                    let close = self.text[s.start..].find(')').map_or(s.end, |i| s.start + i + 1);
+                    let close = self.text[s.start..]
+                        .find(')')
+                        .map_or(s.end, |i| s.start + i + 1);
                     s.start..close
                 });
-                let input = if kind == "source" { Input::Source(arg) } else { Input::Model(arg) };
+                let input = if kind == "source" {
+                    Input::Source(arg)
+                } else {
+                    Input::Model(arg)
+                };
                 Some(Reads { input, span })
             }
             TableFactor::Derived { subquery, .. } => {
-                self.refuse("a subquery in FROM", subquery.span(), "put the inner query in its own model and read it with ref('<model>')");
+                self.refuse(
+                    "a subquery in FROM",
+                    subquery.span(),
+                    "put the inner query in its own model and read it with ref('<model>')",
+                );
                 None
             }
             other => {
-                self.refuse(&format!("`{}` in FROM", first_word(other)), other.span(), "read with source('<name>') or ref('<model>')");
+                self.refuse(
+                    &format!("`{}` in FROM", first_word(other)),
+                    other.span(),
+                    "read with source('<name>') or ref('<model>')",
+                );
                 None
             }
         }
@@ -297,51 +440,107 @@ impl Validator<'_> {
         match e {
             SqlExpr::Identifier(_) | SqlExpr::CompoundIdentifier(_) => {}
             SqlExpr::Value(v) => match &v.value {
-                SqlValue::Number(..) | SqlValue::SingleQuotedString(_) | SqlValue::Boolean(_) | SqlValue::Null => {}
-                _ => self.refuse("this literal", e.span(), "literals are numbers, 'strings', TRUE, FALSE and NULL"),
+                SqlValue::Number(..)
+                | SqlValue::SingleQuotedString(_)
+                | SqlValue::Boolean(_)
+                | SqlValue::Null => {}
+                _ => self.refuse(
+                    "this literal",
+                    e.span(),
+                    "literals are numbers, 'strings', TRUE, FALSE and NULL",
+                ),
             },
             SqlExpr::Nested(inner) => self.expr(inner, aggregates_allowed),
-            SqlExpr::IsNull(inner) | SqlExpr::IsNotNull(inner) => self.expr(inner, aggregates_allowed),
+            SqlExpr::IsNull(inner) | SqlExpr::IsNotNull(inner) => {
+                self.expr(inner, aggregates_allowed)
+            }
             SqlExpr::UnaryOp { op, expr } => {
-                if !matches!(op, ast::UnaryOperator::Not | ast::UnaryOperator::Minus | ast::UnaryOperator::Plus) {
+                if !matches!(
+                    op,
+                    ast::UnaryOperator::Not | ast::UnaryOperator::Minus | ast::UnaryOperator::Plus
+                ) {
                     self.refuse(&format!("the operator `{op}`"), e.span(), HELP_SURFACE);
                 }
                 self.expr(expr, aggregates_allowed);
             }
             SqlExpr::BinaryOp { left, op, right } => {
                 use ast::BinaryOperator as B;
-                if !matches!(op, B::Plus | B::Minus | B::Multiply | B::Divide | B::Modulo | B::Eq | B::NotEq | B::Lt | B::LtEq | B::Gt | B::GtEq | B::And | B::Or) {
+                if !matches!(
+                    op,
+                    B::Plus
+                        | B::Minus
+                        | B::Multiply
+                        | B::Divide
+                        | B::Modulo
+                        | B::Eq
+                        | B::NotEq
+                        | B::Lt
+                        | B::LtEq
+                        | B::Gt
+                        | B::GtEq
+                        | B::And
+                        | B::Or
+                ) {
                     self.refuse(&format!("the operator `{op}`"), e.span(), HELP_SURFACE);
                 }
                 self.expr(left, aggregates_allowed);
                 self.expr(right, aggregates_allowed);
             }
-            SqlExpr::Cast { kind, expr, format, .. } => {
+            SqlExpr::Cast {
+                kind, expr, format, ..
+            } => {
                 if !matches!(kind, ast::CastKind::Cast) || format.is_some() {
-                    self.refuse("this form of CAST", e.span(), "write CAST(<expr> AS <type>)");
+                    self.refuse(
+                        "this form of CAST",
+                        e.span(),
+                        "write CAST(<expr> AS <type>)",
+                    );
                 }
                 self.expr(expr, aggregates_allowed);
             }
             SqlExpr::Function(f) => self.function(e, f, aggregates_allowed),
             SqlExpr::Case { .. } => self.refuse("CASE", e.span(), HELP_SURFACE),
-            SqlExpr::Subquery(_) | SqlExpr::Exists { .. } | SqlExpr::InSubquery { .. } => {
-                self.refuse("a subquery", e.span(), "put the inner query in its own model and read it with ref('<model>')")
+            SqlExpr::Subquery(_) | SqlExpr::Exists { .. } | SqlExpr::InSubquery { .. } => self
+                .refuse(
+                    "a subquery",
+                    e.span(),
+                    "put the inner query in its own model and read it with ref('<model>')",
+                ),
+            SqlExpr::Between { .. } => self.refuse(
+                "BETWEEN",
+                e.span(),
+                "write the two comparisons joined with AND",
+            ),
+            SqlExpr::InList { .. } => {
+                self.refuse("IN (...)", e.span(), "write the comparisons joined with OR")
             }
-            SqlExpr::Between { .. } => self.refuse("BETWEEN", e.span(), "write the two comparisons joined with AND"),
-            SqlExpr::InList { .. } => self.refuse("IN (...)", e.span(), "write the comparisons joined with OR"),
-            SqlExpr::Like { .. } | SqlExpr::ILike { .. } | SqlExpr::SimilarTo { .. } => self.refuse("LIKE", e.span(), HELP_SURFACE),
-            other => self.refuse(&format!("`{}`", first_word(other)), other.span(), HELP_SURFACE),
+            SqlExpr::Like { .. } | SqlExpr::ILike { .. } | SqlExpr::SimilarTo { .. } => {
+                self.refuse("LIKE", e.span(), HELP_SURFACE)
+            }
+            other => self.refuse(
+                &format!("`{}`", first_word(other)),
+                other.span(),
+                HELP_SURFACE,
+            ),
         }
     }
 
     fn function(&mut self, e: &SqlExpr, f: &ast::Function, aggregates_allowed: bool) {
         let name = f.name.to_string().to_ascii_lowercase();
         if f.over.is_some() {
-            self.refuse("a window function (OVER)", e.span(), "windows are on the roadmap");
+            self.refuse(
+                "a window function (OVER)",
+                e.span(),
+                "windows are on the roadmap",
+            );
             return;
         }
         if name == "avg" {
-            self.refuse("AVG", e.span(), "compute sum(x) and count(x) and divide them in a downstream model");
+            self.refuse(
+                "AVG",
+                e.span(),
+                "compute sum(x) and count(x) and divide them in a downstream model",
+            );
             return;
         }
         if !matches!(name.as_str(), "sum" | "count" | "min" | "max") {
@@ -350,22 +549,40 @@ impl Validator<'_> {
         }
         if !aggregates_allowed {
             self.diags.push(
-                Diagnostic::error(self.path, format!("model `{}`: an aggregate is not allowed in WHERE", self.model))
-                    .with_span(byte_span(self.text, e.span()))
-                    .with_help("filter on an aggregate with HAVING"),
+                Diagnostic::error(
+                    self.path,
+                    format!(
+                        "model `{}`: an aggregate is not allowed in WHERE",
+                        self.model
+                    ),
+                )
+                .with_span(byte_span(self.text, e.span()))
+                .with_help("filter on an aggregate with HAVING"),
             );
             return;
         }
         if f.filter.is_some() || !f.within_group.is_empty() || f.null_treatment.is_some() {
-            self.refuse(&format!("this form of {}()", name.to_uppercase()), e.span(), "write the aggregate over a plain column");
+            self.refuse(
+                &format!("this form of {}()", name.to_uppercase()),
+                e.span(),
+                "write the aggregate over a plain column",
+            );
             return;
         }
         let FunctionArguments::List(list) = &f.args else {
-            self.refuse(&format!("{}() without arguments", name.to_uppercase()), e.span(), "write e.g. sum(amount) or count(*)");
+            self.refuse(
+                &format!("{}() without arguments", name.to_uppercase()),
+                e.span(),
+                "write e.g. sum(amount) or count(*)",
+            );
             return;
         };
         if list.duplicate_treatment.is_some() || !list.clauses.is_empty() {
-            self.refuse(&format!("{}(DISTINCT ...)", name.to_uppercase()), e.span(), "aggregate over a plain column");
+            self.refuse(
+                &format!("{}(DISTINCT ...)", name.to_uppercase()),
+                e.span(),
+                "aggregate over a plain column",
+            );
             return;
         }
         match list.args.as_slice() {
@@ -376,7 +593,11 @@ impl Validator<'_> {
                 arg.span(),
                 "compute the expression in an upstream model and aggregate its column",
             ),
-            _ => self.refuse(&format!("this call of {}()", name.to_uppercase()), e.span(), "an aggregate takes one column (count also takes *)"),
+            _ => self.refuse(
+                &format!("this call of {}()", name.to_uppercase()),
+                e.span(),
+                "an aggregate takes one column (count also takes *)",
+            ),
         }
     }
 }
@@ -384,7 +605,10 @@ impl Validator<'_> {
 /// The first word of a syntax node's Debug rendering: its variant name.
 fn first_word(node: &impl std::fmt::Debug) -> String {
     let d = format!("{node:?}");
-    d.split(|c: char| !c.is_alphanumeric() && c != '_').next().unwrap_or("construct").to_string()
+    d.split(|c: char| !c.is_alphanumeric() && c != '_')
+        .next()
+        .unwrap_or("construct")
+        .to_string()
 }
 
 #[cfg(test)]
@@ -393,23 +617,59 @@ mod tests {
 
     fn check(sql: &str) -> Vec<String> {
         let p = parse_model("models/m.sql", "m", sql);
-        let Some(q) = p.query else { return p.diagnostics.into_iter().map(|d| d.message).collect() };
-        validate("models/m.sql", "m", sql, &q).1.into_iter().map(|d| d.message).collect()
+        let Some(q) = p.query else {
+            return p.diagnostics.into_iter().map(|d| d.message).collect();
+        };
+        validate("models/m.sql", "m", sql, &q)
+            .1
+            .into_iter()
+            .map(|d| d.message)
+            .collect()
     }
 
     #[test]
     fn refuses_constructs_by_name() {
         let cases = [
-            ("SELECT a FROM source('o') JOIN ref('x') ON 1 = 1", "model `m`: JOIN is not supported yet"),
-            ("SELECT a FROM source('o') UNION SELECT a FROM source('o')", "model `m`: UNION is not supported yet"),
-            ("SELECT DISTINCT a FROM source('o')", "model `m`: DISTINCT is not supported yet"),
-            ("SELECT a FROM source('o') LIMIT 5", "model `m`: LIMIT is not supported yet"),
-            ("SELECT avg(a) FROM source('o')", "model `m`: AVG is not supported yet"),
-            ("SELECT CASE WHEN a > 1 THEN 1 END AS c FROM source('o')", "model `m`: CASE is not supported yet"),
-            ("SELECT a FROM (SELECT a FROM source('o'))", "model `m`: a subquery in FROM is not supported yet"),
-            ("SELECT row_number() OVER () AS r FROM source('o')", "model `m`: a window function (OVER) is not supported yet"),
-            ("SELECT a FROM orders", "model `m` reads the plain table name `orders`"),
-            ("SELECT 1; SELECT 2", "model `m` holds 2 statements; a model is exactly one SELECT"),
+            (
+                "SELECT a FROM source('o') JOIN ref('x') ON 1 = 1",
+                "model `m`: JOIN is not supported yet",
+            ),
+            (
+                "SELECT a FROM source('o') UNION SELECT a FROM source('o')",
+                "model `m`: UNION is not supported yet",
+            ),
+            (
+                "SELECT DISTINCT a FROM source('o')",
+                "model `m`: DISTINCT is not supported yet",
+            ),
+            (
+                "SELECT a FROM source('o') LIMIT 5",
+                "model `m`: LIMIT is not supported yet",
+            ),
+            (
+                "SELECT avg(a) FROM source('o')",
+                "model `m`: AVG is not supported yet",
+            ),
+            (
+                "SELECT CASE WHEN a > 1 THEN 1 END AS c FROM source('o')",
+                "model `m`: CASE is not supported yet",
+            ),
+            (
+                "SELECT a FROM (SELECT a FROM source('o'))",
+                "model `m`: a subquery in FROM is not supported yet",
+            ),
+            (
+                "SELECT row_number() OVER () AS r FROM source('o')",
+                "model `m`: a window function (OVER) is not supported yet",
+            ),
+            (
+                "SELECT a FROM orders",
+                "model `m` reads the plain table name `orders`",
+            ),
+            (
+                "SELECT 1; SELECT 2",
+                "model `m` holds 2 statements; a model is exactly one SELECT",
+            ),
             ("", "model `m` is empty"),
         ];
         for (sql, want) in cases {
@@ -432,7 +692,11 @@ mod tests {
     fn syntax_errors_have_positions() {
         let p = parse_model("models/m.sql", "m", "SELECT a\nFROM source('o') WHERE");
         let d = &p.diagnostics[0];
-        assert!(d.message.starts_with("model `m` is not valid SQL: "), "{}", d.message);
+        assert!(
+            d.message.starts_with("model `m` is not valid SQL: "),
+            "{}",
+            d.message
+        );
         assert!(d.span.is_some());
     }
 }

@@ -20,7 +20,10 @@ pub fn span_of<T>(s: &Spanned<T>, text: &str) -> Range<usize> {
     let start = loc
         .span()
         .byte_offset()
-        .map_or_else(|| offset_of(text, loc.line() as usize, loc.column() as usize), |o| o as usize)
+        .map_or_else(
+            || offset_of(text, loc.line() as usize, loc.column() as usize),
+            |o| o as usize,
+        )
         .min(text.len());
     let len = loc.span().byte_len().unwrap_or(0) as usize;
     let end = (start + len.max(1)).min(text.len()).max(start);
@@ -81,7 +84,10 @@ fn help_for(message: &str) -> Option<String> {
         if expected.is_empty() {
             return Some("remove the field; unknown fields are refused".into());
         }
-        return Some(format!("the known fields here are: {}", expected.join(", ")));
+        return Some(format!(
+            "the known fields here are: {}",
+            expected.join(", ")
+        ));
     }
     if message.starts_with("duplicate mapping key") {
         return Some("each key may appear once; remove or rename the repeated one".into());
@@ -190,8 +196,16 @@ pub fn with_source_text(v: &mut Spanned<YamlValue>, source: &str) {
     match &mut v.value {
         YamlValue::Number(n) => {
             let raw = source.get(span.clone()).unwrap_or("").trim();
-            let raw = raw.split(['#', ',', '}', ']', '\n']).next().unwrap_or("").trim();
-            if !raw.is_empty() && raw.chars().all(|c| c.is_ascii_digit() || "+-.eE_".contains(c)) {
+            let raw = raw
+                .split(['#', ',', '}', ']', '\n'])
+                .next()
+                .unwrap_or("")
+                .trim();
+            if !raw.is_empty()
+                && raw
+                    .chars()
+                    .all(|c| c.is_ascii_digit() || "+-.eE_".contains(c))
+            {
                 *n = raw.to_string();
             }
         }
@@ -217,7 +231,10 @@ mod tests {
     fn unknown_field_has_position_and_suggestion() {
         let text = "materialised: upsert\n";
         let d = parse::<M>("streamform.yml", text).unwrap_err();
-        assert_eq!(d.message, "unknown field `materialised`, expected one of materialized, key");
+        assert_eq!(
+            d.message,
+            "unknown field `materialised`, expected one of materialized, key"
+        );
         assert_eq!(d.help.as_deref(), Some("did you mean `materialized`?"));
         assert_eq!(d.span, Some(0..1));
     }
@@ -234,9 +251,14 @@ mod tests {
         let text = "a: 0.1234\nb: 12345678901234567890.123456789\nc: '10'\n";
         let mut v: Spanned<YamlValue> = serde_saphyr::from_str(text).unwrap();
         with_source_text(&mut v, text);
-        let YamlValue::Map(m) = v.value else { panic!("map") };
+        let YamlValue::Map(m) = v.value else {
+            panic!("map")
+        };
         assert_eq!(m["a"].value, YamlValue::Number("0.1234".into()));
-        assert_eq!(m["b"].value, YamlValue::Number("12345678901234567890.123456789".into()));
+        assert_eq!(
+            m["b"].value,
+            YamlValue::Number("12345678901234567890.123456789".into())
+        );
         assert_eq!(m["c"].value, YamlValue::String("10".into()));
     }
 }

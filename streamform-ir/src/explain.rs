@@ -32,8 +32,14 @@ fn render_node(out: &mut String, node: &Node, from: Option<&str>) {
         let _ = writeln!(out, "  from={m}");
     }
     match &node.op {
-        Operator::Source { name, connector, .. } => {
-            let _ = writeln!(out, "  name={name}\n  connector={}\n  time=processing", connector.name());
+        Operator::Source {
+            name, connector, ..
+        } => {
+            let _ = writeln!(
+                out,
+                "  name={name}\n  connector={}\n  time=processing",
+                connector.name()
+            );
         }
         Operator::Filter { predicate } => {
             let _ = writeln!(out, "  predicate={predicate}");
@@ -44,17 +50,36 @@ fn render_node(out: &mut String, node: &Node, from: Option<&str>) {
         }
         Operator::Aggregate { group_by, calls } => {
             let aggs: Vec<String> = calls.iter().map(|c| c.name()).collect();
-            let _ = writeln!(out, "  key={}\n  aggregates={}", group_by.join(", "), aggs.join(", "));
+            let _ = writeln!(
+                out,
+                "  key={}\n  aggregates={}",
+                group_by.join(", "),
+                aggs.join(", ")
+            );
         }
         Operator::Sort { keys } => {
             let keys: Vec<String> = keys
                 .iter()
-                .map(|k| if k.descending { format!("{} DESC", k.column) } else { format!("{} ASC", k.column) })
+                .map(|k| {
+                    if k.descending {
+                        format!("{} DESC", k.column)
+                    } else {
+                        format!("{} ASC", k.column)
+                    }
+                })
                 .collect();
             let _ = writeln!(out, "  order={}", keys.join(", "));
         }
-        Operator::Sink { model, materialized, .. } => {
-            let _ = writeln!(out, "  model={model}\n  materialized={}", materialized.name());
+        Operator::Sink {
+            model,
+            materialized,
+            ..
+        } => {
+            let _ = writeln!(
+                out,
+                "  model={model}\n  materialized={}",
+                materialized.name()
+            );
         }
     }
     let _ = writeln!(out, "  boundedness={}", node.boundedness.title());
@@ -65,7 +90,11 @@ fn render_node(out: &mut String, node: &Node, from: Option<&str>) {
             let d = node_digests(node);
             let fp = d.state_fingerprint.unwrap_or_default();
             let digest = d.state_digest.unwrap_or_default();
-            let _ = writeln!(out, "  state=Keyed\n  fingerprint={fp}\n  digest={}", short(&digest));
+            let _ = writeln!(
+                out,
+                "  state=Keyed\n  fingerprint={fp}\n  digest={}",
+                short(&digest)
+            );
         }
     }
 }

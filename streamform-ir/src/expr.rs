@@ -47,20 +47,40 @@ impl BinaryOp {
 /// name and resolved against the input schema by the executor.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Expr {
-    Column { name: String, ty: DataType },
+    Column {
+        name: String,
+        ty: DataType,
+    },
     /// A literal; `Value::Null` is a typed null.
-    Literal { value: Value, ty: DataType },
+    Literal {
+        value: Value,
+        ty: DataType,
+    },
     Not(Box<Expr>),
     Negative(Box<Expr>),
-    Binary { op: BinaryOp, left: Box<Expr>, right: Box<Expr>, ty: DataType },
-    IsNull { expr: Box<Expr>, negated: bool },
-    Cast { expr: Box<Expr>, ty: DataType },
+    Binary {
+        op: BinaryOp,
+        left: Box<Expr>,
+        right: Box<Expr>,
+        ty: DataType,
+    },
+    IsNull {
+        expr: Box<Expr>,
+        negated: bool,
+    },
+    Cast {
+        expr: Box<Expr>,
+        ty: DataType,
+    },
 }
 
 impl Expr {
     pub fn data_type(&self) -> DataType {
         match self {
-            Expr::Column { ty, .. } | Expr::Literal { ty, .. } | Expr::Binary { ty, .. } | Expr::Cast { ty, .. } => *ty,
+            Expr::Column { ty, .. }
+            | Expr::Literal { ty, .. }
+            | Expr::Binary { ty, .. }
+            | Expr::Cast { ty, .. } => *ty,
             Expr::Not(_) | Expr::IsNull { .. } => DataType::Boolean,
             Expr::Negative(e) => e.data_type(),
         }
@@ -81,7 +101,10 @@ impl Expr {
                 }
             }
             Expr::Literal { .. } => {}
-            Expr::Not(e) | Expr::Negative(e) | Expr::IsNull { expr: e, .. } | Expr::Cast { expr: e, .. } => e.collect_columns(out),
+            Expr::Not(e)
+            | Expr::Negative(e)
+            | Expr::IsNull { expr: e, .. }
+            | Expr::Cast { expr: e, .. } => e.collect_columns(out),
             Expr::Binary { left, right, .. } => {
                 left.collect_columns(out);
                 right.collect_columns(out);
@@ -111,9 +134,17 @@ impl fmt::Display for Expr {
             Expr::Literal { value, .. } => f.write_str(&literal_sql(value)),
             Expr::Not(e) => write!(f, "(NOT {e})"),
             Expr::Negative(e) => write!(f, "(-{e})"),
-            Expr::Binary { op, left, right, .. } => write!(f, "({left} {} {right})", op.symbol()),
-            Expr::IsNull { expr, negated: false } => write!(f, "({expr} IS NULL)"),
-            Expr::IsNull { expr, negated: true } => write!(f, "({expr} IS NOT NULL)"),
+            Expr::Binary {
+                op, left, right, ..
+            } => write!(f, "({left} {} {right})", op.symbol()),
+            Expr::IsNull {
+                expr,
+                negated: false,
+            } => write!(f, "({expr} IS NULL)"),
+            Expr::IsNull {
+                expr,
+                negated: true,
+            } => write!(f, "({expr} IS NOT NULL)"),
             Expr::Cast { expr, ty } => write!(f, "CAST({expr} AS {ty})"),
         }
     }

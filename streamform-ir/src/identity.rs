@@ -10,7 +10,11 @@ use crate::plan::{Field, KeyedState, Node, State};
 /// The canonical text of what a keyed node stores:
 /// `aggregate key=[customer_id] accumulators=[sum(amount): decimal(38,9)] retention=unbounded`.
 pub fn state_fingerprint(state: &KeyedState) -> String {
-    let accs: Vec<String> = state.accumulators.iter().map(|a| format!("{}: {}", a.name, a.ty)).collect();
+    let accs: Vec<String> = state
+        .accumulators
+        .iter()
+        .map(|a| format!("{}: {}", a.name, a.ty))
+        .collect();
     format!(
         "aggregate key=[{}] accumulators=[{}] retention={}",
         state.key.join(", "),
@@ -21,7 +25,10 @@ pub fn state_fingerprint(state: &KeyedState) -> String {
 
 /// The canonical text of an output schema: `[customer_id: int64, total_spend: decimal(38,9)]`.
 pub fn schema_fingerprint(schema: &[Field]) -> String {
-    let cols: Vec<String> = schema.iter().map(|f| format!("{}: {}", f.name, f.ty)).collect();
+    let cols: Vec<String> = schema
+        .iter()
+        .map(|f| format!("{}: {}", f.name, f.ty))
+        .collect();
     format!("[{}]", cols.join(", "))
 }
 
@@ -54,7 +61,12 @@ pub fn node_digests(node: &Node) -> NodeDigests {
         State::Stateless => None,
     };
     let state_digest = state_fingerprint.as_deref().map(sha256_hex);
-    NodeDigests { schema_fingerprint, schema_digest, state_fingerprint, state_digest }
+    NodeDigests {
+        schema_fingerprint,
+        schema_digest,
+        state_fingerprint,
+        state_digest,
+    }
 }
 
 #[cfg(test)]
@@ -66,13 +78,23 @@ mod tests {
     const DEC: DataType = DataType::DEFAULT_DECIMAL;
 
     fn field(name: &str, ty: DataType) -> Field {
-        Field { name: name.into(), ty, nullable: true }
+        Field {
+            name: name.into(),
+            ty,
+            nullable: true,
+        }
     }
 
     fn keyed(key: &[&str], accs: &[(&str, DataType)]) -> KeyedState {
         KeyedState {
             key: key.iter().map(|k| k.to_string()).collect(),
-            accumulators: accs.iter().map(|(n, t)| Accumulator { name: n.to_string(), ty: *t }).collect(),
+            accumulators: accs
+                .iter()
+                .map(|(n, t)| Accumulator {
+                    name: n.to_string(),
+                    ty: *t,
+                })
+                .collect(),
             retention: Retention::Unbounded,
         }
     }
@@ -81,15 +103,39 @@ mod tests {
     #[test]
     fn golden_digests() {
         let cases = [
-            (state_fingerprint(&keyed(&["customer_id"], &[("sum(amount)", DEC)])), "4aead023aa01"),
             (
-                state_fingerprint(&keyed(&["customer_id"], &[("sum(amount)", DEC), ("count(*)", DataType::Int64)])),
+                state_fingerprint(&keyed(&["customer_id"], &[("sum(amount)", DEC)])),
+                "4aead023aa01",
+            ),
+            (
+                state_fingerprint(&keyed(
+                    &["customer_id"],
+                    &[("sum(amount)", DEC), ("count(*)", DataType::Int64)],
+                )),
                 "a5771fc8a5b2",
             ),
-            (state_fingerprint(&keyed(&["customer_id", "amount"], &[("sum(amount)", DEC)])), "d982cde38013"),
-            (schema_fingerprint(&[field("amount", DEC), field("customer_id", DataType::Int64)]), "55c5eb27e8b4"),
-            (schema_fingerprint(&[field("customer_id", DataType::Int64), field("sum(amount)", DEC)]), "322eb3aa5330"),
-            (schema_fingerprint(&[field("customer_id", DataType::Int64), field("total_spend", DEC)]), "7fac6038b2ce"),
+            (
+                state_fingerprint(&keyed(&["customer_id", "amount"], &[("sum(amount)", DEC)])),
+                "d982cde38013",
+            ),
+            (
+                schema_fingerprint(&[field("amount", DEC), field("customer_id", DataType::Int64)]),
+                "55c5eb27e8b4",
+            ),
+            (
+                schema_fingerprint(&[
+                    field("customer_id", DataType::Int64),
+                    field("sum(amount)", DEC),
+                ]),
+                "322eb3aa5330",
+            ),
+            (
+                schema_fingerprint(&[
+                    field("customer_id", DataType::Int64),
+                    field("total_spend", DEC),
+                ]),
+                "7fac6038b2ce",
+            ),
         ];
         for (text, want) in cases {
             let d = sha256_hex(&text);

@@ -162,7 +162,11 @@ pub struct AggCall {
 impl AggCall {
     /// Streamform's name for the call, used for the accumulator and the output column.
     pub fn name(&self) -> String {
-        format!("{}({})", self.func.name(), self.arg.as_deref().unwrap_or("*"))
+        format!(
+            "{}({})",
+            self.func.name(),
+            self.arg.as_deref().unwrap_or("*")
+        )
     }
 }
 
@@ -177,7 +181,11 @@ pub struct ProjectItem {
 impl fmt::Display for ProjectItem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let e = self.expr.to_string();
-        if e == self.name { f.write_str(&e) } else { write!(f, "{e} AS {}", self.name) }
+        if e == self.name {
+            f.write_str(&e)
+        } else {
+            write!(f, "{e} AS {}", self.name)
+        }
     }
 }
 
@@ -222,13 +230,30 @@ pub struct SinkTarget {
 /// What a node does.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Operator {
-    Source { name: String, connector: Connector, format: String },
-    Filter { predicate: Expr },
-    Project { items: Vec<ProjectItem> },
-    Aggregate { group_by: Vec<String>, calls: Vec<AggCall> },
+    Source {
+        name: String,
+        connector: Connector,
+        format: String,
+    },
+    Filter {
+        predicate: Expr,
+    },
+    Project {
+        items: Vec<ProjectItem>,
+    },
+    Aggregate {
+        group_by: Vec<String>,
+        calls: Vec<AggCall>,
+    },
     /// ORDER BY over a bounded input: emits the sorted rows when the input ends (D5).
-    Sort { keys: Vec<SortKey> },
-    Sink { model: String, materialized: Materialized, target: Option<SinkTarget> },
+    Sort {
+        keys: Vec<SortKey>,
+    },
+    Sink {
+        model: String,
+        materialized: Materialized,
+        target: Option<SinkTarget>,
+    },
 }
 
 /// The kind part of a node id.
@@ -292,7 +317,13 @@ pub struct NodeId {
 
 impl fmt::Display for NodeId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}::{}::{}", self.model, self.kind.id_name(), self.ordinal)
+        write!(
+            f,
+            "{}::{}::{}",
+            self.model,
+            self.kind.id_name(),
+            self.ordinal
+        )
     }
 }
 
@@ -327,7 +358,9 @@ pub struct ModelPlan {
 impl ModelPlan {
     /// The Sink, whose schema and changelog are the model's contract with readers.
     pub fn sink(&self) -> &Node {
-        self.nodes.last().expect("a model plan always ends in a Sink")
+        self.nodes
+            .last()
+            .expect("a model plan always ends in a Sink")
     }
 
     pub fn materialized(&self) -> &Materialized {
@@ -342,5 +375,9 @@ impl ModelPlan {
 /// the same kind within the model.
 pub fn assign_id(model: &str, earlier: &[Node], kind: NodeKind) -> NodeId {
     let ordinal = earlier.iter().filter(|n| n.id.kind == kind).count() as u32;
-    NodeId { model: model.to_string(), kind, ordinal }
+    NodeId {
+        model: model.to_string(),
+        kind,
+        ordinal,
+    }
 }

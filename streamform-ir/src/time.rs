@@ -42,7 +42,10 @@ mod tests {
         let ms = parse_rfc3339("2026-08-30T10:00:00Z").unwrap();
         assert_eq!(ms, 1_788_084_000_000);
         assert_eq!(format_rfc3339(ms), "2026-08-30T10:00:00Z");
-        assert_eq!(format_rfc3339(parse_rfc3339("2026-08-30T10:00:00.25Z").unwrap()), "2026-08-30T10:00:00.250Z");
+        assert_eq!(
+            format_rfc3339(parse_rfc3339("2026-08-30T10:00:00.25Z").unwrap()),
+            "2026-08-30T10:00:00.250Z"
+        );
         assert_eq!(parse_rfc3339("10:00:00"), None);
     }
 }

@@ -18,7 +18,10 @@ pub enum DataType {
     Int64,
     Float64,
     /// `decimal(precision, scale)`: `precision` in 1..=38, `scale` in 0..=precision.
-    Decimal { precision: u8, scale: u8 },
+    Decimal {
+        precision: u8,
+        scale: u8,
+    },
     String,
     Boolean,
     /// Milliseconds since the Unix epoch, in UTC.
@@ -27,7 +30,10 @@ pub enum DataType {
 
 impl DataType {
     /// `decimal` without arguments: `decimal(38,9)`.
-    pub const DEFAULT_DECIMAL: DataType = DataType::Decimal { precision: 38, scale: 9 };
+    pub const DEFAULT_DECIMAL: DataType = DataType::Decimal {
+        precision: 38,
+        scale: 9,
+    };
 
     /// Parses a type as written in `sources.yml` (`int64`, `decimal`, `decimal(12,2)`).
     ///
@@ -46,7 +52,9 @@ impl DataType {
             "boolean" => DataType::Boolean,
             "timestamp" => DataType::Timestamp,
             other => {
-                let Some(args) = other.strip_prefix("decimal(").and_then(|r| r.strip_suffix(')'))
+                let Some(args) = other
+                    .strip_prefix("decimal(")
+                    .and_then(|r| r.strip_suffix(')'))
                 else {
                     return Err(format!("unknown type `{t}`"));
                 };
@@ -57,9 +65,7 @@ impl DataType {
                     ));
                 };
                 let (Ok(precision), Ok(scale)) = (p.parse::<u32>(), s.parse::<u32>()) else {
-                    return Err(format!(
-                        "`{t}`: precision and scale must be whole numbers"
-                    ));
+                    return Err(format!("`{t}`: precision and scale must be whole numbers"));
                 };
                 if precision == 0 || precision > u32::from(MAX_DECIMAL_PRECISION) {
                     return Err(format!("`{t}`: precision must be between 1 and 38"));
@@ -67,17 +73,30 @@ impl DataType {
                 if scale > precision {
                     return Err(format!("`{t}`: scale must be between 0 and the precision"));
                 }
-                DataType::Decimal { precision: precision as u8, scale: scale as u8 }
+                DataType::Decimal {
+                    precision: precision as u8,
+                    scale: scale as u8,
+                }
             }
         })
     }
 
     /// Every type name `parse` accepts, for did-you-mean suggestions.
-    pub const NAMES: &'static [&'static str] =
-        &["int32", "int64", "float64", "decimal", "string", "boolean", "timestamp"];
+    pub const NAMES: &'static [&'static str] = &[
+        "int32",
+        "int64",
+        "float64",
+        "decimal",
+        "string",
+        "boolean",
+        "timestamp",
+    ];
 
     pub fn is_numeric(self) -> bool {
-        matches!(self, DataType::Int32 | DataType::Int64 | DataType::Float64 | DataType::Decimal { .. })
+        matches!(
+            self,
+            DataType::Int32 | DataType::Int64 | DataType::Float64 | DataType::Decimal { .. }
+        )
     }
 
     /// The exact decimal type an integer type widens to (Flink: INT is DECIMAL(10,0), BIGINT
@@ -110,12 +129,18 @@ impl fmt::Display for DataType {
 /// keep the integral digits and shrink the scale, but never below `min(scale, 6)`.
 fn adjust_precision_scale(precision: u32, scale: u32) -> DataType {
     if precision <= u32::from(MAX_DECIMAL_PRECISION) {
-        return DataType::Decimal { precision: precision as u8, scale: scale as u8 };
+        return DataType::Decimal {
+            precision: precision as u8,
+            scale: scale as u8,
+        };
     }
     let integral = precision - scale;
     let min_scale = scale.min(6);
     let adjusted = (u32::from(MAX_DECIMAL_PRECISION).saturating_sub(integral)).max(min_scale);
-    DataType::Decimal { precision: MAX_DECIMAL_PRECISION, scale: adjusted as u8 }
+    DataType::Decimal {
+        precision: MAX_DECIMAL_PRECISION,
+        scale: adjusted as u8,
+    }
 }
 
 /// Arithmetic operators of the expression tree.
@@ -192,26 +217,65 @@ mod tests {
 
     #[test]
     fn parses_and_renders_types() {
-        assert_eq!(DataType::parse("decimal").unwrap().to_string(), "decimal(38,9)");
-        assert_eq!(DataType::parse("decimal(12, 2)").unwrap().to_string(), "decimal(12,2)");
+        assert_eq!(
+            DataType::parse("decimal").unwrap().to_string(),
+            "decimal(38,9)"
+        );
+        assert_eq!(
+            DataType::parse("decimal(12, 2)").unwrap().to_string(),
+            "decimal(12,2)"
+        );
         assert_eq!(DataType::parse("int64").unwrap(), DataType::Int64);
-        assert!(DataType::parse("decimal(39,2)").unwrap_err().contains("between 1 and 38"));
-        assert!(DataType::parse("decimal(4,5)").unwrap_err().contains("scale"));
-        assert!(DataType::parse("int").unwrap_err().contains("unknown type `int`"));
+        assert!(
+            DataType::parse("decimal(39,2)")
+                .unwrap_err()
+                .contains("between 1 and 38")
+        );
+        assert!(
+            DataType::parse("decimal(4,5)")
+                .unwrap_err()
+                .contains("scale")
+        );
+        assert!(
+            DataType::parse("int")
+                .unwrap_err()
+                .contains("unknown type `int`")
+        );
     }
 
     #[test]
     fn arithmetic_follows_flink() {
         use DataType::*;
-        let d = |p, s| Decimal { precision: p, scale: s };
+        let d = |p, s| Decimal {
+            precision: p,
+            scale: s,
+        };
         assert_eq!(arithmetic_type(ArithOp::Add, Int32, Int32).unwrap(), Int32);
         assert_eq!(arithmetic_type(ArithOp::Add, Int32, Int64).unwrap(), Int64);
-        assert_eq!(arithmetic_type(ArithOp::Add, d(12, 2), d(10, 4)).unwrap(), d(15, 4));
-        assert_eq!(arithmetic_type(ArithOp::Add, d(38, 9), Int32).unwrap(), d(38, 8));
-        assert_eq!(arithmetic_type(ArithOp::Mul, d(12, 2), d(12, 2)).unwrap(), d(25, 4));
-        assert_eq!(arithmetic_type(ArithOp::Div, d(12, 2), d(12, 2)).unwrap(), d(27, 15));
-        assert_eq!(arithmetic_type(ArithOp::Mul, d(38, 9), d(38, 9)).unwrap(), d(38, 6));
-        assert_eq!(arithmetic_type(ArithOp::Add, Float64, d(12, 2)).unwrap(), Float64);
+        assert_eq!(
+            arithmetic_type(ArithOp::Add, d(12, 2), d(10, 4)).unwrap(),
+            d(15, 4)
+        );
+        assert_eq!(
+            arithmetic_type(ArithOp::Add, d(38, 9), Int32).unwrap(),
+            d(38, 8)
+        );
+        assert_eq!(
+            arithmetic_type(ArithOp::Mul, d(12, 2), d(12, 2)).unwrap(),
+            d(25, 4)
+        );
+        assert_eq!(
+            arithmetic_type(ArithOp::Div, d(12, 2), d(12, 2)).unwrap(),
+            d(27, 15)
+        );
+        assert_eq!(
+            arithmetic_type(ArithOp::Mul, d(38, 9), d(38, 9)).unwrap(),
+            d(38, 6)
+        );
+        assert_eq!(
+            arithmetic_type(ArithOp::Add, Float64, d(12, 2)).unwrap(),
+            Float64
+        );
         assert!(arithmetic_type(ArithOp::Add, String, Int32).is_err());
     }
 }

@@ -55,7 +55,10 @@ impl Decimal {
         for c in int.chars().chain(frac.chars()) {
             m = m.checked_mul(10)?.checked_add(i128::from(c as u8 - b'0'))?;
         }
-        Some(Decimal { mantissa: if neg { -m } else { m }, scale })
+        Some(Decimal {
+            mantissa: if neg { -m } else { m },
+            scale,
+        })
     }
 
     /// The same value at `scale`, if it is representable there without rounding.
@@ -64,11 +67,17 @@ impl Decimal {
             Ordering::Equal => Some(self),
             Ordering::Greater => {
                 let f = pow10(u32::from(scale - self.scale))?;
-                Some(Decimal { mantissa: self.mantissa.checked_mul(f)?, scale })
+                Some(Decimal {
+                    mantissa: self.mantissa.checked_mul(f)?,
+                    scale,
+                })
             }
             Ordering::Less => {
                 let f = pow10(u32::from(self.scale - scale))?;
-                (self.mantissa % f == 0).then(|| Decimal { mantissa: self.mantissa / f, scale })
+                (self.mantissa % f == 0).then(|| Decimal {
+                    mantissa: self.mantissa / f,
+                    scale,
+                })
             }
         }
     }
@@ -82,8 +91,15 @@ impl Decimal {
         let f = pow10(u32::from(self.scale - scale))?;
         let q = self.mantissa / f;
         let r = self.mantissa % f;
-        let adj = if r.unsigned_abs() * 2 >= f.unsigned_abs() { self.mantissa.signum() } else { 0 };
-        Some(Decimal { mantissa: q + adj, scale })
+        let adj = if r.unsigned_abs() * 2 >= f.unsigned_abs() {
+            self.mantissa.signum()
+        } else {
+            0
+        };
+        Some(Decimal {
+            mantissa: q + adj,
+            scale,
+        })
     }
 
     /// This value as a `decimal(precision, scale)`: exact rescale and a digit check.
@@ -115,7 +131,10 @@ impl Decimal {
             (Some(a), Some(b)) => a.mantissa.cmp(&b.mantissa),
             // Rescaling overflowed i128: compare through f64, which only happens for values
             // far outside 38 digits and cannot tie.
-            _ => self.to_f64().partial_cmp(&other.to_f64()).unwrap_or(Ordering::Equal),
+            _ => self
+                .to_f64()
+                .partial_cmp(&other.to_f64())
+                .unwrap_or(Ordering::Equal),
         }
     }
 
@@ -128,7 +147,10 @@ impl Decimal {
     pub fn to_trimmed_string(self) -> String {
         let mut d = self;
         while d.scale > 0 && d.mantissa % 10 == 0 {
-            d = Decimal { mantissa: d.mantissa / 10, scale: d.scale - 1 };
+            d = Decimal {
+                mantissa: d.mantissa / 10,
+                scale: d.scale - 1,
+            };
         }
         d.to_string()
     }
@@ -266,7 +288,10 @@ impl Value {
         }
         match result {
             DataType::Float64 => {
-                let (a, b) = (self.as_f64().ok_or(ArithError::Overflow)?, other.as_f64().ok_or(ArithError::Overflow)?);
+                let (a, b) = (
+                    self.as_f64().ok_or(ArithError::Overflow)?,
+                    other.as_f64().ok_or(ArithError::Overflow)?,
+                );
                 let v = match op {
                     ArithOp::Add => a + b,
                     ArithOp::Sub => a - b,
@@ -284,16 +309,24 @@ impl Value {
                         a % b
                     }
                 };
-                if v.is_finite() { Ok(Value::Float64(F64(v))) } else { Err(ArithError::Overflow) }
+                if v.is_finite() {
+                    Ok(Value::Float64(F64(v)))
+                } else {
+                    Err(ArithError::Overflow)
+                }
             }
             DataType::Int32 | DataType::Int64 => {
                 let a = self.as_decimal().ok_or(ArithError::Overflow)?.mantissa;
                 let b = other.as_decimal().ok_or(ArithError::Overflow)?.mantissa;
                 let v = int_op(op, a, b)?;
                 if result == DataType::Int32 {
-                    i32::try_from(v).map(Value::Int32).map_err(|_| ArithError::Overflow)
+                    i32::try_from(v)
+                        .map(Value::Int32)
+                        .map_err(|_| ArithError::Overflow)
                 } else {
-                    i64::try_from(v).map(Value::Int64).map_err(|_| ArithError::Overflow)
+                    i64::try_from(v)
+                        .map(Value::Int64)
+                        .map_err(|_| ArithError::Overflow)
                 }
             }
             DataType::Decimal { precision, scale } => {
@@ -301,7 +334,9 @@ impl Value {
                 let b = other.as_decimal().ok_or(ArithError::Overflow)?;
                 let exact = decimal_op(op, a, b, scale)?;
                 let d = exact.round_to(scale).ok_or(ArithError::Overflow)?;
-                d.fit(precision, scale).map(Value::Decimal).map_err(|_| ArithError::Overflow)
+                d.fit(precision, scale)
+                    .map(Value::Decimal)
+                    .map_err(|_| ArithError::Overflow)
             }
             _ => Err(ArithError::Overflow),
         }
@@ -336,7 +371,11 @@ impl Value {
                 let v = parsed.ok_or_else(|| {
                     ArithError::Cast(format!("the string {} is not a valid {to}", self.render()))
                 })?;
-                if matches!(v, Value::Decimal(_)) { v.cast(to)? } else { v }
+                if matches!(v, Value::Decimal(_)) {
+                    v.cast(to)?
+                } else {
+                    v
+                }
             }
             (Value::Boolean(b), t) if t.is_numeric() => Value::Int64(i64::from(*b)).cast(t)?,
             (v, DataType::Boolean) if v.as_decimal().is_some() => {
@@ -348,7 +387,14 @@ impl Value {
                 }
                 let text = format!("{:.*}", 17, f.0);
                 let d = Decimal::parse(&text).ok_or_else(out_of_range)?;
-                Value::Decimal(d.round_to(match t { DataType::Decimal { scale, .. } => scale, _ => 0 }).ok_or_else(out_of_range)?).cast(t)?
+                Value::Decimal(
+                    d.round_to(match t {
+                        DataType::Decimal { scale, .. } => scale,
+                        _ => 0,
+                    })
+                    .ok_or_else(out_of_range)?,
+                )
+                .cast(t)?
             }
             (v, DataType::Float64) => Value::Float64(F64(v.as_f64().ok_or_else(out_of_range)?)),
             (v, DataType::Int32 | DataType::Int64) => {
@@ -391,7 +437,11 @@ impl Value {
 /// (`1.5`, `3.0`).
 pub fn format_f64(v: f64) -> String {
     let s = format!("{v}");
-    if s.contains(['.', 'e', 'E', 'N', 'i']) { s } else { format!("{s}.0") }
+    if s.contains(['.', 'e', 'E', 'N', 'i']) {
+        s
+    } else {
+        format!("{s}.0")
+    }
 }
 
 fn int_op(op: ArithOp, a: i128, b: i128) -> Result<i128, ArithError> {
@@ -409,13 +459,31 @@ fn int_op(op: ArithOp, a: i128, b: i128) -> Result<i128, ArithError> {
 /// caller's half-up rounding is exact.
 fn decimal_op(op: ArithOp, a: Decimal, b: Decimal, scale: u8) -> Result<Decimal, ArithError> {
     let common = a.scale.max(b.scale);
-    let (ra, rb) = (a.rescale(common).ok_or(ArithError::Overflow)?, b.rescale(common).ok_or(ArithError::Overflow)?);
+    let (ra, rb) = (
+        a.rescale(common).ok_or(ArithError::Overflow)?,
+        b.rescale(common).ok_or(ArithError::Overflow)?,
+    );
     match op {
-        ArithOp::Add => Ok(Decimal::new(ra.mantissa.checked_add(rb.mantissa).ok_or(ArithError::Overflow)?, common)),
-        ArithOp::Sub => Ok(Decimal::new(ra.mantissa.checked_sub(rb.mantissa).ok_or(ArithError::Overflow)?, common)),
+        ArithOp::Add => Ok(Decimal::new(
+            ra.mantissa
+                .checked_add(rb.mantissa)
+                .ok_or(ArithError::Overflow)?,
+            common,
+        )),
+        ArithOp::Sub => Ok(Decimal::new(
+            ra.mantissa
+                .checked_sub(rb.mantissa)
+                .ok_or(ArithError::Overflow)?,
+            common,
+        )),
         ArithOp::Mul => {
             let s = a.scale.checked_add(b.scale).ok_or(ArithError::Overflow)?;
-            Ok(Decimal::new(a.mantissa.checked_mul(b.mantissa).ok_or(ArithError::Overflow)?, s))
+            Ok(Decimal::new(
+                a.mantissa
+                    .checked_mul(b.mantissa)
+                    .ok_or(ArithError::Overflow)?,
+                s,
+            ))
         }
         ArithOp::Mod => {
             if rb.mantissa == 0 {
@@ -431,10 +499,16 @@ fn decimal_op(op: ArithOp, a: Decimal, b: Decimal, scale: u8) -> Result<Decimal,
             let target = i32::from(scale) + 1 + i32::from(b.scale) - i32::from(a.scale);
             let (num, den) = if target >= 0 {
                 let f = pow10(target as u32).ok_or(ArithError::Overflow)?;
-                (a.mantissa.checked_mul(f).ok_or(ArithError::Overflow)?, b.mantissa)
+                (
+                    a.mantissa.checked_mul(f).ok_or(ArithError::Overflow)?,
+                    b.mantissa,
+                )
             } else {
                 let f = pow10((-target) as u32).ok_or(ArithError::Overflow)?;
-                (a.mantissa, b.mantissa.checked_mul(f).ok_or(ArithError::Overflow)?)
+                (
+                    a.mantissa,
+                    b.mantissa.checked_mul(f).ok_or(ArithError::Overflow)?,
+                )
             };
             Ok(Decimal::new(num / den, scale + 1))
         }
@@ -457,39 +531,105 @@ mod tests {
         assert_eq!(dec("123456").fit(5, 0), Err(FitError::Overflow));
         assert_eq!(dec("-0.5").to_string(), "-0.5");
         assert_eq!(dec("28.000000000").to_trimmed_string(), "28");
-        assert_eq!(dec("0.000000027").fit(38, 9).unwrap().to_string(), "0.000000027");
+        assert_eq!(
+            dec("0.000000027").fit(38, 9).unwrap().to_string(),
+            "0.000000027"
+        );
     }
 
     #[test]
     fn arithmetic_is_checked() {
-        let t = DataType::Decimal { precision: 38, scale: 9 };
+        let t = DataType::Decimal {
+            precision: 38,
+            scale: 9,
+        };
         let big = Value::Decimal(Decimal::new(10i128.pow(37), 9));
         let r = big.arith(ArithOp::Mul, &Value::Int32(1000), t);
         assert_eq!(r, Err(ArithError::Overflow));
-        assert_eq!(Value::Int32(i32::MAX).arith(ArithOp::Add, &Value::Int32(1), DataType::Int32), Err(ArithError::Overflow));
-        assert_eq!(Value::Int64(1).arith(ArithOp::Div, &Value::Int64(0), DataType::Int64), Err(ArithError::DivisionByZero));
-        let q = Value::Decimal(dec("1.00")).arith(ArithOp::Div, &Value::Decimal(dec("3.00")), DataType::Decimal { precision: 27, scale: 15 }).unwrap();
+        assert_eq!(
+            Value::Int32(i32::MAX).arith(ArithOp::Add, &Value::Int32(1), DataType::Int32),
+            Err(ArithError::Overflow)
+        );
+        assert_eq!(
+            Value::Int64(1).arith(ArithOp::Div, &Value::Int64(0), DataType::Int64),
+            Err(ArithError::DivisionByZero)
+        );
+        let q = Value::Decimal(dec("1.00"))
+            .arith(
+                ArithOp::Div,
+                &Value::Decimal(dec("3.00")),
+                DataType::Decimal {
+                    precision: 27,
+                    scale: 15,
+                },
+            )
+            .unwrap();
         assert_eq!(q.render(), "0.333333333333333");
-        let q = Value::Decimal(dec("2.00")).arith(ArithOp::Div, &Value::Decimal(dec("3.00")), DataType::Decimal { precision: 27, scale: 15 }).unwrap();
+        let q = Value::Decimal(dec("2.00"))
+            .arith(
+                ArithOp::Div,
+                &Value::Decimal(dec("3.00")),
+                DataType::Decimal {
+                    precision: 27,
+                    scale: 15,
+                },
+            )
+            .unwrap();
         assert_eq!(q.render(), "0.666666666666667");
-        assert_eq!(Value::Null.arith(ArithOp::Add, &Value::Int32(1), DataType::Int32), Ok(Value::Null));
+        assert_eq!(
+            Value::Null.arith(ArithOp::Add, &Value::Int32(1), DataType::Int32),
+            Ok(Value::Null)
+        );
     }
 
     #[test]
     fn comparison_crosses_numeric_types() {
-        assert_eq!(Value::Int64(28).sql_cmp(&Value::Decimal(dec("28.000000000"))), Some(Ordering::Equal));
+        assert_eq!(
+            Value::Int64(28).sql_cmp(&Value::Decimal(dec("28.000000000"))),
+            Some(Ordering::Equal)
+        );
         assert_eq!(Value::Int32(1).sql_cmp(&Value::Null), None);
-        assert_eq!(Value::Float64(F64(1.5)).sql_cmp(&Value::Decimal(dec("1.4"))), Some(Ordering::Greater));
+        assert_eq!(
+            Value::Float64(F64(1.5)).sql_cmp(&Value::Decimal(dec("1.4"))),
+            Some(Ordering::Greater)
+        );
     }
 
     #[test]
     fn casts() {
-        assert_eq!(Value::Int32(7).cast(DataType::Int64).unwrap(), Value::Int64(7));
-        assert_eq!(Value::Decimal(dec("7.9")).cast(DataType::Int32).unwrap(), Value::Int32(7));
-        assert_eq!(Value::Decimal(dec("7.25")).cast(DataType::Decimal { precision: 10, scale: 1 }).unwrap().render(), "7.3");
+        assert_eq!(
+            Value::Int32(7).cast(DataType::Int64).unwrap(),
+            Value::Int64(7)
+        );
+        assert_eq!(
+            Value::Decimal(dec("7.9")).cast(DataType::Int32).unwrap(),
+            Value::Int32(7)
+        );
+        assert_eq!(
+            Value::Decimal(dec("7.25"))
+                .cast(DataType::Decimal {
+                    precision: 10,
+                    scale: 1
+                })
+                .unwrap()
+                .render(),
+            "7.3"
+        );
         assert!(Value::Int64(i64::MAX).cast(DataType::Int32).is_err());
-        assert_eq!(Value::String("12.5".into()).cast(DataType::Decimal { precision: 10, scale: 2 }).unwrap().render(), "12.5");
+        assert_eq!(
+            Value::String("12.5".into())
+                .cast(DataType::Decimal {
+                    precision: 10,
+                    scale: 2
+                })
+                .unwrap()
+                .render(),
+            "12.5"
+        );
         assert!(Value::String("x".into()).cast(DataType::Int64).is_err());
-        assert_eq!(Value::Int64(5).cast(DataType::String).unwrap(), Value::String("5".into()));
+        assert_eq!(
+            Value::Int64(5).cast(DataType::String).unwrap(),
+            Value::String("5".into())
+        );
     }
 }

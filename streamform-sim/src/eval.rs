@@ -42,19 +42,37 @@ pub(crate) enum CExpr {
     Literal(Value),
     Not(Box<CExpr>),
     Negative(Box<CExpr>),
-    Arith { op: ArithOp, left: Box<CExpr>, right: Box<CExpr>, ty: DataType },
-    Compare { op: BinaryOp, left: Box<CExpr>, right: Box<CExpr> },
+    Arith {
+        op: ArithOp,
+        left: Box<CExpr>,
+        right: Box<CExpr>,
+        ty: DataType,
+    },
+    Compare {
+        op: BinaryOp,
+        left: Box<CExpr>,
+        right: Box<CExpr>,
+    },
     And(Box<CExpr>, Box<CExpr>),
     Or(Box<CExpr>, Box<CExpr>),
-    IsNull { expr: Box<CExpr>, negated: bool },
-    Cast { expr: Box<CExpr>, ty: DataType },
+    IsNull {
+        expr: Box<CExpr>,
+        negated: bool,
+    },
+    Cast {
+        expr: Box<CExpr>,
+        ty: DataType,
+    },
 }
 
 /// Resolves `name` against `schema`: the index of its first column of that name.
 pub(crate) fn resolve(schema: &[Field], name: &str) -> Result<usize, String> {
     schema.iter().position(|f| f.name == name).ok_or_else(|| {
         let cols: Vec<&str> = schema.iter().map(|f| f.name.as_str()).collect();
-        format!("column `{name}` is not in the input (columns: {})", cols.join(", "))
+        format!(
+            "column `{name}` is not in the input (columns: {})",
+            cols.join(", ")
+        )
     })
 }
 
@@ -80,8 +98,18 @@ impl CExpr {
             Expr::Literal { value, .. } => CExpr::Literal(value.clone()),
             Expr::Not(e) => CExpr::Not(b(e)?),
             Expr::Negative(e) => CExpr::Negative(b(e)?),
-            Expr::Binary { op, left, right, ty } => match op {
-                BinaryOp::Arith(a) => CExpr::Arith { op: *a, left: b(left)?, right: b(right)?, ty: *ty },
+            Expr::Binary {
+                op,
+                left,
+                right,
+                ty,
+            } => match op {
+                BinaryOp::Arith(a) => CExpr::Arith {
+                    op: *a,
+                    left: b(left)?,
+                    right: b(right)?,
+                    ty: *ty,
+                },
                 BinaryOp::And => CExpr::And(b(left)?, b(right)?),
                 BinaryOp::Or => CExpr::Or(b(left)?, b(right)?),
                 BinaryOp::Eq
@@ -89,10 +117,20 @@ impl CExpr {
                 | BinaryOp::Lt
                 | BinaryOp::LtEq
                 | BinaryOp::Gt
-                | BinaryOp::GtEq => CExpr::Compare { op: *op, left: b(left)?, right: b(right)? },
+                | BinaryOp::GtEq => CExpr::Compare {
+                    op: *op,
+                    left: b(left)?,
+                    right: b(right)?,
+                },
             },
-            Expr::IsNull { expr, negated } => CExpr::IsNull { expr: b(expr)?, negated: *negated },
-            Expr::Cast { expr, ty } => CExpr::Cast { expr: b(expr)?, ty: *ty },
+            Expr::IsNull { expr, negated } => CExpr::IsNull {
+                expr: b(expr)?,
+                negated: *negated,
+            },
+            Expr::Cast { expr, ty } => CExpr::Cast {
+                expr: b(expr)?,
+                ty: *ty,
+            },
         })
     }
 
@@ -120,7 +158,12 @@ impl CExpr {
                 Some(b) => Value::Boolean(!b),
             }),
             CExpr::Negative(e) => Cow::Owned(negate(&*e.eval(row)?)?),
-            CExpr::Arith { op, left, right, ty } => {
+            CExpr::Arith {
+                op,
+                left,
+                right,
+                ty,
+            } => {
                 let l = left.eval(row)?;
                 let r = right.eval(row)?;
                 Cow::Owned(l.arith(*op, &r, *ty)?)
@@ -175,7 +218,10 @@ fn truth(v: &Value, what: &str) -> Result<Option<bool>, EvalError> {
     match v {
         Value::Null => Ok(None),
         Value::Boolean(b) => Ok(Some(*b)),
-        other => Err(EvalError::Type(format!("{what} expects a boolean, got {}", other.render()))),
+        other => Err(EvalError::Type(format!(
+            "{what} expects a boolean, got {}",
+            other.render()
+        ))),
     }
 }
 
@@ -205,7 +251,11 @@ fn compare(op: BinaryOp, l: &Value, r: &Value) -> Result<Value, EvalError> {
         if matches!(l, Value::Float64(_)) || matches!(r, Value::Float64(_)) {
             return Ok(Value::Boolean(op == BinaryOp::NotEq));
         }
-        return Err(EvalError::Type(format!("cannot compare {} with {}", l.render(), r.render())));
+        return Err(EvalError::Type(format!(
+            "cannot compare {} with {}",
+            l.render(),
+            r.render()
+        )));
     };
     Ok(Value::Boolean(match op {
         BinaryOp::Eq => ord == Ordering::Equal,

@@ -110,7 +110,12 @@ impl fmt::Display for SimError {
 impl std::error::Error for SimError {}
 
 fn shape_error(model: &str, message: impl Into<String>) -> SimError {
-    SimError { model: model.to_string(), column: None, event: 0, message: message.into() }
+    SimError {
+        model: model.to_string(),
+        column: None,
+        event: 0,
+        message: message.into(),
+    }
 }
 
 /// One source column as events are checked against it.
@@ -187,7 +192,10 @@ impl Simulator {
     /// Sort over an unbounded input (D5).
     pub fn new(chain: &[ModelPlan]) -> Result<Simulator, SimError> {
         let Some(first) = chain.first() else {
-            return Err(shape_error("", "the chain is empty; it needs at least one model"));
+            return Err(shape_error(
+                "",
+                "the chain is empty; it needs at least one model",
+            ));
         };
         let Input::Source(source_name) = &first.input else {
             return Err(shape_error(
@@ -203,13 +211,17 @@ impl Simulator {
             Operator::Source { name, .. } => {
                 return Err(shape_error(
                     &first.name,
-                    format!("the model reads source `{source_name}` but its Source node is `{name}`"),
+                    format!(
+                        "the model reads source `{source_name}` but its Source node is `{name}`"
+                    ),
                 ));
             }
             _ => {
                 return Err(shape_error(
                     &first.name,
-                    format!("the model reads source `{source_name}` but does not start with a Source node"),
+                    format!(
+                        "the model reads source `{source_name}` but does not start with a Source node"
+                    ),
                 ));
             }
         }
@@ -235,13 +247,18 @@ impl Simulator {
                 if plan.input != Input::Model(predecessor.clone()) {
                     return Err(shape_error(
                         &plan.name,
-                        format!("the model must read its predecessor in the chain, `{predecessor}`"),
+                        format!(
+                            "the model must read its predecessor in the chain, `{predecessor}`"
+                        ),
                     ));
                 }
             }
             let skip = usize::from(mi == 0);
             if plan.nodes.len() <= skip {
-                return Err(shape_error(&plan.name, "the model has no operators; it must end in a Sink"));
+                return Err(shape_error(
+                    &plan.name,
+                    "the model has no operators; it must end in a Sink",
+                ));
             }
             let last = plan.nodes.len() - 1;
             for (ni, node) in plan.nodes.iter().enumerate().skip(skip) {
@@ -265,10 +282,17 @@ impl Simulator {
                 if node.id.model != plan.name {
                     return Err(shape_error(
                         &plan.name,
-                        format!("node `{}` does not belong to model `{}`", node.id, plan.name),
+                        format!(
+                            "node `{}` does not belong to model `{}`",
+                            node.id, plan.name
+                        ),
                     ));
                 }
-                let input = InputShape { schema: &prev.schema, changelog: &prev.changelog, boundedness: prev.boundedness };
+                let input = InputShape {
+                    schema: &prev.schema,
+                    changelog: &prev.changelog,
+                    boundedness: prev.boundedness,
+                };
                 let stage = Stage::build(mi, node, &input).map_err(|f| SimError {
                     model: plan.name.clone(),
                     column: f.column,
@@ -346,7 +370,10 @@ impl Simulator {
                 }
             }
         }
-        Ok(Output { changes: self.changes, events_processed: self.events })
+        Ok(Output {
+            changes: self.changes,
+            events_processed: self.events,
+        })
     }
 
     /// The keyed state of the Aggregate node `id` (e.g. `customer_metrics::aggregate::0`):
@@ -356,10 +383,13 @@ impl Simulator {
     /// sum, `Value::Int64` for a count) or `Value::Null`. `None` when the chain has no keyed
     /// node with that id.
     pub fn keyed_state(&self, id: &NodeId) -> Option<Vec<(Vec<Value>, Vec<Value>)>> {
-        self.stages.iter().find(|s| &s.id == id).and_then(|s| match &s.kind {
-            StageKind::Aggregate(a) => Some(a.snapshot()),
-            _ => None,
-        })
+        self.stages
+            .iter()
+            .find(|s| &s.id == id)
+            .and_then(|s| match &s.kind {
+                StageKind::Aggregate(a) => Some(a.snapshot()),
+                _ => None,
+            })
     }
 
     /// Number of events delivered so far.
@@ -431,7 +461,11 @@ fn drive<'a>(stages: &mut [Stage], mut rec: Rec<'a>) -> Result<Option<Rec<'a>>, 
 }
 
 fn to_change(rec: Rec<'_>) -> Change {
-    Change { op: rec.op, row: rec.row.into_owned(), before: rec.before.map(Cow::into_owned) }
+    Change {
+        op: rec.op,
+        row: rec.row.into_owned(),
+        before: rec.before.map(Cow::into_owned),
+    }
 }
 
 /// Runs `chain` over `events` in one call: [`Simulator::new`], [`Simulator::push`] for every

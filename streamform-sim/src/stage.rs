@@ -13,7 +13,7 @@ use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
-use streamform_ir::value::ArithError;
+use streamform_ir::value::{ArithError, F64};
 use streamform_ir::{
     AggCall, AggFunc, Boundedness, Changelog, DataType, Decimal, Field, Node, NodeId, Operator,
     State, Value,
@@ -33,7 +33,11 @@ pub(crate) struct Rec<'a> {
 
 impl<'a> Rec<'a> {
     pub(crate) fn insert(row: Cow<'a, [Value]>) -> Rec<'a> {
-        Rec { op: Op::Insert, row, before: None }
+        Rec {
+            op: Op::Insert,
+            row,
+            before: None,
+        }
     }
 }
 
@@ -46,11 +50,17 @@ pub(crate) struct Fault {
 
 impl Fault {
     fn plain(message: impl Into<String>) -> Fault {
-        Fault { column: None, message: message.into() }
+        Fault {
+            column: None,
+            message: message.into(),
+        }
     }
 
     fn at(column: &str, message: impl Into<String>) -> Fault {
-        Fault { column: Some(column.to_string()), message: message.into() }
+        Fault {
+            column: Some(column.to_string()),
+            message: message.into(),
+        }
     }
 }
 
@@ -104,7 +114,8 @@ impl Stage {
             Operator::Filter { predicate } => {
                 same_schema(node, input.schema)?;
                 let text = predicate.to_string();
-                let pred = CExpr::compile(predicate, input.schema).map_err(|m| Fault::at(&text, m))?;
+                let pred =
+                    CExpr::compile(predicate, input.schema).map_err(|m| Fault::at(&text, m))?;
                 StageKind::Filter(Filter { pred, text })
             }
             Operator::Project { items } => {
@@ -118,20 +129,31 @@ impl Stage {
                 }
                 let mut exprs = Vec::with_capacity(items.len());
                 for (item, field) in items.iter().zip(&node.schema) {
-                    let e = CExpr::compile(&item.expr, input.schema).map_err(|m| Fault::at(&item.name, m))?;
+                    let e = CExpr::compile(&item.expr, input.schema)
+                        .map_err(|m| Fault::at(&item.name, m))?;
                     let ty = item.expr.data_type();
                     if field.ty != ty {
                         return Err(Fault::at(
                             &item.name,
-                            format!("node `{}`: the expression is {ty} but the schema says {}", node.id, field.ty),
+                            format!(
+                                "node `{}`: the expression is {ty} but the schema says {}",
+                                node.id, field.ty
+                            ),
                         ));
                     }
                     exprs.push(e);
                 }
                 let identity = exprs.len() == input.schema.len()
-                    && exprs.iter().enumerate().all(|(i, e)| e.as_column() == Some(i));
+                    && exprs
+                        .iter()
+                        .enumerate()
+                        .all(|(i, e)| e.as_column() == Some(i));
                 let names = items.iter().map(|i| i.name.clone()).collect();
-                StageKind::Project(Project { exprs, names, identity })
+                StageKind::Project(Project {
+                    exprs,
+                    names,
+                    identity,
+                })
             }
             Operator::Aggregate { group_by, calls } => {
                 StageKind::Aggregate(Aggregate::build(node, group_by, calls, input)?)
@@ -153,17 +175,25 @@ impl Stage {
                 }
                 let mut cols = Vec::with_capacity(keys.len());
                 for k in keys {
-                    let i = resolve(input.schema, &k.column).map_err(|m| Fault::at(&k.column, m))?;
+                    let i =
+                        resolve(input.schema, &k.column).map_err(|m| Fault::at(&k.column, m))?;
                     cols.push((i, k.descending));
                 }
-                StageKind::Sort(Sort { keys: cols, rows: Vec::new() })
+                StageKind::Sort(Sort {
+                    keys: cols,
+                    rows: Vec::new(),
+                })
             }
             Operator::Sink { .. } => {
                 same_schema(node, input.schema)?;
                 StageKind::Sink
             }
         };
-        Ok(Stage { model, id: node.id.clone(), kind })
+        Ok(Stage {
+            model,
+            id: node.id.clone(),
+            kind,
+        })
     }
 
     /// Processes one change; returns the change to pass on, if any.
@@ -187,7 +217,11 @@ impl Stage {
 /// aside, which a filter may narrow).
 fn same_schema(node: &Node, input: &[Field]) -> Result<(), Fault> {
     let same = node.schema.len() == input.len()
-        && node.schema.iter().zip(input).all(|(a, b)| a.name == b.name && a.ty == b.ty);
+        && node
+            .schema
+            .iter()
+            .zip(input)
+            .all(|(a, b)| a.name == b.name && a.ty == b.ty);
     if same {
         Ok(())
     } else {
@@ -213,7 +247,9 @@ pub(crate) struct Filter {
 
 impl Filter {
     fn matches(&self, row: &[Value]) -> Result<bool, Fault> {
-        self.pred.test(row).map_err(|e| Fault::at(&self.text, e.to_string()))
+        self.pred
+            .test(row)
+            .map_err(|e| Fault::at(&self.text, e.to_string()))
     }
 
     /// insert / delete pass when the row matches. An update is judged on both images: both
@@ -221,15 +257,31 @@ impl Filter {
     /// before-image; neither, nothing.
     fn process<'a>(&mut self, rec: Rec<'a>) -> Result<Option<Rec<'a>>, Fault> {
         match rec.op {
-            Op::Insert | Op::Delete => Ok(if self.matches(&rec.row)? { Some(rec) } else { None }),
+            Op::Insert | Op::Delete => Ok(if self.matches(&rec.row)? {
+                Some(rec)
+            } else {
+                None
+            }),
             Op::Update => {
                 let before = rec.before.ok_or_else(update_without_before)?;
                 let was = self.matches(&before)?;
                 let is = self.matches(&rec.row)?;
                 Ok(match (was, is) {
-                    (true, true) => Some(Rec { op: Op::Update, row: rec.row, before: Some(before) }),
-                    (false, true) => Some(Rec { op: Op::Insert, row: rec.row, before: None }),
-                    (true, false) => Some(Rec { op: Op::Delete, row: before, before: None }),
+                    (true, true) => Some(Rec {
+                        op: Op::Update,
+                        row: rec.row,
+                        before: Some(before),
+                    }),
+                    (false, true) => Some(Rec {
+                        op: Op::Insert,
+                        row: rec.row,
+                        before: None,
+                    }),
+                    (true, false) => Some(Rec {
+                        op: Op::Delete,
+                        row: before,
+                        before: None,
+                    }),
                     (false, false) => None,
                 })
             }
@@ -249,7 +301,9 @@ impl Project {
     fn map(&self, row: &[Value]) -> Result<Vec<Value>, Fault> {
         let mut out = Vec::with_capacity(self.exprs.len());
         for (e, name) in self.exprs.iter().zip(&self.names) {
-            let v = e.eval(row).map_err(|err| Fault::at(name, err.to_string()))?;
+            let v = e
+                .eval(row)
+                .map_err(|err| Fault::at(name, err.to_string()))?;
             out.push(v.into_owned());
         }
         Ok(out)
@@ -265,7 +319,11 @@ impl Project {
             None => None,
         };
         let row = Cow::Owned(self.map(&rec.row)?);
-        Ok(Some(Rec { op: rec.op, row, before }))
+        Ok(Some(Rec {
+            op: rec.op,
+            row,
+            before,
+        }))
     }
 }
 
@@ -275,7 +333,10 @@ enum AccKind {
     /// sum over int32 / int64, kept as int64.
     SumInt(usize),
     /// sum over decimal(p,s), kept as decimal(38,s).
-    SumDecimal { arg: usize, scale: u8 },
+    SumDecimal {
+        arg: usize,
+        scale: u8,
+    },
     /// sum over float64.
     SumFloat(usize),
     /// count(*): every row.
@@ -302,7 +363,6 @@ pub(crate) struct Aggregate {
     calls: Vec<Call>,
     state: HashMap<Vec<Value>, Vec<Value>, FxBuild>,
     key_buf: Vec<Value>,
-    scratch: Vec<Value>,
 }
 
 /// The accumulator type D4 gives `func` over an argument of type `arg`.
@@ -312,17 +372,26 @@ fn d4_type(func: AggFunc, arg: Option<DataType>) -> Result<DataType, String> {
         (AggFunc::Count, _) => Ok(Int64),
         (_, None) => Err(format!("{}(*) is only defined for count", func.name())),
         (AggFunc::Sum, Some(Int32 | Int64)) => Ok(Int64),
-        (AggFunc::Sum, Some(Decimal { scale, .. })) => Ok(Decimal { precision: 38, scale }),
+        (AggFunc::Sum, Some(Decimal { scale, .. })) => Ok(Decimal {
+            precision: 38,
+            scale,
+        }),
         (AggFunc::Sum, Some(Float64)) => Ok(Float64),
-        (AggFunc::Min | AggFunc::Max, Some(t @ (Int32 | Int64 | Float64 | Decimal { .. } | String | Timestamp))) => {
-            Ok(t)
-        }
+        (
+            AggFunc::Min | AggFunc::Max,
+            Some(t @ (Int32 | Int64 | Float64 | Decimal { .. } | String | Timestamp)),
+        ) => Ok(t),
         (_, Some(t)) => Err(format!("{} is not defined over {t}", func.name())),
     }
 }
 
 impl Aggregate {
-    fn build(node: &Node, group_by: &[String], calls: &[AggCall], input: &InputShape<'_>) -> Result<Aggregate, Fault> {
+    fn build(
+        node: &Node,
+        group_by: &[String],
+        calls: &[AggCall],
+        input: &InputShape<'_>,
+    ) -> Result<Aggregate, Fault> {
         if input.changelog.is_updating() {
             return Err(Fault::plain(format!(
                 "node `{}`: GROUP BY over an updating input ({}) is not supported yet",
@@ -331,7 +400,10 @@ impl Aggregate {
             )));
         }
         let State::Keyed(keyed) = &node.state else {
-            return Err(Fault::plain(format!("node `{}`: an Aggregate must have keyed state", node.id)));
+            return Err(Fault::plain(format!(
+                "node `{}`: an Aggregate must have keyed state",
+                node.id
+            )));
         };
         if keyed.key.as_slice() != group_by {
             return Err(Fault::plain(format!(
@@ -362,12 +434,19 @@ impl Aggregate {
         for (g, field) in group_by.iter().zip(&node.schema) {
             let i = resolve(input.schema, g).map_err(|m| Fault::at(g, m))?;
             if field.ty != input.schema[i].ty {
-                return Err(Fault::at(g, format!("node `{}`: grouping column type changes", node.id)));
+                return Err(Fault::at(
+                    g,
+                    format!("node `{}`: grouping column type changes", node.id),
+                ));
             }
             group.push(i);
         }
         let mut compiled = Vec::with_capacity(calls.len());
-        for ((call, acc), field) in calls.iter().zip(&keyed.accumulators).zip(&node.schema[group_by.len()..]) {
+        for ((call, acc), field) in calls
+            .iter()
+            .zip(&keyed.accumulators)
+            .zip(&node.schema[group_by.len()..])
+        {
             let name = call.name();
             let fail = |m: String| Fault::at(&name, format!("node `{}`: {m}", node.id));
             let arg = match &call.arg {
@@ -377,7 +456,10 @@ impl Aggregate {
             let arg_ty = arg.map(|i| input.schema[i].ty);
             let want = d4_type(call.func, arg_ty).map_err(&fail)?;
             if call.ty != want {
-                return Err(fail(format!("the accumulator is typed {}, D4 says {want}", call.ty)));
+                return Err(fail(format!(
+                    "the accumulator is typed {}, D4 says {want}",
+                    call.ty
+                )));
             }
             if acc.name != name || acc.ty != call.ty {
                 return Err(fail(format!(
@@ -386,13 +468,18 @@ impl Aggregate {
                 )));
             }
             if field.ty != call.ty {
-                return Err(fail(format!("the output column is {} but the accumulator {}", field.ty, call.ty)));
+                return Err(fail(format!(
+                    "the output column is {} but the accumulator {}",
+                    field.ty, call.ty
+                )));
             }
             let kind = match (call.func, arg, call.ty) {
                 (AggFunc::Count, None, _) => AccKind::CountStar,
                 (AggFunc::Count, Some(i), _) => AccKind::Count(i),
                 (AggFunc::Sum, Some(i), DataType::Int64) => AccKind::SumInt(i),
-                (AggFunc::Sum, Some(i), DataType::Decimal { scale, .. }) => AccKind::SumDecimal { arg: i, scale },
+                (AggFunc::Sum, Some(i), DataType::Decimal { scale, .. }) => {
+                    AccKind::SumDecimal { arg: i, scale }
+                }
                 (AggFunc::Sum, Some(i), _) => AccKind::SumFloat(i),
                 (AggFunc::Min, Some(i), _) => AccKind::Min(i),
                 (AggFunc::Max, Some(i), _) => AccKind::Max(i),
@@ -405,7 +492,6 @@ impl Aggregate {
             calls: compiled,
             state: HashMap::default(),
             key_buf: Vec::with_capacity(group_by.len()),
-            scratch: Vec::with_capacity(calls.len()),
         })
     }
 
@@ -432,18 +518,27 @@ impl Aggregate {
         }
         let row: &[Value] = &rec.row;
         self.key_buf.clear();
-        self.key_buf.extend(self.group.iter().map(|&i| row[i].clone()));
+        self.key_buf
+            .extend(self.group.iter().map(|&i| row[i].clone()));
         if let Some(accs) = self.state.get_mut(self.key_buf.as_slice()) {
-            self.scratch.clear();
-            self.scratch.extend_from_slice(accs);
-            fold(&self.calls, &mut self.scratch, row)?;
-            if self.scratch == *accs {
-                return Ok(None);
-            }
+            // The row as last emitted: the update's before-image, and the undo record if
+            // an accumulator fails half-way through.
             let before = output_row(&self.key_buf, accs);
-            std::mem::swap(accs, &mut self.scratch);
-            let after = output_row(&self.key_buf, accs);
-            Ok(Some(Rec { op: Op::Update, row: Cow::Owned(after), before: Some(Cow::Owned(before)) }))
+            match fold(&self.calls, accs, row) {
+                Ok(true) => {
+                    let after = output_row(&self.key_buf, accs);
+                    Ok(Some(Rec {
+                        op: Op::Update,
+                        row: Cow::Owned(after),
+                        before: Some(Cow::Owned(before)),
+                    }))
+                }
+                Ok(false) => Ok(None),
+                Err(f) => {
+                    accs.clone_from_slice(&before[self.key_buf.len()..]);
+                    Err(f)
+                }
+            }
         } else {
             let mut accs = self.initial();
             fold(&self.calls, &mut accs, row)?;
@@ -455,8 +550,11 @@ impl Aggregate {
 
     /// The keyed state as (key, accumulators) pairs sorted by key.
     pub(crate) fn snapshot(&self) -> Vec<(Vec<Value>, Vec<Value>)> {
-        let mut out: Vec<(Vec<Value>, Vec<Value>)> =
-            self.state.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        let mut out: Vec<(Vec<Value>, Vec<Value>)> = self
+            .state
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
         out.sort_by(|a, b| cmp_rows(&a.0, &b.0));
         out
     }
@@ -464,7 +562,11 @@ impl Aggregate {
 
 /// Lexicographic [`Value::sort_cmp`].
 fn cmp_rows(a: &[Value], b: &[Value]) -> Ordering {
-    a.iter().zip(b).map(|(x, y)| x.sort_cmp(y)).find(|o| o.is_ne()).unwrap_or_else(|| a.len().cmp(&b.len()))
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| x.sort_cmp(y))
+        .find(|o| o.is_ne())
+        .unwrap_or_else(|| a.len().cmp(&b.len()))
 }
 
 fn output_row(key: &[Value], accs: &[Value]) -> Vec<Value> {
@@ -482,10 +584,11 @@ fn overflow(call: &Call) -> Fault {
     Fault::at(&call.name, ArithError::Overflow.to_string())
 }
 
-/// Applies one input row to every accumulator (D4: sum, min and max ignore nulls; count(x)
-/// counts non-null values).
+/// Applies one input row to every accumulator in place (D4: sum, min and max ignore nulls;
+/// count(x) counts non-null values). Returns whether any accumulator changed (D10).
 #[inline]
-fn fold(calls: &[Call], accs: &mut [Value], row: &[Value]) -> Result<(), Fault> {
+fn fold(calls: &[Call], accs: &mut [Value], row: &[Value]) -> Result<bool, Fault> {
+    let mut changed = false;
     for (call, acc) in calls.iter().zip(accs.iter_mut()) {
         match call.kind {
             AccKind::SumInt(i) => {
@@ -497,9 +600,11 @@ fn fold(calls: &[Call], accs: &mut [Value], row: &[Value]) -> Result<(), Fault> 
                 };
                 match acc {
                     Value::Null => *acc = Value::Int64(v),
+                    Value::Int64(_) if v == 0 => continue,
                     Value::Int64(a) => *a = a.checked_add(v).ok_or_else(|| overflow(call))?,
                     other => return Err(wrong_type(call, other)),
                 }
+                changed = true;
             }
             AccKind::SumDecimal { arg, scale } => {
                 let v = match &row[arg] {
@@ -510,13 +615,18 @@ fn fold(calls: &[Call], accs: &mut [Value], row: &[Value]) -> Result<(), Fault> 
                 };
                 let sum = match acc {
                     Value::Null => v.mantissa,
-                    Value::Decimal(a) => a.mantissa.checked_add(v.mantissa).ok_or_else(|| overflow(call))?,
+                    Value::Decimal(_) if v.mantissa == 0 => continue,
+                    Value::Decimal(a) => a
+                        .mantissa
+                        .checked_add(v.mantissa)
+                        .ok_or_else(|| overflow(call))?,
                     other => return Err(wrong_type(call, other)),
                 };
                 if sum.unsigned_abs() > MAX_MANTISSA_38 {
                     return Err(overflow(call));
                 }
                 *acc = Value::Decimal(Decimal::new(sum, scale));
+                changed = true;
             }
             AccKind::SumFloat(i) => {
                 let v = match &row[i] {
@@ -532,12 +642,20 @@ fn fold(calls: &[Call], accs: &mut [Value], row: &[Value]) -> Result<(), Fault> 
                 if !sum.is_finite() && v.is_finite() {
                     return Err(overflow(call));
                 }
-                *acc = Value::Float64(streamform_ir::value::F64(sum));
+                let new = Value::Float64(F64(sum));
+                if *acc != new {
+                    *acc = new;
+                    changed = true;
+                }
             }
-            AccKind::CountStar => bump(call, acc)?,
+            AccKind::CountStar => {
+                bump(call, acc)?;
+                changed = true;
+            }
             AccKind::Count(i) => {
                 if !row[i].is_null() {
                     bump(call, acc)?;
+                    changed = true;
                 }
             }
             AccKind::Min(i) | AccKind::Max(i) => {
@@ -545,14 +663,21 @@ fn fold(calls: &[Call], accs: &mut [Value], row: &[Value]) -> Result<(), Fault> 
                 if v.is_null() {
                     continue;
                 }
-                let want = if matches!(call.kind, AccKind::Min(_)) { Ordering::Less } else { Ordering::Greater };
+                let want = if matches!(call.kind, AccKind::Min(_)) {
+                    Ordering::Less
+                } else {
+                    Ordering::Greater
+                };
+                // Replaced only by a strictly smaller (larger) value, so a replacement is a
+                // change.
                 if acc.is_null() || v.sql_cmp(acc) == Some(want) {
                     *acc = v.clone();
+                    changed = true;
                 }
             }
         }
     }
-    Ok(())
+    Ok(changed)
 }
 
 fn bump(call: &Call, acc: &mut Value) -> Result<(), Fault> {
@@ -575,7 +700,10 @@ pub(crate) struct Sort {
 impl Sort {
     fn process<'a>(&mut self, rec: Rec<'a>) -> Result<Option<Rec<'a>>, Fault> {
         if rec.op != Op::Insert {
-            return Err(Fault::plain(format!("ORDER BY received an {}; it needs an append input", rec.op)));
+            return Err(Fault::plain(format!(
+                "ORDER BY received an {}; it needs an append input",
+                rec.op
+            )));
         }
         self.rows.push(rec.row.into_owned());
         Ok(None)

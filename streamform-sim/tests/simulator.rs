@@ -10,19 +10,35 @@ use streamform_ir::{AggFunc, BinaryOp, DataType, Expr, ModelPlan, NodeId, NodeKi
 use streamform_sim::{Change, Op, Output, SimError, Simulator, run};
 
 fn ins(row: Vec<Value>) -> Change {
-    Change { op: Op::Insert, row, before: None }
+    Change {
+        op: Op::Insert,
+        row,
+        before: None,
+    }
 }
 
 fn upd(before: Vec<Value>, after: Vec<Value>) -> Change {
-    Change { op: Op::Update, row: after, before: Some(before) }
+    Change {
+        op: Op::Update,
+        row: after,
+        before: Some(before),
+    }
 }
 
 fn del(row: Vec<Value>) -> Change {
-    Change { op: Op::Delete, row, before: None }
+    Change {
+        op: Op::Delete,
+        row,
+        before: None,
+    }
 }
 
 fn node(model: &str, kind: NodeKind, ordinal: u32) -> NodeId {
-    NodeId { model: model.into(), kind, ordinal }
+    NodeId {
+        model: model.into(),
+        kind,
+        ordinal,
+    }
 }
 
 fn changes(chain: &[ModelPlan], events: &[Vec<Value>]) -> Vec<Change> {
@@ -36,17 +52,33 @@ fn order_pipeline() -> Vec<ModelPlan> {
     let clean = from_source(
         "clean_orders",
         "orders",
-        &[("order_id", DataType::Int64), ("customer_id", DataType::Int64), ("amount", DEC)],
+        &[
+            ("order_id", DataType::Int64),
+            ("customer_id", DataType::Int64),
+            ("amount", DEC),
+        ],
         kafka("orders"),
     )
     .filter(|m| is_not_null(m.col("customer_id")))
-    .project(|m| vec![(m.col("customer_id"), "customer_id"), (m.col("amount"), "amount")])
+    .project(|m| {
+        vec![
+            (m.col("customer_id"), "customer_id"),
+            (m.col("amount"), "amount"),
+        ]
+    })
     .sink();
     let metrics = from_model("customer_metrics", &clean)
         .aggregate(&["customer_id"], &[(AggFunc::Sum, Some("amount"))])
-        .project(|m| vec![(m.col("customer_id"), "customer_id"), (m.col("sum(amount)"), "total_spend")])
+        .project(|m| {
+            vec![
+                (m.col("customer_id"), "customer_id"),
+                (m.col("sum(amount)"), "total_spend"),
+            ]
+        })
         .sink();
-    let big = from_model("big_customers", &metrics).filter(|m| gt(m.col("total_spend"), lit_i32(100))).sink();
+    let big = from_model("big_customers", &metrics)
+        .filter(|m| gt(m.col("total_spend"), lit_i32(100)))
+        .sink();
     vec![clean, metrics, big]
 }
 
@@ -56,7 +88,10 @@ fn order(id: i64, customer: Value, amount: &str) -> Vec<Value> {
 
 #[test]
 fn customer_metrics_inserts_then_updates() {
-    let out = changes(&[customer_metrics(DEC)], &[vec![i64v(42), d("10", 9)], vec![i64v(42), d("18", 9)]]);
+    let out = changes(
+        &[customer_metrics(DEC)],
+        &[vec![i64v(42), d("10", 9)], vec![i64v(42), d("18", 9)]],
+    );
     assert_eq!(
         out,
         vec![
@@ -65,7 +100,9 @@ fn customer_metrics_inserts_then_updates() {
         ]
     );
     assert_eq!(out[1].row[1].render(), "28");
-    let Value::Decimal(total) = &out[1].row[1] else { panic!("a decimal total") };
+    let Value::Decimal(total) = &out[1].row[1] else {
+        panic!("a decimal total")
+    };
     assert_eq!(total.to_string(), "28.000000000");
 }
 
@@ -76,21 +113,39 @@ fn event_decimals_are_brought_to_the_column_scale() {
     let out = changes(&[customer_metrics(DEC)], &[vec![i64v(1), ten]]);
     assert_eq!(out, vec![ins(vec![i64v(1), d("10", 9)])]);
     // More fractional digits than the column holds is an error, never a rounding.
-    let err = run(&[customer_metrics(dec_ty(12, 2))], &[vec![i64v(1), d("0.123", 3)]]).unwrap_err();
+    let err = run(
+        &[customer_metrics(dec_ty(12, 2))],
+        &[vec![i64v(1), d("0.123", 3)]],
+    )
+    .unwrap_err();
     assert_eq!(err.column.as_deref(), Some("amount"));
     assert_eq!(err.event, 1);
-    assert!(err.message.contains("does not fit decimal(12,2)"), "{}", err.message);
+    assert!(
+        err.message.contains("does not fit decimal(12,2)"),
+        "{}",
+        err.message
+    );
 }
 
 #[test]
 fn ill_typed_and_short_events_are_refused() {
     let plan = [customer_metrics(DEC)];
     let err = run(&plan, &[vec![i64v(1), d("1", 9)], vec![s("x"), d("1", 9)]]).unwrap_err();
-    assert_eq!((err.model.as_str(), err.column.as_deref(), err.event), ("customer_metrics", Some("customer_id"), 2));
-    assert!(err.message.contains("expected int64, got \"x\""), "{}", err.message);
+    assert_eq!(
+        (err.model.as_str(), err.column.as_deref(), err.event),
+        ("customer_metrics", Some("customer_id"), 2)
+    );
+    assert!(
+        err.message.contains("expected int64, got \"x\""),
+        "{}",
+        err.message
+    );
     let err = run(&plan, &[vec![i64v(1)]]).unwrap_err();
     assert_eq!(err.event, 1);
-    assert_eq!(err.message, "the event has 1 values but source `orders` declares 2 columns");
+    assert_eq!(
+        err.message,
+        "the event has 1 values but source `orders` declares 2 columns"
+    );
 }
 
 #[test]
@@ -126,14 +181,22 @@ fn filter_over_an_upsert_model_inserts_updates_and_deletes() {
     // And the first model alone is append-only.
     let first = changes(&chain[..1], &events);
     assert_eq!(first.len(), 5);
-    assert!(first.iter().all(|c| c.op == Op::Insert && c.before.is_none()));
+    assert!(
+        first
+            .iter()
+            .all(|c| c.op == Op::Insert && c.before.is_none())
+    );
     assert_eq!(first[1], ins(vec![i64v(42), d("70", 9)]));
 }
 
 #[test]
 fn a_row_reentering_the_filter_is_inserted_again() {
     let chain = order_pipeline();
-    let events = vec![order(1, i64v(1), "150"), order(2, i64v(1), "-100"), order(3, i64v(1), "100")];
+    let events = vec![
+        order(1, i64v(1), "150"),
+        order(2, i64v(1), "-100"),
+        order(3, i64v(1), "100"),
+    ];
     assert_eq!(
         changes(&chain, &events),
         vec![
@@ -149,51 +212,109 @@ fn an_update_that_changes_nothing_is_not_emitted() {
     // D10: a SUM of 0 ...
     let out = changes(
         &[customer_metrics(DEC)],
-        &[vec![i64v(42), d("10", 9)], vec![i64v(42), d("0", 9)], vec![i64v(42), NULL], vec![i64v(42), d("1", 9)]],
+        &[
+            vec![i64v(42), d("10", 9)],
+            vec![i64v(42), d("0", 9)],
+            vec![i64v(42), NULL],
+            vec![i64v(42), d("1", 9)],
+        ],
     );
-    assert_eq!(out, vec![ins(vec![i64v(42), d("10", 9)]), upd(vec![i64v(42), d("10", 9)], vec![i64v(42), d("11", 9)])]);
+    assert_eq!(
+        out,
+        vec![
+            ins(vec![i64v(42), d("10", 9)]),
+            upd(vec![i64v(42), d("10", 9)], vec![i64v(42), d("11", 9)])
+        ]
+    );
     // ... a MIN above the minimum ...
-    let plan = from_source("m", "t", &[("k", DataType::Int64), ("v", DataType::Int32)], kafka("t"))
-        .aggregate(&["k"], &[(AggFunc::Min, Some("v"))])
-        .sink();
-    let out = changes(&[plan], &[vec![i64v(1), i32v(5)], vec![i64v(1), i32v(7)], vec![i64v(1), i32v(5)]]);
+    let plan = from_source(
+        "m",
+        "t",
+        &[("k", DataType::Int64), ("v", DataType::Int32)],
+        kafka("t"),
+    )
+    .aggregate(&["k"], &[(AggFunc::Min, Some("v"))])
+    .sink();
+    let out = changes(
+        &[plan],
+        &[
+            vec![i64v(1), i32v(5)],
+            vec![i64v(1), i32v(7)],
+            vec![i64v(1), i32v(5)],
+        ],
+    );
     assert_eq!(out, vec![ins(vec![i64v(1), i32v(5)])]);
     // ... but a count(*) beside the SUM changes on every row.
     let plan = from_source("m", "t", &[("k", DataType::Int64), ("v", DEC)], kafka("t"))
         .aggregate(&["k"], &[(AggFunc::Sum, Some("v")), (AggFunc::Count, None)])
         .sink();
-    let out = changes(&[plan], &[vec![i64v(1), d("3", 9)], vec![i64v(1), d("0", 9)]]);
+    let out = changes(
+        &[plan],
+        &[vec![i64v(1), d("3", 9)], vec![i64v(1), d("0", 9)]],
+    );
     assert_eq!(
         out,
         vec![
             ins(vec![i64v(1), d("3", 9), i64v(1)]),
-            upd(vec![i64v(1), d("3", 9), i64v(1)], vec![i64v(1), d("3", 9), i64v(2)]),
+            upd(
+                vec![i64v(1), d("3", 9), i64v(1)],
+                vec![i64v(1), d("3", 9), i64v(2)]
+            ),
         ]
     );
 }
 
 #[test]
 fn a_project_passes_updates_on_even_when_the_images_are_equal() {
-    let plan = from_source("m", "t", &[("k", DataType::Int64), ("v", DataType::Int64)], kafka("t"))
-        .aggregate(&["k"], &[(AggFunc::Count, None)])
-        .project(|m| vec![(m.col("k"), "k")])
-        .sink();
+    let plan = from_source(
+        "m",
+        "t",
+        &[("k", DataType::Int64), ("v", DataType::Int64)],
+        kafka("t"),
+    )
+    .aggregate(&["k"], &[(AggFunc::Count, None)])
+    .project(|m| vec![(m.col("k"), "k")])
+    .sink();
     let out = changes(&[plan], &[vec![i64v(1), i64v(0)], vec![i64v(1), i64v(0)]]);
-    assert_eq!(out, vec![ins(vec![i64v(1)]), upd(vec![i64v(1)], vec![i64v(1)])]);
+    assert_eq!(
+        out,
+        vec![ins(vec![i64v(1)]), upd(vec![i64v(1)], vec![i64v(1)])]
+    );
 }
 
 #[test]
 fn count_star_counts_rows_and_count_x_counts_non_null_values() {
-    let plan = from_source("m", "t", &[("k", DataType::Int64), ("v", DataType::String)], kafka("t"))
-        .aggregate(&["k"], &[(AggFunc::Count, None), (AggFunc::Count, Some("v"))])
-        .sink();
-    let out = changes(&[plan], &[vec![i64v(1), NULL], vec![i64v(1), s("a")], vec![i64v(1), NULL]]);
+    let plan = from_source(
+        "m",
+        "t",
+        &[("k", DataType::Int64), ("v", DataType::String)],
+        kafka("t"),
+    )
+    .aggregate(
+        &["k"],
+        &[(AggFunc::Count, None), (AggFunc::Count, Some("v"))],
+    )
+    .sink();
+    let out = changes(
+        &[plan],
+        &[
+            vec![i64v(1), NULL],
+            vec![i64v(1), s("a")],
+            vec![i64v(1), NULL],
+        ],
+    );
     assert_eq!(
         out,
         vec![
             ins(vec![i64v(1), i64v(1), i64v(0)]),
-            upd(vec![i64v(1), i64v(1), i64v(0)], vec![i64v(1), i64v(2), i64v(1)]),
-            upd(vec![i64v(1), i64v(2), i64v(1)], vec![i64v(1), i64v(3), i64v(1)]),
+            upd(
+                vec![i64v(1), i64v(1), i64v(0)],
+                vec![i64v(1), i64v(2), i64v(1)]
+            ),
+            upd(
+                vec![i64v(1), i64v(2), i64v(1)],
+                vec![i64v(1), i64v(3), i64v(1)]
+            ),
         ]
     );
 }
@@ -203,12 +324,21 @@ fn min_and_max_keep_the_argument_type() {
     let plan = from_source(
         "m",
         "t",
-        &[("k", DataType::Int64), ("v", DataType::Int32), ("name", DataType::String)],
+        &[
+            ("k", DataType::Int64),
+            ("v", DataType::Int32),
+            ("name", DataType::String),
+        ],
         kafka("t"),
     )
     .aggregate(
         &["k"],
-        &[(AggFunc::Min, Some("v")), (AggFunc::Max, Some("v")), (AggFunc::Min, Some("name")), (AggFunc::Max, Some("name"))],
+        &[
+            (AggFunc::Min, Some("v")),
+            (AggFunc::Max, Some("v")),
+            (AggFunc::Min, Some("name")),
+            (AggFunc::Max, Some("name")),
+        ],
     )
     .sink();
     let out = changes(
@@ -225,39 +355,80 @@ fn min_and_max_keep_the_argument_type() {
         out,
         vec![
             ins(vec![i64v(1), i32v(5), i32v(5), s("m"), s("m")]),
-            upd(vec![i64v(1), i32v(5), i32v(5), s("m"), s("m")], vec![i64v(1), i32v(3), i32v(5), s("m"), s("m")]),
-            upd(vec![i64v(1), i32v(3), i32v(5), s("m"), s("m")], vec![i64v(1), i32v(3), i32v(9), s("m"), s("z")]),
-            upd(vec![i64v(1), i32v(3), i32v(9), s("m"), s("z")], vec![i64v(1), i32v(3), i32v(9), s("a"), s("z")]),
+            upd(
+                vec![i64v(1), i32v(5), i32v(5), s("m"), s("m")],
+                vec![i64v(1), i32v(3), i32v(5), s("m"), s("m")]
+            ),
+            upd(
+                vec![i64v(1), i32v(3), i32v(5), s("m"), s("m")],
+                vec![i64v(1), i32v(3), i32v(9), s("m"), s("z")]
+            ),
+            upd(
+                vec![i64v(1), i32v(3), i32v(9), s("m"), s("z")],
+                vec![i64v(1), i32v(3), i32v(9), s("a"), s("z")]
+            ),
         ]
     );
 }
 
 #[test]
 fn sum_over_only_nulls_is_null_and_int32_sums_as_int64() {
-    let plan = from_source("m", "t", &[("k", DataType::Int64), ("v", DataType::Int32), ("f", DataType::Float64)], kafka("t"))
-        .aggregate(&["k"], &[(AggFunc::Sum, Some("v")), (AggFunc::Sum, Some("f"))])
-        .sink();
+    let plan = from_source(
+        "m",
+        "t",
+        &[
+            ("k", DataType::Int64),
+            ("v", DataType::Int32),
+            ("f", DataType::Float64),
+        ],
+        kafka("t"),
+    )
+    .aggregate(
+        &["k"],
+        &[(AggFunc::Sum, Some("v")), (AggFunc::Sum, Some("f"))],
+    )
+    .sink();
     let out = changes(
         &[plan],
-        &[vec![i64v(1), NULL, NULL], vec![i64v(1), NULL, NULL], vec![i64v(1), i32v(i32::MAX), f64v(1.5)], vec![i64v(1), i32v(i32::MAX), NULL]],
+        &[
+            vec![i64v(1), NULL, NULL],
+            vec![i64v(1), NULL, NULL],
+            vec![i64v(1), i32v(i32::MAX), f64v(1.5)],
+            vec![i64v(1), i32v(i32::MAX), NULL],
+        ],
     );
     let big = i64::from(i32::MAX);
     assert_eq!(
         out,
         vec![
             ins(vec![i64v(1), NULL, NULL]),
-            upd(vec![i64v(1), NULL, NULL], vec![i64v(1), i64v(big), f64v(1.5)]),
-            upd(vec![i64v(1), i64v(big), f64v(1.5)], vec![i64v(1), i64v(2 * big), f64v(1.5)]),
+            upd(
+                vec![i64v(1), NULL, NULL],
+                vec![i64v(1), i64v(big), f64v(1.5)]
+            ),
+            upd(
+                vec![i64v(1), i64v(big), f64v(1.5)],
+                vec![i64v(1), i64v(2 * big), f64v(1.5)]
+            ),
         ]
     );
 }
 
 #[test]
 fn null_grouping_values_form_their_own_group() {
-    let plan = from_source("m", "t", &[("k", DataType::String), ("v", DataType::Int64)], kafka("t"))
-        .aggregate(&["k"], &[(AggFunc::Sum, Some("v"))])
-        .sink();
-    let events = [vec![NULL, i64v(1)], vec![s("a"), i64v(2)], vec![NULL, i64v(3)]];
+    let plan = from_source(
+        "m",
+        "t",
+        &[("k", DataType::String), ("v", DataType::Int64)],
+        kafka("t"),
+    )
+    .aggregate(&["k"], &[(AggFunc::Sum, Some("v"))])
+    .sink();
+    let events = [
+        vec![NULL, i64v(1)],
+        vec![s("a"), i64v(2)],
+        vec![NULL, i64v(3)],
+    ];
     let mut sim = Simulator::new(std::slice::from_ref(&plan)).unwrap();
     for e in &events {
         sim.push(e).unwrap();
@@ -268,7 +439,11 @@ fn null_grouping_values_form_their_own_group() {
     );
     assert_eq!(
         sim.finish().unwrap().changes,
-        vec![ins(vec![NULL, i64v(1)]), ins(vec![s("a"), i64v(2)]), upd(vec![NULL, i64v(1)], vec![NULL, i64v(4)])]
+        vec![
+            ins(vec![NULL, i64v(1)]),
+            ins(vec![s("a"), i64v(2)]),
+            upd(vec![NULL, i64v(1)], vec![NULL, i64v(4)])
+        ]
     );
 }
 
@@ -276,7 +451,11 @@ fn null_grouping_values_form_their_own_group() {
 fn a_decimal_sum_beyond_38_digits_is_an_overflow_naming_model_column_and_event() {
     let nines = "9".repeat(36) + ".99"; // 38 digits: the largest decimal(38,2)
     let plan = [customer_metrics(dec_ty(38, 2))];
-    let events = [vec![i64v(1), d(&nines, 2)], vec![i64v(2), d("5", 2)], vec![i64v(1), d("0.01", 2)]];
+    let events = [
+        vec![i64v(1), d(&nines, 2)],
+        vec![i64v(2), d("5", 2)],
+        vec![i64v(1), d("0.01", 2)],
+    ];
     let mut sim = Simulator::new(&plan).unwrap();
     sim.push(&events[0]).unwrap();
     sim.push(&events[1]).unwrap();
@@ -290,73 +469,143 @@ fn a_decimal_sum_beyond_38_digits_is_an_overflow_naming_model_column_and_event()
             message: "arithmetic overflow".into(),
         }
     );
-    assert_eq!(err.to_string(), "model `customer_metrics`, column `sum(amount)`, event 3: arithmetic overflow");
+    assert_eq!(
+        err.to_string(),
+        "model `customer_metrics`, column `sum(amount)`, event 3: arithmetic overflow"
+    );
     // The run is over: later calls repeat the error.
     assert_eq!(sim.push(&events[1]).unwrap_err(), err);
     assert_eq!(sim.finish().unwrap_err(), err);
     // The largest value itself is fine, and so is a negative one of the same size.
-    let ok = changes(&plan, &[vec![i64v(1), d(&nines, 2)], vec![i64v(1), d(&format!("-{nines}"), 2)]]);
+    let ok = changes(
+        &plan,
+        &[
+            vec![i64v(1), d(&nines, 2)],
+            vec![i64v(1), d(&format!("-{nines}"), 2)],
+        ],
+    );
     assert_eq!(ok[1].row[1], d("0", 2));
 }
 
 #[test]
 fn an_int64_sum_overflows_rather_than_wrapping() {
-    let plan = from_source("m", "t", &[("v", DataType::Int64)], kafka("t")).aggregate(&[], &[(AggFunc::Sum, Some("v"))]).sink();
+    let plan = from_source("m", "t", &[("v", DataType::Int64)], kafka("t"))
+        .aggregate(&[], &[(AggFunc::Sum, Some("v"))])
+        .sink();
     let err = run(&[plan], &[vec![i64v(i64::MAX)], vec![i64v(1)]]).unwrap_err();
-    assert_eq!(err.to_string(), "model `m`, column `sum(v)`, event 2: arithmetic overflow");
+    assert_eq!(
+        err.to_string(),
+        "model `m`, column `sum(v)`, event 2: arithmetic overflow"
+    );
 }
 
 #[test]
 fn division_by_zero_in_a_projection_names_the_column() {
-    let plan = from_source("ratios", "t", &[("a", DataType::Int64), ("b", DataType::Int64)], kafka("t"))
-        .project(|m| {
-            vec![(m.col("a"), "a"), (bin(BinaryOp::Arith(ArithOp::Div), m.col("a"), m.col("b")), "ratio")]
-        })
-        .sink();
+    let plan = from_source(
+        "ratios",
+        "t",
+        &[("a", DataType::Int64), ("b", DataType::Int64)],
+        kafka("t"),
+    )
+    .project(|m| {
+        vec![
+            (m.col("a"), "a"),
+            (
+                bin(BinaryOp::Arith(ArithOp::Div), m.col("a"), m.col("b")),
+                "ratio",
+            ),
+        ]
+    })
+    .sink();
     let chain = [plan];
-    assert_eq!(changes(&chain, &[vec![i64v(7), i64v(2)]]), vec![ins(vec![i64v(7), i64v(3)])]);
+    assert_eq!(
+        changes(&chain, &[vec![i64v(7), i64v(2)]]),
+        vec![ins(vec![i64v(7), i64v(3)])]
+    );
     let err = run(&chain, &[vec![i64v(7), i64v(2)], vec![i64v(1), i64v(0)]]).unwrap_err();
-    assert_eq!(err.to_string(), "model `ratios`, column `ratio`, event 2: division by zero");
+    assert_eq!(
+        err.to_string(),
+        "model `ratios`, column `ratio`, event 2: division by zero"
+    );
     // A null divisor is a null result, not an error.
-    assert_eq!(changes(&chain, &[vec![i64v(1), NULL]]), vec![ins(vec![i64v(1), NULL])]);
+    assert_eq!(
+        changes(&chain, &[vec![i64v(1), NULL]]),
+        vec![ins(vec![i64v(1), NULL])]
+    );
 }
 
 #[test]
 fn division_by_zero_in_a_filter_names_the_predicate() {
     let plan = from_source("f", "t", &[("amount", DataType::Int64)], kafka("t"))
-        .filter(|m| gt(bin(BinaryOp::Arith(ArithOp::Div), m.col("amount"), lit_i64(0)), lit_i64(1)))
+        .filter(|m| {
+            gt(
+                bin(BinaryOp::Arith(ArithOp::Div), m.col("amount"), lit_i64(0)),
+                lit_i64(1),
+            )
+        })
         .sink();
     let err = run(&[plan], &[vec![i64v(5)]]).unwrap_err();
     assert_eq!(err.column.as_deref(), Some("((amount / 0) > 1)"));
-    assert_eq!(err.to_string(), "model `f`, column `((amount / 0) > 1)`, event 1: division by zero");
+    assert_eq!(
+        err.to_string(),
+        "model `f`, column `((amount / 0) > 1)`, event 1: division by zero"
+    );
 }
 
 #[test]
 fn int32_arithmetic_overflows() {
     let plan = from_source("m", "t", &[("qty", DataType::Int32)], kafka("t"))
-        .project(|m| vec![(bin(BinaryOp::Arith(ArithOp::Add), m.col("qty"), lit_i32(1)), "next")])
+        .project(|m| {
+            vec![(
+                bin(BinaryOp::Arith(ArithOp::Add), m.col("qty"), lit_i32(1)),
+                "next",
+            )]
+        })
         .sink();
     let chain = [plan];
-    assert_eq!(changes(&chain, &[vec![i32v(41)]]), vec![ins(vec![i32v(42)])]);
+    assert_eq!(
+        changes(&chain, &[vec![i32v(41)]]),
+        vec![ins(vec![i32v(42)])]
+    );
     let err = run(&chain, &[vec![i32v(1)], vec![i32v(i32::MAX)]]).unwrap_err();
-    assert_eq!(err.to_string(), "model `m`, column `next`, event 2: arithmetic overflow");
+    assert_eq!(
+        err.to_string(),
+        "model `m`, column `next`, event 2: arithmetic overflow"
+    );
     // Negation of the smallest int32 overflows too.
     let plan = from_source("m", "t", &[("qty", DataType::Int32)], kafka("t"))
         .project(|m| vec![(Expr::Negative(Box::new(m.col("qty"))), "neg")])
         .sink();
     let err = run(&[plan], &[vec![i32v(i32::MIN)]]).unwrap_err();
-    assert_eq!((err.column.as_deref(), err.message.as_str()), (Some("neg"), "arithmetic overflow"));
+    assert_eq!(
+        (err.column.as_deref(), err.message.as_str()),
+        (Some("neg"), "arithmetic overflow")
+    );
 }
 
 #[test]
 fn a_having_filter_turns_crossing_the_threshold_into_an_insert() {
     // SELECT customer_id, COUNT(*) AS orders, SUM(amount) AS total FROM source('orders')
     // GROUP BY customer_id HAVING COUNT(*) >= 2
-    let plan = from_source("repeat", "orders", &[("customer_id", DataType::Int64), ("amount", dec_ty(10, 2))], kafka("orders"))
-        .aggregate(&["customer_id"], &[(AggFunc::Count, None), (AggFunc::Sum, Some("amount"))])
-        .filter(|m| bin(BinaryOp::GtEq, m.col("count(*)"), lit_i32(2)))
-        .project(|m| vec![(m.col("customer_id"), "customer_id"), (m.col("count(*)"), "orders"), (m.col("sum(amount)"), "total")])
-        .sink();
+    let plan = from_source(
+        "repeat",
+        "orders",
+        &[("customer_id", DataType::Int64), ("amount", dec_ty(10, 2))],
+        kafka("orders"),
+    )
+    .aggregate(
+        &["customer_id"],
+        &[(AggFunc::Count, None), (AggFunc::Sum, Some("amount"))],
+    )
+    .filter(|m| bin(BinaryOp::GtEq, m.col("count(*)"), lit_i32(2)))
+    .project(|m| {
+        vec![
+            (m.col("customer_id"), "customer_id"),
+            (m.col("count(*)"), "orders"),
+            (m.col("sum(amount)"), "total"),
+        ]
+    })
+    .sink();
     let out = changes(
         &[plan],
         &[
@@ -370,30 +619,55 @@ fn a_having_filter_turns_crossing_the_threshold_into_an_insert() {
         out,
         vec![
             ins(vec![i64v(1), i64v(2), d("3.75", 2)]),
-            upd(vec![i64v(1), i64v(2), d("3.75", 2)], vec![i64v(1), i64v(3), d("3.75", 2)]),
+            upd(
+                vec![i64v(1), i64v(2), d("3.75", 2)],
+                vec![i64v(1), i64v(3), d("3.75", 2)]
+            ),
         ]
     );
 }
 
 #[test]
 fn a_global_aggregate_is_one_row_that_keeps_changing() {
-    let plan = from_source("totals", "orders", &[("amount", dec_ty(12, 2))], kafka("orders"))
-        .aggregate(&[], &[(AggFunc::Count, None), (AggFunc::Sum, Some("amount"))])
-        .sink();
+    let plan = from_source(
+        "totals",
+        "orders",
+        &[("amount", dec_ty(12, 2))],
+        kafka("orders"),
+    )
+    .aggregate(
+        &[],
+        &[(AggFunc::Count, None), (AggFunc::Sum, Some("amount"))],
+    )
+    .sink();
     let chain = [plan];
     assert_eq!(
         changes(&chain, &[vec![d("1", 2)], vec![d("2.5", 2)]]),
-        vec![ins(vec![i64v(1), d("1", 2)]), upd(vec![i64v(1), d("1", 2)], vec![i64v(2), d("3.5", 2)])]
+        vec![
+            ins(vec![i64v(1), d("1", 2)]),
+            upd(vec![i64v(1), d("1", 2)], vec![i64v(2), d("3.5", 2)])
+        ]
     );
     // Streaming Flink emits nothing for an empty input.
-    assert_eq!(run(&chain, &[]).unwrap(), Output { changes: vec![], events_processed: 0 });
+    assert_eq!(
+        run(&chain, &[]).unwrap(),
+        Output {
+            changes: vec![],
+            events_processed: 0
+        }
+    );
 }
 
 #[test]
 fn sort_over_a_bounded_source_emits_sorted_rows_when_the_input_ends() {
-    let plan = from_source("sorted", "orders", &[("id", DataType::Int64), ("amount", dec_ty(10, 2))], file("orders.json"))
-        .sort(&[("amount", true), ("id", false)])
-        .sink();
+    let plan = from_source(
+        "sorted",
+        "orders",
+        &[("id", DataType::Int64), ("amount", dec_ty(10, 2))],
+        file("orders.json"),
+    )
+    .sort(&[("amount", true), ("id", false)])
+    .sink();
     let chain = [plan];
     let events = [
         vec![i64v(1), d("5", 2)],
@@ -414,9 +688,14 @@ fn sort_over_a_bounded_source_emits_sorted_rows_when_the_input_ends() {
     assert!(out.changes.iter().all(|c| c.op == Op::Insert));
 
     // Ascending puts nulls first; ties keep arrival order.
-    let plan = from_source("sorted", "orders", &[("id", DataType::Int64), ("amount", dec_ty(10, 2))], file("orders.json"))
-        .sort(&[("amount", false)])
-        .sink();
+    let plan = from_source(
+        "sorted",
+        "orders",
+        &[("id", DataType::Int64), ("amount", dec_ty(10, 2))],
+        file("orders.json"),
+    )
+    .sort(&[("amount", false)])
+    .sink();
     let out = changes(&[plan], &events);
     let ids: Vec<Value> = out.iter().map(|c| c.row[0].clone()).collect();
     assert_eq!(ids, vec![i64v(2), i64v(1), i64v(4), i64v(0), i64v(3)]);
@@ -424,11 +703,24 @@ fn sort_over_a_bounded_source_emits_sorted_rows_when_the_input_ends() {
 
 #[test]
 fn sort_rows_flow_through_the_rest_of_the_chain_at_the_end() {
-    let sorted = from_source("sorted", "orders", &[("id", DataType::Int64), ("amount", DataType::Int64)], file("o.json"))
-        .sort(&[("id", false)])
-        .sink();
+    let sorted = from_source(
+        "sorted",
+        "orders",
+        &[("id", DataType::Int64), ("amount", DataType::Int64)],
+        file("o.json"),
+    )
+    .sort(&[("id", false)])
+    .sink();
     let per_row = from_model("running", &sorted)
-        .project(|m| vec![(m.col("id"), "id"), (bin(BinaryOp::Arith(ArithOp::Div), lit_i64(100), m.col("amount")), "share")])
+        .project(|m| {
+            vec![
+                (m.col("id"), "id"),
+                (
+                    bin(BinaryOp::Arith(ArithOp::Div), lit_i64(100), m.col("amount")),
+                    "share",
+                ),
+            ]
+        })
         .sink();
     let chain = [sorted, per_row];
     assert_eq!(
@@ -436,13 +728,31 @@ fn sort_rows_flow_through_the_rest_of_the_chain_at_the_end() {
         vec![ins(vec![i64v(1), i64v(10)]), ins(vec![i64v(2), i64v(2)])]
     );
     // An error while the sorted rows flow names the number of events delivered.
-    let err = run(&chain, &[vec![i64v(2), i64v(0)], vec![i64v(1), i64v(10)], vec![i64v(3), i64v(1)]]).unwrap_err();
-    assert_eq!(err.to_string(), "model `running`, column `share`, event 3: division by zero");
+    let err = run(
+        &chain,
+        &[
+            vec![i64v(2), i64v(0)],
+            vec![i64v(1), i64v(10)],
+            vec![i64v(3), i64v(1)],
+        ],
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "model `running`, column `share`, event 3: division by zero"
+    );
 }
 
 #[test]
 fn sort_over_an_unbounded_input_is_refused() {
-    let plan = from_source("sorted", "orders", &[("id", DataType::Int64)], kafka("orders")).sort(&[("id", false)]).sink();
+    let plan = from_source(
+        "sorted",
+        "orders",
+        &[("id", DataType::Int64)],
+        kafka("orders"),
+    )
+    .sort(&[("id", false)])
+    .sink();
     let err = Simulator::new(&[plan]).err().expect("refused");
     assert_eq!(err.event, 0);
     assert_eq!(err.model, "sorted");
@@ -459,7 +769,9 @@ fn has_type(v: &Value, ty: DataType) -> bool {
         | (Value::String(_), DataType::String)
         | (Value::Boolean(_), DataType::Boolean)
         | (Value::Timestamp(_), DataType::Timestamp) => true,
-        (Value::Decimal(d), DataType::Decimal { precision, scale }) => d.scale == scale && d.fit(precision, scale).is_ok(),
+        (Value::Decimal(d), DataType::Decimal { precision, scale }) => {
+            d.scale == scale && d.fit(precision, scale).is_ok()
+        }
         _ => false,
     }
 }
@@ -469,7 +781,12 @@ fn the_keyed_store_is_shaped_exactly_like_the_fingerprint() {
     let plan = from_source(
         "shape",
         "orders",
-        &[("customer_id", DataType::Int64), ("amount", dec_ty(10, 2)), ("qty", DataType::Int32), ("rate", DataType::Float64)],
+        &[
+            ("customer_id", DataType::Int64),
+            ("amount", dec_ty(10, 2)),
+            ("qty", DataType::Int32),
+            ("rate", DataType::Float64),
+        ],
         kafka("orders"),
     )
     .aggregate(
@@ -486,7 +803,9 @@ fn the_keyed_store_is_shaped_exactly_like_the_fingerprint() {
     )
     .sink();
     let agg = plan.nodes[1].clone();
-    let streamform_ir::State::Keyed(keyed) = &agg.state else { panic!("keyed") };
+    let streamform_ir::State::Keyed(keyed) = &agg.state else {
+        panic!("keyed")
+    };
     assert_eq!(
         streamform_ir::identity::state_fingerprint(keyed),
         "aggregate key=[customer_id] accumulators=[sum(amount): decimal(38,2), count(*): int64, \
@@ -494,43 +813,93 @@ fn the_keyed_store_is_shaped_exactly_like_the_fingerprint() {
          sum(rate): float64] retention=unbounded"
     );
     let mut sim = Simulator::new(&[plan]).unwrap();
-    sim.push(&[i64v(7), d("12.5", 2), i32v(3), f64v(0.25)]).unwrap();
-    sim.push(&[i64v(7), d("0.75", 2), i32v(4), f64v(0.5)]).unwrap();
+    sim.push(&[i64v(7), d("12.5", 2), i32v(3), f64v(0.25)])
+        .unwrap();
+    sim.push(&[i64v(7), d("0.75", 2), i32v(4), f64v(0.5)])
+        .unwrap();
     sim.push(&[i64v(3), NULL, NULL, NULL]).unwrap();
     let state = sim.keyed_state(&agg.id).expect("the aggregate is keyed");
     assert_eq!(
         state,
         vec![
-            (vec![i64v(3)], vec![NULL, i64v(1), i64v(0), NULL, NULL, NULL, NULL]),
-            (vec![i64v(7)], vec![d("13.25", 2), i64v(2), i64v(2), d("0.75", 2), i32v(4), i64v(7), f64v(0.75)]),
+            (
+                vec![i64v(3)],
+                vec![NULL, i64v(1), i64v(0), NULL, NULL, NULL, NULL]
+            ),
+            (
+                vec![i64v(7)],
+                vec![
+                    d("13.25", 2),
+                    i64v(2),
+                    i64v(2),
+                    d("0.75", 2),
+                    i32v(4),
+                    i64v(7),
+                    f64v(0.75)
+                ]
+            ),
         ]
     );
     for (key, accs) in &state {
         assert!(has_type(&key[0], DataType::Int64));
         assert_eq!(accs.len(), keyed.accumulators.len());
         for (v, acc) in accs.iter().zip(&keyed.accumulators) {
-            assert!(has_type(v, acc.ty), "{} holds {v:?}, not a {}", acc.name, acc.ty);
+            assert!(
+                has_type(v, acc.ty),
+                "{} holds {v:?}, not a {}",
+                acc.name,
+                acc.ty
+            );
         }
     }
-    let Value::Decimal(sum) = &state[1].1[0] else { panic!("sum(amount) is a decimal") };
+    let Value::Decimal(sum) = &state[1].1[0] else {
+        panic!("sum(amount) is a decimal")
+    };
     assert_eq!((sum.mantissa, sum.scale), (1325, 2));
     // Stateless nodes and unknown ids have no keyed state.
     assert_eq!(sim.keyed_state(&node("shape", NodeKind::Sink, 0)), None);
-    assert_eq!(sim.keyed_state(&node("shape", NodeKind::Aggregate, 1)), None);
+    assert_eq!(
+        sim.keyed_state(&node("shape", NodeKind::Aggregate, 1)),
+        None
+    );
 }
 
 #[test]
 fn three_valued_logic_in_filters() {
     // WHERE a > 1 OR b IS NULL, and WHERE a > 1 AND b > 1: null results reject the row.
     let cols = [("a", DataType::Int64), ("b", DataType::Int64)];
-    let events = [vec![i64v(2), NULL], vec![NULL, NULL], vec![NULL, i64v(5)], vec![i64v(0), i64v(5)], vec![i64v(3), i64v(3)]];
+    let events = [
+        vec![i64v(2), NULL],
+        vec![NULL, NULL],
+        vec![NULL, i64v(5)],
+        vec![i64v(0), i64v(5)],
+        vec![i64v(3), i64v(3)],
+    ];
     let or = from_source("or", "t", &cols, kafka("t"))
-        .filter(|m| bin(BinaryOp::Or, gt(m.col("a"), lit_i64(1)), Expr::IsNull { expr: Box::new(m.col("b")), negated: false }))
+        .filter(|m| {
+            bin(
+                BinaryOp::Or,
+                gt(m.col("a"), lit_i64(1)),
+                Expr::IsNull {
+                    expr: Box::new(m.col("b")),
+                    negated: false,
+                },
+            )
+        })
         .sink();
     let a_of = |out: Vec<Change>| out.into_iter().map(|c| c.row).collect::<Vec<_>>();
-    assert_eq!(a_of(changes(&[or], &events)), vec![events[0].clone(), events[1].clone(), events[4].clone()]);
+    assert_eq!(
+        a_of(changes(&[or], &events)),
+        vec![events[0].clone(), events[1].clone(), events[4].clone()]
+    );
     let and = from_source("and", "t", &cols, kafka("t"))
-        .filter(|m| bin(BinaryOp::And, gt(m.col("a"), lit_i64(1)), gt(m.col("b"), lit_i64(1))))
+        .filter(|m| {
+            bin(
+                BinaryOp::And,
+                gt(m.col("a"), lit_i64(1)),
+                gt(m.col("b"), lit_i64(1)),
+            )
+        })
         .sink();
     assert_eq!(a_of(changes(&[and], &events)), vec![events[4].clone()]);
     // NOT of null is null: WHERE NOT (a > 1) keeps only a = 0.
@@ -542,17 +911,34 @@ fn three_valued_logic_in_filters() {
 
 #[test]
 fn casts_and_mixed_arithmetic_follow_the_plan_types() {
-    let plan = from_source("c", "t", &[("amount", dec_ty(10, 2)), ("qty", DataType::Int32)], kafka("t"))
-        .project(|m| {
-            vec![
-                (Expr::Cast { expr: Box::new(m.col("amount")), ty: DataType::Int64 }, "whole"),
-                (bin(BinaryOp::Arith(ArithOp::Mul), m.col("amount"), m.col("qty")), "line"),
-            ]
-        })
-        .sink();
+    let plan = from_source(
+        "c",
+        "t",
+        &[("amount", dec_ty(10, 2)), ("qty", DataType::Int32)],
+        kafka("t"),
+    )
+    .project(|m| {
+        vec![
+            (
+                Expr::Cast {
+                    expr: Box::new(m.col("amount")),
+                    ty: DataType::Int64,
+                },
+                "whole",
+            ),
+            (
+                bin(BinaryOp::Arith(ArithOp::Mul), m.col("amount"), m.col("qty")),
+                "line",
+            ),
+        ]
+    })
+    .sink();
     // decimal(10,2) * int32 (decimal(10,0)) is decimal(21,2).
     assert_eq!(plan.nodes[1].schema[1].ty, dec_ty(21, 2));
-    assert_eq!(changes(&[plan], &[vec![d("7.99", 2), i32v(3)]]), vec![ins(vec![i64v(7), d("23.97", 2)])]);
+    assert_eq!(
+        changes(&[plan], &[vec![d("7.99", 2), i32v(3)]]),
+        vec![ins(vec![i64v(7), d("23.97", 2)])]
+    );
 }
 
 #[test]
@@ -565,22 +951,36 @@ fn malformed_chains_are_refused_with_event_zero() {
     assert_eq!(err.model, "customer_metrics");
     assert_eq!(err.event, 0);
     // Each model must read its predecessor.
-    let err = Simulator::new(&[chain[0].clone(), chain[2].clone()]).err().unwrap();
+    let err = Simulator::new(&[chain[0].clone(), chain[2].clone()])
+        .err()
+        .unwrap();
     assert_eq!(err.model, "big_customers");
     assert!(err.message.contains("`clean_orders`"), "{}", err.message);
     // A model must end in its Sink.
     let mut cut = chain[0].clone();
     cut.nodes.pop();
     let err = Simulator::new(&[cut]).err().unwrap();
-    assert!(err.message.contains("must end in a Sink"), "{}", err.message);
+    assert!(
+        err.message.contains("must end in a Sink"),
+        "{}",
+        err.message
+    );
     // An expression naming a column the input lacks.
     let mut bad = chain[0].clone();
     if let streamform_ir::Operator::Filter { predicate } = &mut bad.nodes[1].op {
-        *predicate = is_not_null(Expr::Column { name: "customer".into(), ty: DataType::Int64 });
+        *predicate = is_not_null(Expr::Column {
+            name: "customer".into(),
+            ty: DataType::Int64,
+        });
     }
     let err = Simulator::new(&[bad]).err().unwrap();
     assert_eq!(err.column.as_deref(), Some("(customer IS NOT NULL)"));
-    assert!(err.message.contains("column `customer` is not in the input"), "{}", err.message);
+    assert!(
+        err.message
+            .contains("column `customer` is not in the input"),
+        "{}",
+        err.message
+    );
     // An accumulator typed against D4.
     let mut bad = customer_metrics(DEC);
     if let streamform_ir::Operator::Aggregate { calls, .. } = &mut bad.nodes[1].op {
@@ -588,7 +988,11 @@ fn malformed_chains_are_refused_with_event_zero() {
     }
     let err = Simulator::new(&[bad]).err().unwrap();
     assert_eq!(err.column.as_deref(), Some("sum(amount)"));
-    assert!(err.message.contains("D4 says decimal(38,9)"), "{}", err.message);
+    assert!(
+        err.message.contains("D4 says decimal(38,9)"),
+        "{}",
+        err.message
+    );
 }
 
 #[test]
@@ -596,20 +1000,29 @@ fn the_same_input_gives_the_same_output_every_time() {
     let chain = order_pipeline();
     let events: Vec<Vec<Value>> = (0..400i64)
         .map(|i| {
-            let customer = if i % 17 == 0 { NULL } else { i64v((i * 7) % 23) };
+            let customer = if i % 17 == 0 {
+                NULL
+            } else {
+                i64v((i * 7) % 23)
+            };
             let amount = format!("{}.{:02}", (i * 37) % 90 - 30, (i * 13) % 100);
             vec![i64v(i), customer, d(&amount, 9)]
         })
         .collect();
     let first = run(&chain, &events).unwrap();
-    assert!(first.changes.len() > 20, "the input should exercise the filter: {}", first.changes.len());
+    assert!(
+        first.changes.len() > 20,
+        "the input should exercise the filter: {}",
+        first.changes.len()
+    );
     assert!(first.changes.iter().any(|c| c.op == Op::Delete));
     let state_of = || {
         let mut sim = Simulator::new(&chain).unwrap();
         for e in &events {
             sim.push(e).unwrap();
         }
-        sim.keyed_state(&node("customer_metrics", NodeKind::Aggregate, 0)).unwrap()
+        sim.keyed_state(&node("customer_metrics", NodeKind::Aggregate, 0))
+            .unwrap()
     };
     let state = state_of();
     assert_eq!(state.len(), 23);

@@ -1,1 +1,331 @@
-fn main() {}
+//! `streamform`: the command-line interface. It parses arguments, loads the project into the
+//! query database, asks queries, renders their results and chooses the exit code; all
+//! semantics live in the library crates.
+//!
+//! Spec: streamform-docs "Commands" (lines 923-1000): exit 0 success, 1 the project or
+//! fixtures are not valid, 2 the command could not run.
+
+mod render;
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use streamform_db::db::{
+    self, check_report, dependency_graph, fixture_result, model_files, project_config,
+};
+use streamform_db::load::load_project;
+use streamform_db::{Database, Diagnostic, Project, Severity};
+
+/// Test stateful streaming SQL: check, explain and test a Streamform project.
+#[derive(Parser)]
+#[command(name = "streamform", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Args)]
+struct ProjectArg {
+    /// The project directory (the one holding streamform.yml).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    project: PathBuf,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Load and validate a Streamform project.
+    Check {
+        #[command(flatten)]
+        project: ProjectArg,
+        /// Treat warnings as errors.
+        #[arg(long)]
+        strict: bool,
+    },
+    /// Print the streaming plan for a model (every model, in dependency order, without one).
+    Explain {
+        /// The model to explain.
+        model: Option<String>,
+        #[command(flatten)]
+        project: ProjectArg,
+    },
+    /// Run every fixture in tests/ through the simulator and assert its changelog.
+    Test {
+        #[command(flatten)]
+        project: ProjectArg,
+        /// Run only the fixtures for this model.
+        #[arg(long, value_name = "NAME")]
+        model: Option<String>,
+    },
+    /// Print the model dependency graph: sources, models, and sinks.
+    Graph {
+        #[command(flatten)]
+        project: ProjectArg,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = GraphFormat::Text)]
+        format: GraphFormat,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum GraphFormat {
+    Text,
+    Dot,
+}
+
+/// Exit codes of every command.
+const OK: u8 = 0;
+const INVALID: u8 = 1;
+const CANNOT_RUN: u8 = 2;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let color = std::io::stdout().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let db = Database::default();
+    let (out, code) = match cli.command {
+        Command::Check { project, strict } => {
+            with_project(&db, &project, color, |p| check(&db, p, strict, color))
+        }
+        Command::Explain { model, project } => with_project(&db, &project, color, |p| {
+            explain(&db, p, model.as_deref(), color)
+        }),
+        Command::Test { project, model } => with_project(&db, &project, color, |p| {
+            test(&db, p, model.as_deref(), color)
+        }),
+        Command::Graph { project, format } => {
+            with_project(&db, &project, color, |p| graph(&db, p, format, color))
+        }
+    };
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(out.stdout.as_bytes());
+    let _ = stdout.flush();
+    let _ = std::io::stderr().write_all(out.stderr.as_bytes());
+    ExitCode::from(code)
+}
+
+/// What a command prints.
+#[derive(Default)]
+struct Output {
+    stdout: String,
+    stderr: String,
+}
+
+fn with_project(
+    db: &Database,
+    arg: &ProjectArg,
+    color: bool,
+    f: impl FnOnce(Project) -> (Output, u8),
+) -> (Output, u8) {
+    match load_project(db, &arg.project) {
+        Ok(p) => {
+            if project_config(db, p).config.is_none() {
+                let mut out = Output::default();
+                for d in &project_config(db, p).diagnostics {
+                    out.stderr.push_str(&render::diagnostic(db, p, d, color));
+                }
+                out.stderr
+                    .push_str("error: the project could not be loaded\n");
+                return (out, CANNOT_RUN);
+            }
+            f(p)
+        }
+        Err(e) => {
+            let stderr = format!(
+                "error: {e}\n  help: run streamform inside a project directory, or pass --project DIR\n"
+            );
+            (
+                Output {
+                    stdout: String::new(),
+                    stderr,
+                },
+                CANNOT_RUN,
+            )
+        }
+    }
+}
+
+fn count_severity(diags: &[Diagnostic], s: Severity) -> usize {
+    diags.iter().filter(|d| d.severity == s).count()
+}
+
+fn check(db: &Database, project: Project, strict: bool, color: bool) -> (Output, u8) {
+    let diags = check_report(db, project);
+    let mut out = Output {
+        stdout: render::check_summary(db, project),
+        stderr: String::new(),
+    };
+    for d in diags {
+        out.stdout
+            .push_str(&render::diagnostic(db, project, d, color));
+        out.stdout.push('\n');
+    }
+    let errors = count_severity(diags, Severity::Error);
+    let warnings = count_severity(diags, Severity::Warning);
+    let failed = errors > 0 || (strict && warnings > 0);
+    out.stdout
+        .push_str(&render::check_count(db, project, errors, warnings, failed));
+    (out, if failed { INVALID } else { OK })
+}
+
+/// Prints the diagnostics that stop a command and says to run check.
+fn refuse_with_errors(db: &Database, project: Project, color: bool) -> Option<(Output, u8)> {
+    let diags = check_report(db, project);
+    let errors = count_severity(diags, Severity::Error);
+    if errors == 0 {
+        return None;
+    }
+    let mut out = Output::default();
+    for d in diags.iter().filter(|d| d.severity == Severity::Error) {
+        out.stderr
+            .push_str(&render::diagnostic(db, project, d, color));
+        out.stderr.push('\n');
+    }
+    out.stderr.push_str(&format!(
+        "error: the project has {} that `streamform check` reports; fix {} first\n",
+        render::plural(errors, "error"),
+        if errors == 1 { "it" } else { "them" }
+    ));
+    Some((out, CANNOT_RUN))
+}
+
+fn unknown_model(db: &Database, project: Project, name: &str) -> (Output, u8) {
+    let models = model_files(db, project);
+    let help =
+        match streamform_db::diagnostic::did_you_mean(name, models.keys().map(String::as_str)) {
+            Some(s) => format!("did you mean `{s}`?"),
+            None => format!(
+                "the models are: {}",
+                models.keys().cloned().collect::<Vec<_>>().join(", ")
+            ),
+        };
+    (
+        Output {
+            stdout: String::new(),
+            stderr: format!(
+                "error: there is no model `{name}` (no models/{name}.sql)\n  help: {help}\n"
+            ),
+        },
+        CANNOT_RUN,
+    )
+}
+
+fn explain(db: &Database, project: Project, model: Option<&str>, color: bool) -> (Output, u8) {
+    let names: Vec<String> = match model {
+        Some(m) if !model_files(db, project).contains_key(m) => {
+            return unknown_model(db, project, m);
+        }
+        Some(m) => vec![m.to_string()],
+        None => {
+            if let Some(refused) = refuse_with_errors(db, project, color) {
+                return refused;
+            }
+            dependency_graph(db, project).order.clone()
+        }
+    };
+    let mut out = Output::default();
+    for (i, name) in names.iter().enumerate() {
+        let lowered = db::lower_model(db, project, name.clone());
+        let Some(plan) = &lowered.plan else {
+            let mut diags: Vec<Diagnostic> = lowered.diagnostics.clone();
+            if diags.is_empty() {
+                diags = check_report(db, project)
+                    .iter()
+                    .filter(|d| d.severity == Severity::Error)
+                    .cloned()
+                    .collect();
+            }
+            for d in &diags {
+                out.stderr
+                    .push_str(&render::diagnostic(db, project, d, color));
+                out.stderr.push('\n');
+            }
+            out.stderr
+                .push_str(&format!("error: model `{name}` does not compile\n"));
+            return (out, CANNOT_RUN);
+        };
+        if i > 0 {
+            out.stdout.push('\n');
+        }
+        out.stdout
+            .push_str(&streamform_ir::explain::render_model(plan));
+    }
+    (out, OK)
+}
+
+fn test(db: &Database, project: Project, model: Option<&str>, color: bool) -> (Output, u8) {
+    if let Some(m) = model {
+        if !model_files(db, project).contains_key(m) {
+            return unknown_model(db, project, m);
+        }
+    }
+    if let Some(refused) = refuse_with_errors(db, project, color) {
+        return refused;
+    }
+    let mut runs = Vec::new();
+    for file in project.fixtures(db) {
+        let Some(run) = fixture_result(db, project, *file) else {
+            continue;
+        };
+        if model.is_none_or(|m| m == run.model) {
+            runs.push(run.clone());
+        }
+    }
+    let mut out = Output::default();
+    if runs.is_empty() {
+        out.stdout = match model {
+            Some(m) if !project.fixtures(db).is_empty() => {
+                format!("ok: no fixtures for model `{m}` under tests/\n")
+            }
+            _ => "ok: no fixtures under tests/\n".to_string(),
+        };
+        return (out, OK);
+    }
+    for run in &runs {
+        out.stdout.push_str(&render::fixture_run(run));
+        out.stdout.push('\n');
+    }
+    let failed = runs.iter().filter(|r| !r.passed).count();
+    if failed == 0 {
+        out.stdout.push_str(&format!(
+            "ok: {} passed\n",
+            render::plural(runs.len(), "fixture")
+        ));
+        (out, OK)
+    } else {
+        out.stdout.push_str(&format!(
+            "failed: {failed} of {}\n",
+            render::plural(runs.len(), "fixture")
+        ));
+        (out, INVALID)
+    }
+}
+
+fn graph(db: &Database, project: Project, format: GraphFormat, color: bool) -> (Output, u8) {
+    let g = dependency_graph(db, project);
+    if !g.cycles.is_empty() {
+        let mut out = Output::default();
+        for d in check_report(db, project)
+            .iter()
+            .filter(|d| d.message.starts_with("models form a reference cycle"))
+        {
+            out.stderr
+                .push_str(&render::diagnostic(db, project, d, color));
+        }
+        out.stderr
+            .push_str("error: the model graph has a reference cycle\n");
+        return (out, CANNOT_RUN);
+    }
+    let text = match format {
+        GraphFormat::Text => render::graph_text(db, project),
+        GraphFormat::Dot => render::graph_dot(db, project),
+    };
+    (
+        Output {
+            stdout: text,
+            stderr: String::new(),
+        },
+        OK,
+    )
+}

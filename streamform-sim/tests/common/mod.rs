@@ -7,9 +7,9 @@
 use streamform_ir::types::arithmetic_type;
 use streamform_ir::value::F64;
 use streamform_ir::{
-    Accumulator, AggCall, AggFunc, BinaryOp, Changelog, Connector, DataType,
-    Decimal, Expr, Field, Input, KeyedState, Materialized, ModelPlan, Node, NodeKind, Operator,
-    ProjectItem, Retention, SortKey, State, Value, assign_id,
+    Accumulator, AggCall, AggFunc, BinaryOp, Changelog, Connector, DataType, Decimal, Expr, Field,
+    Input, KeyedState, Materialized, ModelPlan, Node, NodeKind, Operator, ProjectItem, Retention,
+    SortKey, State, Value, assign_id,
 };
 
 /// decimal(38,9), what `decimal` means in sources.yml.
@@ -20,7 +20,9 @@ pub fn dec_ty(precision: u8, scale: u8) -> DataType {
 }
 
 pub fn kafka(topic: &str) -> Connector {
-    Connector::Kafka { topic: topic.into() }
+    Connector::Kafka {
+        topic: topic.into(),
+    }
 }
 
 pub fn file(path: &str) -> Connector {
@@ -37,18 +39,39 @@ pub struct Model {
 }
 
 /// A model reading `source('source')` with these columns (all nullable, as sources are).
-pub fn from_source(model: &str, source: &str, columns: &[(&str, DataType)], connector: Connector) -> Model {
-    let schema = columns.iter().map(|(n, t)| Field { name: n.to_string(), ty: *t, nullable: true }).collect();
+pub fn from_source(
+    model: &str,
+    source: &str,
+    columns: &[(&str, DataType)],
+    connector: Connector,
+) -> Model {
+    let schema = columns
+        .iter()
+        .map(|(n, t)| Field {
+            name: n.to_string(),
+            ty: *t,
+            nullable: true,
+        })
+        .collect();
     let boundedness = connector.boundedness();
     let node = Node {
         id: assign_id(model, &[], NodeKind::Source),
-        op: Operator::Source { name: source.into(), connector, format: "json".into() },
+        op: Operator::Source {
+            name: source.into(),
+            connector,
+            format: "json".into(),
+        },
         schema,
         boundedness,
         changelog: Changelog::Append,
         state: State::Stateless,
     };
-    Model { name: model.into(), input: Input::Source(source.into()), nodes: vec![node], upstream: None }
+    Model {
+        name: model.into(),
+        input: Input::Source(source.into()),
+        nodes: vec![node],
+        upstream: None,
+    }
 }
 
 /// A model reading `ref('upstream')`: its first operator reads the upstream Sink.
@@ -63,7 +86,10 @@ pub fn from_model(model: &str, upstream: &ModelPlan) -> Model {
 
 impl Model {
     fn last(&self) -> &Node {
-        self.nodes.last().or(self.upstream.as_ref()).expect("a model reads something")
+        self.nodes
+            .last()
+            .or(self.upstream.as_ref())
+            .expect("a model reads something")
     }
 
     fn schema(&self) -> Vec<Field> {
@@ -78,10 +104,20 @@ impl Model {
             .iter()
             .find(|f| f.name == name)
             .unwrap_or_else(|| panic!("no column `{name}`"));
-        Expr::Column { name: name.into(), ty: f.ty }
+        Expr::Column {
+            name: name.into(),
+            ty: f.ty,
+        }
     }
 
-    fn push(mut self, kind: NodeKind, op: Operator, schema: Vec<Field>, changelog: Changelog, state: State) -> Model {
+    fn push(
+        mut self,
+        kind: NodeKind,
+        op: Operator,
+        schema: Vec<Field>,
+        changelog: Changelog,
+        state: State,
+    ) -> Model {
         let node = Node {
             id: assign_id(&self.name, &self.nodes, kind),
             op,
@@ -97,16 +133,31 @@ impl Model {
     pub fn filter(self, predicate: impl FnOnce(&Model) -> Expr) -> Model {
         let predicate = predicate(&self);
         let (schema, changelog) = (self.schema(), self.last().changelog.clone());
-        self.push(NodeKind::Filter, Operator::Filter { predicate }, schema, changelog, State::Stateless)
+        self.push(
+            NodeKind::Filter,
+            Operator::Filter { predicate },
+            schema,
+            changelog,
+            State::Stateless,
+        )
     }
 
     /// `items`: (expression, output name).
     pub fn project(self, items: impl FnOnce(&Model) -> Vec<(Expr, &'static str)>) -> Model {
-        let items: Vec<ProjectItem> =
-            items(&self).into_iter().map(|(expr, name)| ProjectItem { expr, name: name.into() }).collect();
+        let items: Vec<ProjectItem> = items(&self)
+            .into_iter()
+            .map(|(expr, name)| ProjectItem {
+                expr,
+                name: name.into(),
+            })
+            .collect();
         let schema = items
             .iter()
-            .map(|i| Field { name: i.name.clone(), ty: i.expr.data_type(), nullable: true })
+            .map(|i| Field {
+                name: i.name.clone(),
+                ty: i.expr.data_type(),
+                nullable: true,
+            })
             .collect();
         let changelog = match &self.last().changelog {
             Changelog::Upsert(key) => Changelog::Upsert(
@@ -121,13 +172,25 @@ impl Model {
             ),
             other => other.clone(),
         };
-        self.push(NodeKind::Project, Operator::Project { items }, schema, changelog, State::Stateless)
+        self.push(
+            NodeKind::Project,
+            Operator::Project { items },
+            schema,
+            changelog,
+            State::Stateless,
+        )
     }
 
     /// GROUP BY `group_by` with `calls` (function, argument; `None` for count(*)), typed by D4.
     pub fn aggregate(self, group_by: &[&str], calls: &[(AggFunc, Option<&str>)]) -> Model {
         let input = self.schema();
-        let ty_of = |c: &str| input.iter().find(|f| f.name == c).unwrap_or_else(|| panic!("no column `{c}`")).ty;
+        let ty_of = |c: &str| {
+            input
+                .iter()
+                .find(|f| f.name == c)
+                .unwrap_or_else(|| panic!("no column `{c}`"))
+                .ty
+        };
         let calls: Vec<AggCall> = calls
             .iter()
             .map(|(func, arg)| {
@@ -138,29 +201,68 @@ impl Model {
                     (_, Some(t)) => t,
                     (_, None) => panic!("{} needs an argument", func.name()),
                 };
-                AggCall { func: *func, arg: arg.map(String::from), ty }
+                AggCall {
+                    func: *func,
+                    arg: arg.map(String::from),
+                    ty,
+                }
             })
             .collect();
         let mut schema: Vec<Field> = group_by
             .iter()
-            .map(|g| Field { name: g.to_string(), ty: ty_of(g), nullable: true })
+            .map(|g| Field {
+                name: g.to_string(),
+                ty: ty_of(g),
+                nullable: true,
+            })
             .collect();
-        schema.extend(calls.iter().map(|c| Field { name: c.name(), ty: c.ty, nullable: true }));
+        schema.extend(calls.iter().map(|c| Field {
+            name: c.name(),
+            ty: c.ty,
+            nullable: true,
+        }));
         let key: Vec<String> = group_by.iter().map(|g| g.to_string()).collect();
         let state = State::Keyed(KeyedState {
             key: key.clone(),
-            accumulators: calls.iter().map(|c| Accumulator { name: c.name(), ty: c.ty }).collect(),
+            accumulators: calls
+                .iter()
+                .map(|c| Accumulator {
+                    name: c.name(),
+                    ty: c.ty,
+                })
+                .collect(),
             retention: Retention::Unbounded,
         });
-        let op = Operator::Aggregate { group_by: key.clone(), calls };
-        self.push(NodeKind::Aggregate, op, schema, Changelog::Upsert(key), state)
+        let op = Operator::Aggregate {
+            group_by: key.clone(),
+            calls,
+        };
+        self.push(
+            NodeKind::Aggregate,
+            op,
+            schema,
+            Changelog::Upsert(key),
+            state,
+        )
     }
 
     /// ORDER BY (column, descending).
     pub fn sort(self, keys: &[(&str, bool)]) -> Model {
-        let keys = keys.iter().map(|(c, d)| SortKey { column: c.to_string(), descending: *d }).collect();
+        let keys = keys
+            .iter()
+            .map(|(c, d)| SortKey {
+                column: c.to_string(),
+                descending: *d,
+            })
+            .collect();
         let (schema, changelog) = (self.schema(), self.last().changelog.clone());
-        self.push(NodeKind::Sort, Operator::Sort { keys }, schema, changelog, State::Stateless)
+        self.push(
+            NodeKind::Sort,
+            Operator::Sort { keys },
+            schema,
+            changelog,
+            State::Stateless,
+        )
     }
 
     /// Ends the model in its Sink: upsert on the changelog's key when it is updating.
@@ -170,20 +272,35 @@ impl Model {
             Changelog::Upsert(key) => Materialized::Upsert { key: key.clone() },
             _ => Materialized::Append,
         };
-        let op = Operator::Sink { model: self.name.clone(), materialized, target: None };
+        let op = Operator::Sink {
+            model: self.name.clone(),
+            materialized,
+            target: None,
+        };
         let schema = self.schema();
         let m = self.push(NodeKind::Sink, op, schema, changelog, State::Stateless);
-        ModelPlan { name: m.name, input: m.input, nodes: m.nodes }
+        ModelPlan {
+            name: m.name,
+            input: m.input,
+            nodes: m.nodes,
+        }
     }
 }
 
 /// `left op right`, typed as the frontend types it (D4).
 pub fn bin(op: BinaryOp, left: Expr, right: Expr) -> Expr {
     let ty = match op {
-        BinaryOp::Arith(a) => arithmetic_type(a, left.data_type(), right.data_type()).expect("numeric operands"),
+        BinaryOp::Arith(a) => {
+            arithmetic_type(a, left.data_type(), right.data_type()).expect("numeric operands")
+        }
         _ => DataType::Boolean,
     };
-    Expr::Binary { op, left: Box::new(left), right: Box::new(right), ty }
+    Expr::Binary {
+        op,
+        left: Box::new(left),
+        right: Box::new(right),
+        ty,
+    }
 }
 
 pub fn gt(l: Expr, r: Expr) -> Expr {
@@ -191,15 +308,24 @@ pub fn gt(l: Expr, r: Expr) -> Expr {
 }
 
 pub fn is_not_null(e: Expr) -> Expr {
-    Expr::IsNull { expr: Box::new(e), negated: true }
+    Expr::IsNull {
+        expr: Box::new(e),
+        negated: true,
+    }
 }
 
 pub fn lit_i32(v: i32) -> Expr {
-    Expr::Literal { value: Value::Int32(v), ty: DataType::Int32 }
+    Expr::Literal {
+        value: Value::Int32(v),
+        ty: DataType::Int32,
+    }
 }
 
 pub fn lit_i64(v: i64) -> Expr {
-    Expr::Literal { value: Value::Int64(v), ty: DataType::Int64 }
+    Expr::Literal {
+        value: Value::Int64(v),
+        ty: DataType::Int64,
+    }
 }
 
 /// Value helpers.
@@ -221,7 +347,11 @@ pub fn s(v: &str) -> Value {
 
 /// A decimal at `scale` from a plain literal: `d("28", 9)` is 28.000000000.
 pub fn d(text: &str, scale: u8) -> Value {
-    Value::Decimal(Decimal::parse(text).and_then(|x| x.rescale(scale)).expect("decimal literal"))
+    Value::Decimal(
+        Decimal::parse(text)
+            .and_then(|x| x.rescale(scale))
+            .expect("decimal literal"),
+    )
 }
 
 pub const NULL: Value = Value::Null;
@@ -236,6 +366,11 @@ pub fn customer_metrics(amount_ty: DataType) -> ModelPlan {
         kafka("orders"),
     )
     .aggregate(&["customer_id"], &[(AggFunc::Sum, Some("amount"))])
-    .project(|m| vec![(m.col("customer_id"), "customer_id"), (m.col("sum(amount)"), "total_spend")])
+    .project(|m| {
+        vec![
+            (m.col("customer_id"), "customer_id"),
+            (m.col("sum(amount)"), "total_spend"),
+        ]
+    })
     .sink()
 }

@@ -1,0 +1,358 @@
+//! Text renderings of query results: the check tables, diagnostics with source excerpts,
+//! fixture results and the graph. Output text is the contract (spec: streamform-docs lines
+//! 104-245, 505-690, 923-1000) and is tested through the binary against golden files.
+
+use std::fmt::Write;
+
+use ariadne::{CharSet, Config, IndexType, Label, Report, ReportKind, Source};
+use streamform_db::db::{
+    self, FixtureRun, dependency_graph, file_text, fixture_def, model_files, project_config,
+    source_defs,
+};
+use streamform_db::diagnostic::line_col;
+use streamform_db::fixture::Expected;
+use streamform_db::{Database, Diagnostic, Project, Severity};
+use streamform_ir::{Connector, Input, Materialized, SinkTarget};
+
+/// `1 model`, `3 models`.
+pub fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("{n} {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+fn declared(db: &Database, project: Project, model: &str) -> (Materialized, Option<SinkTarget>) {
+    let cfg = project_config(db, project)
+        .config
+        .as_ref()
+        .and_then(|c| c.models.get(model));
+    (
+        cfg.map_or(Materialized::Append, |m| m.materialized.clone()),
+        cfg.and_then(|m| m.sink.clone()),
+    )
+}
+
+fn location(c: &Connector) -> String {
+    match c {
+        Connector::Kafka { topic } => format!("topic={topic}"),
+        Connector::File { path } => format!("path={path}"),
+    }
+}
+
+/// The three tables `check` prints before its diagnostics.
+pub fn check_summary(db: &Database, project: Project) -> String {
+    let mut out = String::new();
+    let name = project_config(db, project)
+        .config
+        .as_ref()
+        .map_or("", |c| c.name.as_str());
+    let _ = writeln!(out, "{name} (schema version 1)\n\nmodels");
+    for (m, file) in model_files(db, project) {
+        let (mat, _) = declared(db, project, m);
+        let _ = writeln!(out, "  {m:<24} {:<24} {}", mat.summary(), file.path(db));
+    }
+    out.push_str("\nsources\n");
+    for s in &source_defs(db, project).sources {
+        let kind = format!("{}/{}", s.connector.name(), s.format);
+        let _ = writeln!(
+            out,
+            "  {:<24} {kind:<12} {:<24} {}",
+            s.name,
+            location(&s.connector),
+            plural(s.schema.len(), "column")
+        );
+    }
+    out.push_str("\nfixtures\n");
+    for file in project.fixtures(db) {
+        let def = fixture_def(db, project, *file);
+        let model = def.model.clone().unwrap_or_else(|| "?".into());
+        let _ = writeln!(
+            out,
+            "  {model:<24} {:<24} {} given, {} expect",
+            def.path, def.given, def.expect_count
+        );
+    }
+    out.push('\n');
+    out
+}
+
+/// The count line that ends `check`.
+pub fn check_count(
+    db: &Database,
+    project: Project,
+    errors: usize,
+    warnings: usize,
+    failed: bool,
+) -> String {
+    let models = model_files(db, project).len();
+    let sources = source_defs(db, project).sources.len();
+    let fixtures = project.fixtures(db).len();
+    format!(
+        "{}: {}, {}, {}, {}, {}\n",
+        if failed { "failed" } else { "ok" },
+        plural(models, "model"),
+        plural(sources, "source"),
+        plural(fixtures, "fixture"),
+        plural(errors, "error"),
+        plural(warnings, "warning")
+    )
+}
+
+fn text_for<'a>(db: &'a Database, project: Project, path: &str) -> Option<&'a str> {
+    let file = if path == "streamform.yml" {
+        *project.config(db)
+    } else if path == "sources.yml" {
+        *project.sources(db)
+    } else {
+        *project
+            .models(db)
+            .iter()
+            .chain(project.fixtures(db))
+            .find(|f| f.path(db) == path)?
+    };
+    file_text(db, file)
+}
+
+/// One diagnostic: `error: …`, `  --> path:line:col`, a source excerpt when the position
+/// is known (rendered by ariadne), and `  help: …`.
+pub fn diagnostic(db: &Database, project: Project, d: &Diagnostic, color: bool) -> String {
+    let severity = match d.severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+    };
+    let mut out = String::new();
+    let _ = writeln!(out, "{severity}: {}", d.message);
+    let text = text_for(db, project, &d.path);
+    match (&d.span, text) {
+        (Some(span), Some(text)) if !text.is_empty() => {
+            let span = span.start.min(text.len())
+                ..span.end.min(text.len()).max(span.start.min(text.len()));
+            let (line, col) = line_col(text, span.start);
+            let _ = writeln!(out, "  --> {}:{line}:{col}", d.path);
+            let kind = match d.severity {
+                Severity::Error => ReportKind::Error,
+                Severity::Warning => ReportKind::Warning,
+            };
+            let mut buf = Vec::new();
+            let report = Report::build(kind, (d.path.as_str(), span.clone()))
+                .with_config(
+                    Config::default()
+                        .with_color(color)
+                        .with_index_type(IndexType::Byte)
+                        .with_char_set(CharSet::Ascii),
+                )
+                .with_label(Label::new((d.path.as_str(), span)).with_message("here"))
+                .finish();
+            if report
+                .write((d.path.as_str(), Source::from(text)), &mut buf)
+                .is_ok()
+            {
+                let rendered = String::from_utf8_lossy(&buf);
+                // The first two lines are ariadne's header and location; ours are above.
+                for l in rendered.lines().skip(2) {
+                    let _ = writeln!(out, "{}", l.trim_end());
+                }
+            }
+        }
+        _ => {
+            let _ = writeln!(out, "  --> {}", d.path);
+        }
+    }
+    if let Some(h) = &d.help {
+        let _ = writeln!(out, "  help: {h}");
+    }
+    out
+}
+
+fn record(schema: &[streamform_ir::Field], r: Option<&Expected>) -> String {
+    let Some(r) = r else { return "(none)".into() };
+    let mut s = r.op.to_string();
+    for (f, v) in schema.iter().zip(&r.values) {
+        let _ = write!(s, " {}={}", f.name, v.render());
+    }
+    s
+}
+
+/// One fixture's block in `test` output, ending with a newline.
+pub fn fixture_run(run: &FixtureRun) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{}\n", run.model);
+    if run.passed {
+        out.push_str("PASS\n\n");
+    } else {
+        let _ = writeln!(out, "FAIL\n  --> {}\n", run.path);
+    }
+    if let Some(e) = &run.error {
+        let _ = writeln!(out, "error: {e}");
+        return out;
+    }
+    let _ = writeln!(out, "{} processed", plural(run.events_processed, "event"));
+    let _ = writeln!(out, "{} emitted", plural_records(run.changes_emitted));
+    if run.passed {
+        return out;
+    }
+    out.push('\n');
+    let schema = &run.schema;
+    let rows: Vec<(String, String, Option<&String>)> = run
+        .rows
+        .iter()
+        .map(|r| {
+            (
+                record(schema, r.expected.as_ref()),
+                record(schema, r.actual.as_ref()),
+                r.problem.as_ref(),
+            )
+        })
+        .collect();
+    let width = rows
+        .iter()
+        .map(|r| r.0.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max("expected".len());
+    let idx_width = rows.len().to_string().len();
+    let _ = writeln!(out, "  {:>idx_width$}  {:<width$}  actual", "#", "expected");
+    for (i, (e, a, problem)) in rows.iter().enumerate() {
+        let _ = writeln!(out, "  {:>idx_width$}  {e:<width$}  {a}", i + 1);
+        if let Some(p) = problem {
+            let _ = writeln!(out, "  {:idx_width$}  ^ {p}", "");
+        }
+    }
+    out
+}
+
+fn plural_records(n: usize) -> String {
+    if n == 1 {
+        "1 changelog record".into()
+    } else {
+        format!("{n} changelog records")
+    }
+}
+
+fn sink_text(t: &SinkTarget) -> String {
+    format!("→ {} {}", t.connector.name(), location(&t.connector))
+}
+
+/// `graph` as an indented tree: each source, the models that read it, and declared sinks.
+pub fn graph_text(db: &Database, project: Project) -> String {
+    let name = project_config(db, project)
+        .config
+        .as_ref()
+        .map_or("", |c| c.name.as_str());
+    let mut out = format!("{name}\n\n");
+    let readers = readers(db, project);
+    for s in &source_defs(db, project).sources {
+        let third = format!("{} {}", s.connector.name(), location(&s.connector));
+        let _ = writeln!(out, "{:<24} {:<21} {third}", s.name, "source");
+        tree(
+            db,
+            project,
+            &readers,
+            &Input::Source(s.name.clone()),
+            "",
+            &mut out,
+        );
+    }
+    out
+}
+
+fn readers(db: &Database, project: Project) -> Vec<(String, Input)> {
+    let order = &dependency_graph(db, project).order;
+    let files = model_files(db, project);
+    order
+        .iter()
+        .filter_map(|m| Some((m.clone(), db::model_reads(db, *files.get(m)?).clone()?)))
+        .collect()
+}
+
+fn tree(
+    db: &Database,
+    project: Project,
+    readers: &[(String, Input)],
+    parent: &Input,
+    indent: &str,
+    out: &mut String,
+) {
+    let children: Vec<&String> = readers
+        .iter()
+        .filter(|(_, i)| i == parent)
+        .map(|(m, _)| m)
+        .collect();
+    for (i, child) in children.iter().enumerate() {
+        let last = i + 1 == children.len();
+        let label = format!("{indent}{}{child}", if last { "└─ " } else { "├─ " });
+        let (mat, sink) = declared(db, project, child);
+        let line = match sink {
+            Some(t) => format!("{label:<24} {:<21} {}", mat.summary(), sink_text(&t)),
+            None => format!("{label:<24} {}", mat.summary()),
+        };
+        let _ = writeln!(out, "{}", line.trim_end());
+        let next = format!("{indent}{}", if last { "   " } else { "│  " });
+        tree(
+            db,
+            project,
+            readers,
+            &Input::Model((*child).clone()),
+            &next,
+            out,
+        );
+    }
+}
+
+fn dot_id(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// `graph --format dot`: Graphviz for `dot -Tsvg`.
+pub fn graph_dot(db: &Database, project: Project) -> String {
+    let name = project_config(db, project)
+        .config
+        .as_ref()
+        .map_or("", |c| c.name.as_str());
+    let mut out = format!("digraph {} {{\n  rankdir=LR;\n", dot_id(name));
+    for s in &source_defs(db, project).sources {
+        let label = format!(
+            "{}\\n{} {}",
+            s.name,
+            s.connector.name(),
+            location(&s.connector)
+        );
+        let _ = writeln!(
+            out,
+            "  {} [shape=cylinder, label={}];",
+            dot_id(&format!("source:{}", s.name)),
+            dot_id(&label).replace("\\\\n", "\\n")
+        );
+    }
+    for (m, input) in readers(db, project) {
+        let (mat, sink) = declared(db, project, &m);
+        let node = format!("model:{m}");
+        let label = format!("{m}\\n{}", mat.summary());
+        let _ = writeln!(
+            out,
+            "  {} [shape=box, label={}];",
+            dot_id(&node),
+            dot_id(&label).replace("\\\\n", "\\n")
+        );
+        let from = match &input {
+            Input::Source(s) => format!("source:{s}"),
+            Input::Model(p) => format!("model:{p}"),
+        };
+        let _ = writeln!(out, "  {} -> {};", dot_id(&from), dot_id(&node));
+        if let Some(t) = sink {
+            let sink_node = format!("sink:{m}");
+            let label = format!("{} {}", t.connector.name(), location(&t.connector));
+            let _ = writeln!(
+                out,
+                "  {} [shape=cds, label={}];",
+                dot_id(&sink_node),
+                dot_id(&label)
+            );
+            let _ = writeln!(out, "  {} -> {};", dot_id(&node), dot_id(&sink_node));
+        }
+    }
+    out.push_str("}\n");
+    out
+}
