@@ -12,6 +12,8 @@
 //! (boundedness, changelog modes), D9 (null grouping keys), D10 (updates that change
 //! nothing).
 
+#![warn(missing_docs)]
+
 mod eval;
 mod hash;
 mod stage;
@@ -61,8 +63,11 @@ impl fmt::Display for Op {
 /// - `Delete`: `row` is the row that leaves, as it was last emitted; `before` is `None`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Change {
+    /// insert, update or delete.
     pub op: Op,
+    /// The after-image for an insert or update; the row that leaves for a delete.
     pub row: Vec<Value>,
+    /// The previous image for an update; `None` for an insert or a delete.
     pub before: Option<Vec<Value>>,
 }
 
@@ -70,7 +75,9 @@ pub struct Change {
 /// source events were delivered.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct Output {
+    /// The target model's Sink changelog, record by record.
     pub changes: Vec<Change>,
+    /// Number of source events delivered by [`Simulator::push`].
     pub events_processed: usize,
 }
 
@@ -91,9 +98,13 @@ pub struct Output {
 /// part when `column` is `None`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct SimError {
+    /// The model at fault.
     pub model: String,
+    /// The column, predicate or accumulator at fault, if any.
     pub column: Option<String>,
+    /// 1-based source event number; 0 for a malformed chain.
     pub event: usize,
+    /// What went wrong.
     pub message: String,
 }
 

@@ -1031,3 +1031,28 @@ fn the_same_input_gives_the_same_output_every_time() {
         assert_eq!(state_of(), state);
     }
 }
+
+#[test]
+fn a_failed_row_leaves_its_key_state_as_it_was() {
+    // count(*) is folded before sum(v) overflows; the count must not keep the failed row.
+    let plan = from_source(
+        "m",
+        "t",
+        &[("k", DataType::Int64), ("v", DataType::Int64)],
+        kafka("t"),
+    )
+    .aggregate(&["k"], &[(AggFunc::Count, None), (AggFunc::Sum, Some("v"))])
+    .sink();
+    let mut sim = Simulator::new(&[plan]).unwrap();
+    sim.push(&[i64v(1), i64v(i64::MAX)]).unwrap();
+    let err = sim.push(&[i64v(1), i64v(1)]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "model `m`, column `sum(v)`, event 2: arithmetic overflow"
+    );
+    assert_eq!(
+        sim.keyed_state(&node("m", NodeKind::Aggregate, 0)).unwrap(),
+        vec![(vec![i64v(1)], vec![i64v(1), i64v(i64::MAX)])]
+    );
+    assert_eq!(sim.events_processed(), 2);
+}
