@@ -107,7 +107,12 @@ pub fn parse_shape(path: &str, text: &str) -> Result<FixtureShape, Vec<Diagnosti
 /// # Errors
 /// A message saying what the value is and why it does not fit.
 pub fn type_value(v: &YamlValue, ty: DataType) -> Result<Value, String> {
-    let wrong = || format!("{} is not a {ty}", v.describe());
+    let article = if matches!(ty, DataType::Int32 | DataType::Int64) {
+        "an"
+    } else {
+        "a"
+    };
+    let wrong = || format!("{} is not {article} {ty}", v.describe());
     match (v, ty) {
         (YamlValue::Null, _) => Ok(Value::Null),
         (YamlValue::Number(n), DataType::Int32 | DataType::Int64) => {

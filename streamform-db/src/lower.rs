@@ -919,8 +919,9 @@ fn sink_changelog(l: &Lowering<'_>, declared: &Declared<'_>) -> Result<Changelog
             }
             if key != derived {
                 let what = if has_aggregate { "its GROUP BY" } else { "its input" };
+                let declared_key = if key.is_empty() { "no key".to_string() } else { format!("key [{}]", key.join(", ")) };
                 return Err(config_err(
-                    format!("model `{model}` declares key [{}], but {what} produces upsert({})", key.join(", "), derived.join(", ")),
+                    format!("model `{model}` declares {declared_key}, but {what} produces upsert({})", derived.join(", ")),
                     format!("declare `key: [{}]`", derived.join(", ")),
                 ));
             }

@@ -193,7 +193,10 @@ impl Validator<'_> {
             match &ob.kind {
                 ast::OrderByKind::Expressions(exprs) => {
                     for e in exprs {
-                        if !matches!(e.expr, SqlExpr::Identifier(_)) {
+                        if !matches!(
+                            e.expr,
+                            SqlExpr::Identifier(_) | SqlExpr::CompoundIdentifier(_)
+                        ) {
                             self.refuse(
                                 "ORDER BY over an expression",
                                 e.expr.span(),
@@ -317,7 +320,7 @@ impl Validator<'_> {
                 }
                 for e in exprs {
                     match e {
-                        SqlExpr::Identifier(_) => {}
+                        SqlExpr::Identifier(_) | SqlExpr::CompoundIdentifier(_) => {}
                         SqlExpr::Rollup(_) | SqlExpr::Cube(_) | SqlExpr::GroupingSets(_) => self
                             .refuse(
                                 "ROLLUP, CUBE and GROUPING SETS",
@@ -544,7 +547,7 @@ impl Validator<'_> {
             return;
         }
         if !matches!(name.as_str(), "sum" | "count" | "min" | "max") {
-            self.refuse(&format!("the function `{}`", f.name), e.span(), "the aggregates are sum, count, min and max; scalar functions are not supported yet");
+            self.refuse(&format!("calling the function `{}`", f.name), e.span(), "the aggregates are sum, count, min and max; scalar functions are not supported yet");
             return;
         }
         if !aggregates_allowed {
@@ -587,7 +590,11 @@ impl Validator<'_> {
         }
         match list.args.as_slice() {
             [FunctionArg::Unnamed(FunctionArgExpr::Wildcard)] if name == "count" => {}
-            [FunctionArg::Unnamed(FunctionArgExpr::Expr(SqlExpr::Identifier(_)))] => {}
+            [
+                FunctionArg::Unnamed(FunctionArgExpr::Expr(
+                    SqlExpr::Identifier(_) | SqlExpr::CompoundIdentifier(_),
+                )),
+            ] => {}
             [FunctionArg::Unnamed(FunctionArgExpr::Expr(arg))] => self.refuse(
                 &format!("{}() over an expression", name.to_uppercase()),
                 arg.span(),

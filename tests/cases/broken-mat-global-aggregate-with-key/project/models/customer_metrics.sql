@@ -1,0 +1,3 @@
+SELECT
+    SUM(amount) AS total_spend
+FROM source('orders')

@@ -1,0 +1,2 @@
+-- TODO: write the customer metrics model
+/* nothing here yet */

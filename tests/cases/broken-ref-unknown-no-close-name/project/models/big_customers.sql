@@ -1,0 +1,3 @@
+SELECT customer_id, total_spend
+FROM ref('warehouse_inventory')
+WHERE total_spend > 100

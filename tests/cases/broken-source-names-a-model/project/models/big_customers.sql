@@ -1,0 +1,2 @@
+SELECT customer_id, total_spend
+FROM source('customer_metrics')

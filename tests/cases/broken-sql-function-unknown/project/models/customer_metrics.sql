@@ -1,0 +1,6 @@
+SELECT
+    customer_id,
+    SUM(amount) AS total_spend
+FROM source('orders')
+WHERE frobnicate(amount) > 0
+GROUP BY customer_id

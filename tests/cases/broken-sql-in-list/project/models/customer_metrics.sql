@@ -1,0 +1,6 @@
+SELECT
+    customer_id,
+    SUM(amount) AS total_spend
+FROM source('orders')
+WHERE customer_id IN (1, 2, 42)
+GROUP BY customer_id

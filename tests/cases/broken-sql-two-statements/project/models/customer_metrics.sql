@@ -1,0 +1,7 @@
+SELECT
+    customer_id,
+    SUM(amount) AS total_spend
+FROM source('orders')
+GROUP BY customer_id;
+
+SELECT customer_id FROM source('orders');

@@ -1,0 +1,8 @@
+WITH o AS (
+    SELECT customer_id, amount FROM source('orders')
+)
+SELECT
+    customer_id,
+    SUM(amount) AS total_spend
+FROM o
+GROUP BY customer_id

@@ -1,0 +1,4 @@
+SELECT
+    customer_id,
+    amount / qty AS price_per_item
+FROM source('orders')

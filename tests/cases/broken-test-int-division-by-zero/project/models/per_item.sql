@@ -1,0 +1,4 @@
+SELECT
+    customer_id,
+    customer_id % qty AS bucket
+FROM source('orders')
