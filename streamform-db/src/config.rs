@@ -108,6 +108,11 @@ pub struct ModelConfig {
     pub nodes: Vec<NodeHint>,
     /// Where the entry is in streamform.yml.
     pub span: Range<usize>,
+    /// Where `key:` is, when written.
+    pub key_span: Option<Range<usize>>,
+    /// Whether the entry itself has errors (its model is then not compiled, to avoid
+    /// follow-on errors).
+    pub invalid: bool,
 }
 
 /// Kafka settings of a target.
@@ -143,6 +148,27 @@ pub struct SourceDef {
     /// Columns sorted by name, as the plan orders them.
     pub schema: Vec<(String, DataType)>,
     pub span: Range<usize>,
+}
+
+/// The span of the mapping key `name` that owns the value at `value` (serde-saphyr gives
+/// positions of values; a diagnostic about an entry reads best at its key). Falls back to
+/// the value's span.
+pub fn key_span(text: &str, name: &str, value: Range<usize>) -> Range<usize> {
+    let before = &text[..value.start.min(text.len())];
+    for (needle_end, _) in before.rmatch_indices(':') {
+        let head = &before[..needle_end];
+        let start = head.trim_end().len();
+        let key_start = start.saturating_sub(name.len());
+        if head[..start].ends_with(name)
+            && head[..key_start]
+                .chars()
+                .last()
+                .is_none_or(|c| c.is_whitespace() || c == '{' || c == ',')
+        {
+            return key_start..start;
+        }
+    }
+    value
 }
 
 /// Whether `name` is an SQL identifier: a letter or `_`, then letters, digits or `_`.
@@ -273,7 +299,8 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
     }
     let mut models = BTreeMap::new();
     for (name, m) in raw.models.unwrap_or_default() {
-        let span = span_of(&m, text);
+        let before = diags.len();
+        let span = key_span(text, &name, span_of(&m, text));
         let what = format!("model `{name}`");
         let key: Vec<String> = m
             .value
@@ -384,6 +411,12 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
                 renamed_from,
                 nodes,
                 span,
+                key_span: m
+                    .value
+                    .key
+                    .as_ref()
+                    .map(|k| key_span(text, "key", span_of(k, text))),
+                invalid: diags.len() > before,
             },
         );
     }
@@ -484,16 +517,34 @@ pub fn parse_node_id(id: &str) -> Option<(String, NodeKind, u32)> {
     Some((m.to_string(), kind_of(k)?, o.parse().ok()?))
 }
 
-/// Parses and validates `sources.yml`. A missing file means no sources.
-pub fn parse_sources(path: &str, text: &str) -> (Vec<SourceDef>, Vec<Diagnostic>) {
+/// The typed `sources.yml`: the valid sources, the diagnostics, and the names of declared
+/// sources that have errors (models reading them are not compiled, to avoid follow-on
+/// errors). `readable` is false when the file as a whole could not be parsed.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct ParsedSources {
+    pub sources: Vec<SourceDef>,
+    pub diagnostics: Vec<Diagnostic>,
+    pub broken: std::collections::BTreeSet<String>,
+    pub readable: bool,
+}
+
+/// Parses and validates `sources.yml`.
+pub fn parse_sources(path: &str, text: &str) -> ParsedSources {
     let raw: RawSources = match yaml::parse(path, text) {
         Ok(r) => r,
-        Err(d) => return (Vec::new(), vec![d]),
+        Err(d) => {
+            return ParsedSources {
+                diagnostics: vec![d],
+                ..ParsedSources::default()
+            };
+        }
     };
     let mut diags = Vec::new();
     let mut out = Vec::new();
+    let mut broken = std::collections::BTreeSet::new();
     for (name, s) in raw.sources.unwrap_or_default() {
-        let span = span_of(&s, text);
+        let before = diags.len();
+        let span = key_span(text, &name, span_of(&s, text));
         let what = format!("source `{name}`");
         if !is_identifier(&name) {
             diags.push(
@@ -538,6 +589,10 @@ pub fn parse_sources(path: &str, text: &str) -> (Vec<SourceDef>, Vec<Diagnostic>
                     .with_help("list each column under `schema:` as `name: type`"),
             );
         }
+        if diags.len() > before {
+            broken.insert(name);
+            continue;
+        }
         if let (Some(connector), Some(format)) = (c, f) {
             out.push(SourceDef {
                 name,
@@ -548,7 +603,12 @@ pub fn parse_sources(path: &str, text: &str) -> (Vec<SourceDef>, Vec<Diagnostic>
             });
         }
     }
-    (out, diags)
+    ParsedSources {
+        sources: out,
+        diagnostics: diags,
+        broken,
+        readable: true,
+    }
 }
 
 #[cfg(test)]
@@ -595,7 +655,8 @@ mod tests {
     #[test]
     fn sources_are_sorted_and_typed() {
         let text = "sources:\n  orders:\n    connector: kafka\n    topic: orders\n    format: json\n    schema:\n      customer_id: int64\n      amount: decimal\n";
-        let (defs, diags) = parse_sources("sources.yml", text);
+        let parsed = parse_sources("sources.yml", text);
+        let (defs, diags) = (parsed.sources, parsed.diagnostics);
         assert!(diags.is_empty());
         assert_eq!(
             defs[0].schema,

@@ -157,29 +157,36 @@ pub fn project_config(db: &dyn Db, project: Project) -> ConfigResult {
 pub struct SourcesResult {
     pub sources: Vec<SourceDef>,
     pub diagnostics: Vec<Diagnostic>,
+    /// Declared sources with errors, and whether the file was present and parsed.
+    pub broken: BTreeSet<String>,
+    pub present: bool,
+    pub readable: bool,
 }
 
 #[salsa::tracked(returns(ref))]
 pub fn source_defs(db: &dyn Db, project: Project) -> SourcesResult {
     let file = project.sources(db);
+    let empty = |diagnostics, present| SourcesResult {
+        sources: Vec::new(),
+        diagnostics,
+        broken: BTreeSet::new(),
+        present,
+        readable: false,
+    };
     if matches!(file.contents(db), FileContents::Missing) {
-        return SourcesResult {
-            sources: Vec::new(),
-            diagnostics: Vec::new(),
-        };
+        return empty(Vec::new(), false);
     }
     let mut diagnostics = Vec::new();
     let Some(text) = text_of(db, file.clone(), &mut diagnostics) else {
-        return SourcesResult {
-            sources: Vec::new(),
-            diagnostics,
-        };
+        return empty(diagnostics, true);
     };
-    let (sources, d) = config::parse_sources(file.path(db), text);
-    diagnostics.extend(d);
+    let parsed = config::parse_sources(file.path(db), text);
     SourcesResult {
-        sources,
-        diagnostics,
+        sources: parsed.sources,
+        diagnostics: parsed.diagnostics,
+        broken: parsed.broken,
+        present: true,
+        readable: parsed.readable,
     }
 }
 
@@ -355,7 +362,8 @@ pub fn lower_model(db: &dyn Db, project: Project, name: String) -> LowerResult {
     let Some(config) = &project_config(db, project).config else {
         return fail(Vec::new());
     };
-    let sources = &source_defs(db, project).sources;
+    let sources_result = source_defs(db, project);
+    let sources = &sources_result.sources;
     let models = model_files(db, project);
     let err = |message: String, help: String| {
         Diagnostic::error(path.clone(), message)
@@ -366,6 +374,18 @@ pub fn lower_model(db: &dyn Db, project: Project, name: String) -> LowerResult {
     let upstream = match &reads.input {
         Input::Source(s) => match sources.iter().find(|d| &d.name == s) {
             Some(def) => Upstream::Source(def),
+            None if sources_result.broken.contains(s)
+                || (sources_result.present && !sources_result.readable) =>
+            {
+                // sources.yml's own diagnostics say what is wrong with it.
+                return fail(Vec::new());
+            }
+            None if !sources_result.present => {
+                return fail(vec![err(
+                    format!("model `{name}` reads source('{s}'), but there is no sources.yml"),
+                    format!("declare `{s}` in sources.yml beside streamform.yml"),
+                )]);
+            }
             None => {
                 let help = if models.contains_key(s) {
                     format!("`{s}` is a model; read it with ref('{s}')")
@@ -416,12 +436,16 @@ pub fn lower_model(db: &dyn Db, project: Project, name: String) -> LowerResult {
         }
     };
     let mc = config.models.get(&name);
+    if mc.is_some_and(|m| m.invalid) {
+        return fail(Vec::new());
+    }
     let append = Materialized::Append;
     let declared = Declared {
         materialized: mc.map_or(&append, |m| &m.materialized),
         key_declared: mc.is_some_and(|m| m.key_declared),
         sink: mc.and_then(|m| m.sink.as_ref()),
         config_span: mc.map(|m| m.span.clone()),
+        key_span: mc.and_then(|m| m.key_span.clone()),
     };
     match lower::lower_model(&path, &name, text, query, reads, &upstream, &declared) {
         Ok(plan) => LowerResult {

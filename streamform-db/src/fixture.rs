@@ -33,6 +33,17 @@ pub struct FixtureShape {
     /// Each event as column → value, with the event's span.
     pub given: Vec<(BTreeMap<String, Spanned<YamlValue>>, Range<usize>)>,
     pub expect: Vec<(BTreeMap<String, Spanned<YamlValue>>, Range<usize>)>,
+    /// The file's text, to turn value positions into spans.
+    pub text: String,
+}
+
+impl FixtureShape {
+    /// The span of the value of `column` (key and value), for a diagnostic about it.
+    fn field_span(&self, column: &str, v: &Spanned<YamlValue>) -> Range<usize> {
+        let value = span_of(v, &self.text);
+        let key = crate::config::key_span(&self.text, column, value.clone());
+        key.start.min(value.start)..value.end.max(key.end)
+    }
 }
 
 /// Parses the fixture's YAML structure (not yet typed).
@@ -98,6 +109,7 @@ pub fn parse_shape(path: &str, text: &str) -> Result<FixtureShape, Vec<Diagnosti
         model_span: span_of(&raw.model, text),
         given,
         expect,
+        text: text.to_string(),
     })
 }
 
@@ -163,7 +175,7 @@ pub fn type_events(
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<Vec<Value>> {
     let mut events = Vec::new();
-    for (i, (map, span)) in shape.given.iter().enumerate() {
+    for (i, (map, _)) in shape.given.iter().enumerate() {
         let mut row = vec![Value::Null; columns.len()];
         for (col, v) in map {
             let Some(idx) = columns.iter().position(|(c, _)| c == col) else {
@@ -183,7 +195,7 @@ pub fn type_events(
                             i + 1
                         ),
                     )
-                    .with_span(Some(span_of(v, "").start.max(span.start)..span.end))
+                    .with_span(Some(shape.field_span(col, v)))
                     .with_help(help),
                 );
                 continue;
@@ -193,7 +205,7 @@ pub fn type_events(
                 Ok(val) => row[idx] = val,
                 Err(m) => diags.push(
                     Diagnostic::error(path, format!("event {}, column `{col}`: {m}", i + 1))
-                        .with_span(Some(span.clone()))
+                        .with_span(Some(shape.field_span(col, v)))
                         .with_help(format!("`{col}` is declared {ty} in sources.yml")),
                 ),
             }
@@ -258,7 +270,7 @@ pub fn type_expectations(
                             shape.model
                         ),
                     )
-                    .with_span(Some(span.clone()))
+                    .with_span(Some(shape.field_span(col, v)))
                     .with_help(help),
                 );
                 ok = false;
@@ -269,7 +281,7 @@ pub fn type_expectations(
                 Err(m) => {
                     diags.push(
                         Diagnostic::error(path, format!("expect record {n}, column `{col}`: {m}"))
-                            .with_span(Some(span.clone()))
+                            .with_span(Some(shape.field_span(col, v)))
                             .with_help(format!(
                                 "`{col}` is {} in the model's output",
                                 schema[idx].ty
@@ -279,7 +291,10 @@ pub fn type_expectations(
                 }
             }
         }
-        for name in &names {
+        let named_unknown = map
+            .keys()
+            .any(|k| k != "op" && !names.contains(&k.as_str()));
+        for name in names.iter().filter(|_| !named_unknown) {
             if !map.contains_key(*name) {
                 diags.push(
                     Diagnostic::error(path, format!("expect record {n} has no value for `{name}`"))

@@ -17,6 +17,9 @@ pub enum LoadError {
 impl std::fmt::Display for LoadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            LoadError::NotADirectory(p) if !p.exists() => {
+                write!(f, "{} does not exist", p.display())
+            }
             LoadError::NotADirectory(p) => write!(f, "{} is not a directory", p.display()),
             LoadError::NoProjectFile(p) => write!(f, "no streamform.yml in {}", p.display()),
         }

@@ -54,6 +54,8 @@ pub struct Declared<'a> {
     pub sink: Option<&'a SinkTarget>,
     /// Where the declaration is in streamform.yml, for diagnostics about it.
     pub config_span: Option<std::ops::Range<usize>>,
+    /// Where `key:` is in streamform.yml, when written.
+    pub key_span: Option<std::ops::Range<usize>>,
 }
 
 fn arrow_type(t: DataType) -> ArrowType {
@@ -781,6 +783,25 @@ fn with_plain_relation(query: &Query, name: &str) -> Query {
     q
 }
 
+/// Rewrites DataFusion's unknown-column error into ours: the message and a did-you-mean
+/// help naming the input's columns.
+fn unknown_column(message: &str, fields: &[Field]) -> Option<(String, String)> {
+    let rest = message.strip_prefix("No field named ")?;
+    let name = rest
+        .split(['.', ' '])
+        .next()?
+        .trim_matches(['"', '\'', '`']);
+    let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
+    let help = match crate::diagnostic::did_you_mean(name, names.iter().copied()) {
+        Some(s) => format!(
+            "did you mean `{s}`? the input's columns are: {}",
+            names.join(", ")
+        ),
+        None => format!("the input's columns are: {}", names.join(", ")),
+    };
+    Some((format!("unknown column `{name}`"), help))
+}
+
 /// Cleans a DataFusion error into one line for a diagnostic.
 fn datafusion_message(e: &datafusion_common::DataFusionError) -> String {
     let raw = e.strip_backtrace();
@@ -848,7 +869,9 @@ pub fn lower_model(
             .diagnostic()
             .and_then(|d| d.helps.first().map(|h| h.message.clone()))
             .unwrap_or_else(|| "check the column names and types of the input".into());
-        Diagnostic::error(path, format!("model `{model}`: {}", datafusion_message(&e)))
+        let message = datafusion_message(&e);
+        let (message, help) = unknown_column(&message, &input_fields).unwrap_or((message, help));
+        Diagnostic::error(path, format!("model `{model}`: {message}"))
             .with_span(span)
             .with_help(help)
     })?;
@@ -899,6 +922,16 @@ fn sink_changelog(l: &Lowering<'_>, declared: &Declared<'_>) -> Result<Changelog
             .with_span(declared.config_span.clone())
             .with_help(help)
     };
+    let key_err = |message: String, help: String| {
+        Diagnostic::error("streamform.yml", message)
+            .with_span(
+                declared
+                    .key_span
+                    .clone()
+                    .or_else(|| declared.config_span.clone()),
+            )
+            .with_help(help)
+    };
     let has_aggregate = l.nodes.iter().any(|n| n.id.kind == NodeKind::Aggregate);
     match (declared.materialized, &l.changelog) {
         (Materialized::Append, Changelog::Upsert(key)) if has_aggregate => Err(config_err(
@@ -912,7 +945,7 @@ fn sink_changelog(l: &Lowering<'_>, declared: &Declared<'_>) -> Result<Changelog
         (Materialized::Append, c) => Ok(c.clone()),
         (Materialized::Upsert { key }, Changelog::Upsert(derived)) => {
             if derived.is_empty() && !key.is_empty() {
-                return Err(config_err(
+                return Err(key_err(
                     format!("model `{model}` is a global aggregate (no GROUP BY), which has no key, but declares key [{}]", key.join(", ")),
                     format!("remove `key:` from {model} in streamform.yml"),
                 ));
@@ -920,7 +953,7 @@ fn sink_changelog(l: &Lowering<'_>, declared: &Declared<'_>) -> Result<Changelog
             if key != derived {
                 let what = if has_aggregate { "its GROUP BY" } else { "its input" };
                 let declared_key = if key.is_empty() { "no key".to_string() } else { format!("key [{}]", key.join(", ")) };
-                return Err(config_err(
+                return Err(key_err(
                     format!("model `{model}` declares {declared_key}, but {what} produces upsert({})", derived.join(", ")),
                     format!("declare `key: [{}]`", derived.join(", ")),
                 ));
@@ -936,7 +969,7 @@ fn sink_changelog(l: &Lowering<'_>, declared: &Declared<'_>) -> Result<Changelog
             }
             if let Some(missing) = key.iter().find(|k| !l.schema.iter().any(|f| &f.name == *k)) {
                 let cols: Vec<&str> = l.schema.iter().map(|f| f.name.as_str()).collect();
-                return Err(config_err(
+                return Err(key_err(
                     format!("model `{model}` declares key column `{missing}`, which it does not output"),
                     format!("its columns are: {}", cols.join(", ")),
                 ));

@@ -36,6 +36,14 @@ pub fn span_of<T>(s: &Spanned<T>, text: &str) -> Range<usize> {
 /// # Errors
 /// One diagnostic: YAML syntax, unknown field, duplicate key, missing field, wrong type.
 pub fn parse<T: for<'de> Deserialize<'de>>(path: &str, text: &str) -> Result<T, Diagnostic> {
+    if text.trim().is_empty()
+        || text
+            .lines()
+            .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
+    {
+        return Err(Diagnostic::error(path, format!("{path} is empty"))
+            .with_help("see docs/project-format.md for what this file holds"));
+    }
     serde_saphyr::from_str::<T>(text).map_err(|e| {
         let span = e.location().map(|l| {
             let start = offset_of(text, l.line() as usize, l.column() as usize);
@@ -44,6 +52,13 @@ pub fn parse<T: for<'de> Deserialize<'de>>(path: &str, text: &str) -> Result<T, 
         let raw = e.without_snippet().to_string();
         let message = clean_message(&raw);
         let help = help_for(&message);
+        // A missing field is about the whole mapping; the parser's position is wherever it
+        // noticed, which is misleading.
+        let span = if message.starts_with("missing field") {
+            None
+        } else {
+            span
+        };
         let mut d = Diagnostic::error(path, message).with_span(span);
         if let Some(h) = help {
             d = d.with_help(h);
@@ -95,7 +110,10 @@ fn help_for(message: &str) -> Option<String> {
     if message.starts_with("missing field") {
         return Some("add the field; it is required".into());
     }
-    None
+    if message.starts_with("invalid type") || message.starts_with("expected") {
+        return Some("this value has the wrong shape; see docs/project-format.md".into());
+    }
+    Some("fix the YAML at this position (indentation, a missing `:` or an unclosed bracket are the usual causes)".into())
 }
 
 /// A YAML value as written: scalars keep their source text so that numbers are typed

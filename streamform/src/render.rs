@@ -186,6 +186,10 @@ pub fn fixture_run(run: &FixtureRun) -> String {
     }
     if let Some(e) = &run.error {
         let _ = writeln!(out, "error: {e}");
+        let _ = writeln!(
+            out,
+            "  help: Streamform never wraps or rounds silently; change the event's values, widen the column, or guard the expression (e.g. WHERE divisor <> 0)"
+        );
         return out;
     }
     let _ = writeln!(out, "{} processed", plural(run.events_processed, "event"));
