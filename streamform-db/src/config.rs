@@ -670,7 +670,9 @@ mod tests {
     #[test]
     fn bad_type_suggests() {
         let text = "sources:\n  o:\n    connector: kafka\n    topic: o\n    format: json\n    schema:\n      a: int46\n";
-        let (_, diags) = parse_sources("sources.yml", text);
+        let parsed = parse_sources("sources.yml", text);
+        assert!(parsed.broken.contains("o"));
+        let diags = parsed.diagnostics;
         assert_eq!(
             diags[0].message,
             "source `o`, column `a`: unknown type `int46`"
