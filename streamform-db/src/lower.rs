@@ -392,15 +392,7 @@ impl Lowering<'_> {
                     Upstream::Source(def) => {
                         self.boundedness = def.connector.boundedness();
                         self.changelog = Changelog::Append;
-                        let schema = def
-                            .schema
-                            .iter()
-                            .map(|(n, t)| Field {
-                                name: n.clone(),
-                                ty: *t,
-                                nullable: true,
-                            })
-                            .collect();
+                        let schema = source_fields(def);
                         self.push(
                             Operator::Source {
                                 name: def.name.clone(),
@@ -461,28 +453,11 @@ impl Lowering<'_> {
                             "write CAST(NULL AS <type>)",
                         ));
                     }
-                    let nullable = lowered
-                        .columns()
-                        .iter()
-                        .any(|c| self.schema.iter().any(|f| &f.name == c && f.nullable))
-                        || matches!(
-                            lowered,
-                            Expr::Literal {
-                                value: Value::Null,
-                                ..
-                            } | Expr::Cast { .. }
-                        )
-                        || matches!(
-                            lowered,
-                            Expr::Binary {
-                                op: BinaryOp::Arith(_),
-                                ..
-                            }
-                        );
+                    let nullable = may_be_null(&lowered, &self.schema);
                     schema.push(Field {
                         name: name.clone(),
                         ty: lowered.data_type(),
-                        nullable: nullable || lowered.columns().is_empty() && false,
+                        nullable,
                     });
                     items.push(ProjectItem {
                         expr: lowered,
@@ -695,6 +670,32 @@ fn left_type_hint(e: &DfExpr, l: &Lowering<'_>, df: &DFSchemaRef) -> DataType {
         .unwrap_or(DataType::Boolean)
 }
 
+/// Whether an expression can evaluate to null over rows of `input` (D9: nullability is
+/// inferred, never declared).
+fn may_be_null(e: &Expr, input: &[Field]) -> bool {
+    match e {
+        Expr::Column { name, .. } => input.iter().any(|f| &f.name == name && f.nullable),
+        Expr::Literal { value, .. } => value.is_null(),
+        Expr::IsNull { .. } => false,
+        Expr::Not(inner) | Expr::Negative(inner) | Expr::Cast { expr: inner, .. } => {
+            may_be_null(inner, input)
+        }
+        Expr::Binary { left, right, .. } => may_be_null(left, input) || may_be_null(right, input),
+    }
+}
+
+/// A source's columns as plan fields: every source column may be null.
+fn source_fields(def: &SourceDef) -> Vec<Field> {
+    def.schema
+        .iter()
+        .map(|(n, t)| Field {
+            name: n.clone(),
+            ty: *t,
+            nullable: true,
+        })
+        .collect()
+}
+
 /// Gives an untyped NULL literal the type its context needs.
 fn retype_null(e: Expr, ty: DataType) -> Expr {
     match e {
@@ -833,15 +834,7 @@ pub fn lower_model(
     declared: &Declared<'_>,
 ) -> Result<ModelPlan, Diagnostic> {
     let input_fields: Vec<Field> = match upstream {
-        Upstream::Source(def) => def
-            .schema
-            .iter()
-            .map(|(n, t)| Field {
-                name: n.clone(),
-                ty: *t,
-                nullable: true,
-            })
-            .collect(),
+        Upstream::Source(def) => source_fields(def),
         Upstream::Model(_, c) => c.schema.clone(),
     };
     let table = match &reads.input {
