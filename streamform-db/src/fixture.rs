@@ -150,9 +150,13 @@ pub fn type_value(v: &YamlValue, ty: DataType) -> Result<Value, String> {
             .map(Value::Timestamp)
             .map_err(|_| format!("{n} is not a timestamp; write an RFC 3339 instant such as 2026-08-30T10:00:00Z or whole milliseconds since the epoch")),
         (YamlValue::String(s), DataType::String) => Ok(Value::String(s.clone())),
-        (YamlValue::String(s), DataType::Timestamp) => streamform_ir::time::parse_rfc3339(s)
-            .map(Value::Timestamp)
-            .ok_or_else(|| format!("{s:?} is not an RFC 3339 instant; write e.g. 2026-08-30T10:00:00Z")),
+        (YamlValue::String(s), DataType::Timestamp) => streamform_ir::time::parse_rfc3339(s).map(Value::Timestamp).ok_or_else(|| {
+            if streamform_ir::time::is_rfc3339(s) {
+                format!("{s:?} has digits below a millisecond; timestamps keep milliseconds")
+            } else {
+                format!("{s:?} is not an RFC 3339 instant; write e.g. 2026-08-30T10:00:00Z")
+            }
+        }),
         (YamlValue::Bool(b), DataType::Boolean) => Ok(Value::Boolean(*b)),
         _ => Err(wrong()),
     }

@@ -17,6 +17,11 @@ pub fn parse_rfc3339(text: &str) -> Option<i64> {
     i64::try_from(nanos / 1_000_000).ok()
 }
 
+/// Whether `text` is an RFC 3339 instant at all (whatever its precision).
+pub fn is_rfc3339(text: &str) -> bool {
+    OffsetDateTime::parse(text, &Rfc3339).is_ok()
+}
+
 /// Renders milliseconds since the epoch as RFC 3339 in UTC, with a millisecond fraction
 /// only when it is not zero (`2026-08-30T10:00:00Z`, `2026-08-30T10:00:00.250Z`).
 pub fn format_rfc3339(ms: i64) -> String {
