@@ -51,7 +51,7 @@ impl FixtureShape {
 /// # Errors
 /// Diagnostics for YAML errors, unknown fields and items that are not maps.
 pub fn parse_shape(path: &str, text: &str) -> Result<FixtureShape, Vec<Diagnostic>> {
-    let raw: RawFixture = yaml::parse(path, text).map_err(|d| vec![d])?;
+    let raw: RawFixture = yaml::parse_large(path, text).map_err(|d| vec![d])?;
     let mut diags = Vec::new();
     let mut items = |list: Option<Vec<Spanned<YamlValue>>>, what: &str, unwrap_event: bool| {
         let mut out = Vec::new();

@@ -31,7 +31,10 @@ impl std::fmt::Display for LoadError {
 pub fn read_contents(path: &Path) -> FileContents {
     match std::fs::read(path) {
         Ok(bytes) => match String::from_utf8(bytes) {
-            Ok(t) => FileContents::Text(t),
+            // A byte-order mark is not part of the text.
+            Ok(t) => {
+                FileContents::Text(t.strip_prefix('\u{feff}').map(str::to_string).unwrap_or(t))
+            }
             Err(_) => FileContents::NotUtf8,
         },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => FileContents::Missing,
@@ -46,8 +49,9 @@ fn list(root: &Path, dir: &str, ext: &str) -> Vec<String> {
     };
     let mut out: Vec<String> = entries
         .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter(|e| std::fs::metadata(e.path()).is_ok_and(|m| m.is_file()))
         .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| !n.starts_with('.'))
         .filter(|n| {
             Path::new(n)
                 .extension()

@@ -310,10 +310,8 @@ impl Lowering<'_> {
             DfExpr::BinaryExpr(b) => {
                 let left = self.expr(df, &b.left)?;
                 let right = self.expr(df, &b.right)?;
-                let (left, right) = (
-                    retype_null(left, right.data_type()),
-                    retype_null(right, left_type_hint(&b.left, self, df)),
-                );
+                let (left_ty, right_ty) = (left.data_type(), right.data_type());
+                let (left, right) = (retype_null(left, right_ty), retype_null(right, left_ty));
                 let op = match b.op {
                     DfOp::Plus => BinaryOp::Arith(ArithOp::Add),
                     DfOp::Minus => BinaryOp::Arith(ArithOp::Sub),
@@ -664,12 +662,6 @@ impl Lowering<'_> {
     }
 }
 
-fn left_type_hint(e: &DfExpr, l: &Lowering<'_>, df: &DFSchemaRef) -> DataType {
-    l.expr(df, e)
-        .map(|x| x.data_type())
-        .unwrap_or(DataType::Boolean)
-}
-
 /// Whether an expression can evaluate to null over rows of `input` (D9: nullability is
 /// inferred, never declared).
 fn may_be_null(e: &Expr, input: &[Field]) -> bool {
@@ -927,6 +919,10 @@ fn sink_changelog(l: &Lowering<'_>, declared: &Declared<'_>) -> Result<Changelog
     };
     let has_aggregate = l.nodes.iter().any(|n| n.id.kind == NodeKind::Aggregate);
     match (declared.materialized, &l.changelog) {
+        (Materialized::Append, Changelog::Upsert(key)) if has_aggregate && key.is_empty() => Err(config_err(
+            format!("model `{model}` is a global aggregate (no GROUP BY), which produces one updating row, but it is declared append"),
+            format!("declare `materialized: upsert` with no `key:` for {model} in streamform.yml"),
+        )),
         (Materialized::Append, Changelog::Upsert(key)) if has_aggregate => Err(config_err(
             format!("model `{model}` has a GROUP BY, so it produces an updating result keyed by [{}], but it is declared append", key.join(", ")),
             format!("declare `materialized: upsert` with `key: [{}]` for {model} in streamform.yml", key.join(", ")),

@@ -490,8 +490,15 @@ impl Validator<'_> {
                 self.expr(right, aggregates_allowed);
             }
             SqlExpr::Cast {
-                kind, expr, format, ..
+                kind,
+                expr,
+                format,
+                data_type,
+                ..
             } => {
+                if let Err(why) = cast_target(data_type) {
+                    self.refuse(&format!("CAST to {data_type}"), e.span(), why);
+                }
                 if !matches!(kind, ast::CastKind::Cast) || format.is_some() {
                     self.refuse(
                         "this form of CAST",
@@ -609,13 +616,59 @@ impl Validator<'_> {
     }
 }
 
+/// Whether a CAST target is one Streamform types exactly as Flink does.
+///
+/// # Errors
+/// The help text for a target that is refused.
+fn cast_target(t: &ast::DataType) -> Result<(), &'static str> {
+    let text = t.to_string().to_ascii_uppercase().replace(' ', "");
+    let ok = matches!(
+        text.as_str(),
+        "INT"
+            | "INTEGER"
+            | "BIGINT"
+            | "DOUBLE"
+            | "DOUBLEPRECISION"
+            | "STRING"
+            | "VARCHAR"
+            | "TEXT"
+            | "BOOLEAN"
+            | "BOOL"
+    );
+    if ok {
+        return Ok(());
+    }
+    if (text.starts_with("DECIMAL(") || text.starts_with("NUMERIC(")) && text.contains(',') {
+        return Ok(());
+    }
+    if text == "DECIMAL"
+        || text == "NUMERIC"
+        || text.starts_with("DECIMAL(")
+        || text.starts_with("NUMERIC(")
+    {
+        return Err(
+            "write DECIMAL(precision, scale): engines disagree on what a bare DECIMAL means",
+        );
+    }
+    Err("cast to INT, BIGINT, DOUBLE, DECIMAL(p, s), STRING or BOOLEAN")
+}
+
 /// The first word of a syntax node's Debug rendering: its variant name.
 fn first_word(node: &impl std::fmt::Debug) -> String {
     let d = format!("{node:?}");
-    d.split(|c: char| !c.is_alphanumeric() && c != '_')
+    let word = d
+        .split(|c: char| !c.is_alphanumeric() && c != '_')
         .next()
-        .unwrap_or("construct")
-        .to_string()
+        .unwrap_or("construct");
+    // `IsDistinctFrom` → `IS DISTINCT FROM`, as SQL spells it.
+    let mut out = String::new();
+    for (i, c) in word.chars().enumerate() {
+        if i > 0 && c.is_uppercase() {
+            out.push(' ');
+        }
+        out.push(c.to_ascii_uppercase());
+    }
+    out
 }
 
 #[cfg(test)]

@@ -36,6 +36,25 @@ pub fn span_of<T>(s: &Spanned<T>, text: &str) -> Range<usize> {
 /// # Errors
 /// One diagnostic: YAML syntax, unknown field, duplicate key, missing field, wrong type.
 pub fn parse<T: for<'de> Deserialize<'de>>(path: &str, text: &str) -> Result<T, Diagnostic> {
+    parse_with(path, text, serde_saphyr::Options::default())
+}
+
+/// Like [`parse`], for fixtures: a fixture may hold hundreds of thousands of events, so the
+/// node and event budgets are raised (alias expansion stays bounded).
+pub fn parse_large<T: for<'de> Deserialize<'de>>(path: &str, text: &str) -> Result<T, Diagnostic> {
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_events = 100_000_000;
+    budget.max_nodes = 50_000_000;
+    let mut options = serde_saphyr::Options::default();
+    options.budget = Some(budget);
+    parse_with(path, text, options)
+}
+
+fn parse_with<T: for<'de> Deserialize<'de>>(
+    path: &str,
+    text: &str,
+    options: serde_saphyr::Options,
+) -> Result<T, Diagnostic> {
     if text.trim().is_empty()
         || text
             .lines()
@@ -44,7 +63,7 @@ pub fn parse<T: for<'de> Deserialize<'de>>(path: &str, text: &str) -> Result<T, 
         return Err(Diagnostic::error(path, format!("{path} is empty"))
             .with_help("see docs/project-format.md for what this file holds"));
     }
-    serde_saphyr::from_str::<T>(text).map_err(|e| {
+    serde_saphyr::from_str_with_options::<T>(text, options).map_err(|e| {
         let span = e.location().map(|l| {
             let start = offset_of(text, l.line() as usize, l.column() as usize);
             start..(start + 1).min(text.len()).max(start)

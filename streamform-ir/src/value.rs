@@ -381,6 +381,14 @@ impl Value {
             (v, DataType::Boolean) if v.as_decimal().is_some() => {
                 Value::Boolean(v.as_decimal().map(|d| d.mantissa != 0).unwrap_or(false))
             }
+            (Value::Float64(f), DataType::Int32 | DataType::Int64) => {
+                // Flink truncates toward zero, as for decimals.
+                let t = f.0.trunc();
+                if !t.is_finite() || t.abs() >= 9.3e18 {
+                    return Err(out_of_range());
+                }
+                Value::Int64(t as i64).cast(to)?
+            }
             (Value::Float64(f), t) if t != DataType::Float64 => {
                 if !f.0.is_finite() {
                     return Err(out_of_range());
@@ -630,6 +638,14 @@ mod tests {
         assert_eq!(
             Value::Int64(5).cast(DataType::String).unwrap(),
             Value::String("5".into())
+        );
+        assert_eq!(
+            Value::Float64(F64(2.75)).cast(DataType::Int32).unwrap(),
+            Value::Int32(2)
+        );
+        assert_eq!(
+            Value::Float64(F64(-2.5)).cast(DataType::Int64).unwrap(),
+            Value::Int64(-2)
         );
     }
 }

@@ -79,8 +79,22 @@ const OK: u8 = 0;
 const INVALID: u8 = 1;
 const CANNOT_RUN: u8 = 2;
 
+/// Stack for the command thread: SQL and YAML are trees, and deeply nested input (a long
+/// chain of ORs, a long chain of models) recurses deeply in the parser and the planner.
+const STACK_BYTES: usize = 512 * 1024 * 1024;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let worker = std::thread::Builder::new()
+        .stack_size(STACK_BYTES)
+        .spawn(move || run(cli));
+    match worker.map(|h| h.join()) {
+        Ok(Ok(code)) => code,
+        _ => ExitCode::from(CANNOT_RUN),
+    }
+}
+
+fn run(cli: Cli) -> ExitCode {
     let color = std::io::stdout().is_terminal()
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let db = Database::default();

@@ -115,6 +115,24 @@ fn text_for<'a>(db: &'a Database, project: Project, path: &str) -> Option<&'a st
     file_text(db, file)
 }
 
+/// The largest char boundary at or before `i` (clamped to the text).
+fn floor_char(text: &str, i: usize) -> usize {
+    let mut i = i.min(text.len());
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The smallest char boundary at or after `i` (clamped to the text).
+fn ceil_char(text: &str, i: usize) -> usize {
+    let mut i = i.min(text.len());
+    while !text.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
 /// One diagnostic: `error: …`, `  --> path:line:col`, a source excerpt when the position
 /// is known (rendered by ariadne), and `  help: …`.
 pub fn diagnostic(db: &Database, project: Project, d: &Diagnostic, color: bool) -> String {
@@ -127,8 +145,9 @@ pub fn diagnostic(db: &Database, project: Project, d: &Diagnostic, color: bool) 
     let text = text_for(db, project, &d.path);
     match (&d.span, text) {
         (Some(span), Some(text)) if !text.is_empty() => {
-            let span = span.start.min(text.len())
-                ..span.end.min(text.len()).max(span.start.min(text.len()));
+            let start = floor_char(text, span.start);
+            let end = ceil_char(text, span.end.max(start));
+            let span = start..end;
             let (line, col) = line_col(text, span.start);
             let _ = writeln!(out, "  --> {}:{line}:{col}", d.path);
             let kind = match d.severity {
