@@ -59,7 +59,11 @@ pub fn parse_shape(path: &str, text: &str) -> Result<FixtureShape, Vec<Diagnosti
             with_source_text(&mut item, text);
             let span = span_of(&item, text);
             let map = match item.value {
-                YamlValue::Map(m) if unwrap_event && m.len() == 1 && m.contains_key("event") => {
+                YamlValue::Map(m)
+                    if unwrap_event
+                        && m.len() == 1
+                        && matches!(m.get("event").map(|v| &v.value), Some(YamlValue::Map(_))) =>
+                {
                     match m.into_values().next().map(|v| v.value) {
                         Some(YamlValue::Map(inner)) => inner,
                         _ => {
@@ -228,6 +232,14 @@ pub fn type_expectations(
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<Expected> {
     let names: Vec<&str> = schema.iter().map(|f| f.name.as_str()).collect();
+    if names.contains(&"op") && !shape.expect.is_empty() {
+        diags.push(
+            Diagnostic::error(path, format!("model `{}` outputs a column named `op`, which an expect record cannot name: `op` is the record's operation", shape.model))
+                .with_span(Some(shape.expect[0].1.clone()))
+                .with_help("rename the column in the model's SELECT with AS"),
+        );
+        return Vec::new();
+    }
     let mut out = Vec::new();
     for (i, (map, span)) in shape.expect.iter().enumerate() {
         let n = i + 1;

@@ -174,6 +174,7 @@ impl Validator<'_> {
                 with.span(),
                 "put each step in its own model and read it with ref('<model>')",
             );
+            return None;
         }
         if let Some(l) = &q.limit_clause {
             self.refuse(
@@ -193,6 +194,13 @@ impl Validator<'_> {
             match &ob.kind {
                 ast::OrderByKind::Expressions(exprs) => {
                     for e in exprs {
+                        if e.options.nulls_first.is_some() {
+                            self.refuse(
+                                "NULLS FIRST / NULLS LAST",
+                                e.expr.span(),
+                                "nulls sort first in ascending order and last in descending order; remove the clause",
+                            );
+                        }
                         if !matches!(
                             e.expr,
                             SqlExpr::Identifier(_) | SqlExpr::CompoundIdentifier(_)
