@@ -91,20 +91,28 @@ struct RawSource {
 /// A `nodes.<kind>.<ordinal>.was` hint: this desired node was that running node.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct NodeHint {
+    /// The kind part of the hint's key (`aggregate` in `aggregate.0`).
     pub kind: NodeKind,
+    /// The ordinal part of the hint's key (`0` in `aggregate.0`).
     pub ordinal: u32,
+    /// The running node's id, `<model>::<kind>::<ordinal>`.
     pub was: String,
+    /// Byte range of the hint in streamform.yml.
     pub span: Range<usize>,
 }
 
 /// One entry under `models:`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ModelConfig {
+    /// `materialized:` with its `key:`; `Append` when not written.
     pub materialized: Materialized,
     /// Whether `key:` was written (an upsert with `key: []` is a global aggregate).
     pub key_declared: bool,
+    /// The `sink:` destination, when declared and valid.
     pub sink: Option<SinkTarget>,
+    /// `renamed_from:`, the model's previous name, with its byte range in streamform.yml.
     pub renamed_from: Option<(String, Range<usize>)>,
+    /// The valid `nodes:` hints, sorted by their `<kind>.<ordinal>` key.
     pub nodes: Vec<NodeHint>,
     /// Where the entry is in streamform.yml.
     pub span: Range<usize>,
@@ -118,6 +126,7 @@ pub struct ModelConfig {
 /// Kafka settings of a target.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct KafkaTarget {
+    /// `kafka.bootstrap_servers`: Kafka's address as Flink sees it, e.g. `localhost:9092`.
     pub bootstrap_servers: String,
     /// `earliest` (default) or `latest`.
     pub startup: String,
@@ -126,27 +135,37 @@ pub struct KafkaTarget {
 /// One entry under `targets:`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Target {
+    /// The execution backend; always `flink` today.
     pub backend: String,
+    /// `flink.gateway`: the SQL Gateway's REST endpoint, e.g. `http://localhost:8083`.
     pub gateway: Option<String>,
+    /// The `kafka:` section; always present on a valid flink target.
     pub kafka: Option<KafkaTarget>,
 }
 
 /// The typed `streamform.yml`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ProjectConfig {
+    /// `name:`, the project's name.
     pub name: String,
+    /// The entries under `models:`, by model name.
     pub models: BTreeMap<String, ModelConfig>,
+    /// The valid entries under `targets:`, by target name.
     pub targets: BTreeMap<String, Target>,
 }
 
 /// One source of `sources.yml`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct SourceDef {
+    /// The source's name, an SQL identifier.
     pub name: String,
+    /// Where its records come from, which fixes its boundedness.
     pub connector: Connector,
+    /// `json` or `csv`.
     pub format: String,
     /// Columns sorted by name, as the plan orders them.
     pub schema: Vec<(String, DataType)>,
+    /// Byte range of the source's name in sources.yml.
     pub span: Range<usize>,
 }
 
@@ -522,9 +541,13 @@ pub fn parse_node_id(id: &str) -> Option<(String, NodeKind, u32)> {
 /// errors). `readable` is false when the file as a whole could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct ParsedSources {
+    /// The sources without errors, in name order.
     pub sources: Vec<SourceDef>,
+    /// Every problem found in the file.
     pub diagnostics: Vec<Diagnostic>,
+    /// Names of declared sources that have errors.
     pub broken: std::collections::BTreeSet<String>,
+    /// Whether the file parsed at all.
     pub readable: bool,
 }
 

@@ -17,17 +17,23 @@ use crate::sql::{self, ParsedModel, Reads};
 /// A file's contents as loaded: its text, or why there is none.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum FileContents {
+    /// The file's text.
     Text(String),
+    /// The file does not exist.
     Missing,
+    /// The file exists but is not valid UTF-8.
     NotUtf8,
+    /// Reading failed for another reason; holds the I/O error message.
     Unreadable(String),
 }
 
 /// One project file: its path relative to the project root (`models/a.sql`) and contents.
 #[salsa::input(debug)]
 pub struct SourceFile {
+    /// The path relative to the project root, with `/` separators.
     #[returns(ref)]
     pub path: String,
+    /// What was loaded from the path.
     #[returns(ref)]
     pub contents: FileContents,
 }
@@ -35,7 +41,9 @@ pub struct SourceFile {
 /// The project: its configuration files and the model and fixture files found on disk.
 #[salsa::input(debug)]
 pub struct Project {
+    /// `streamform.yml`.
     pub config: SourceFile,
+    /// `sources.yml`; optional, so its contents may be `Missing`.
     pub sources: SourceFile,
     /// `models/*.sql`, sorted by path.
     #[returns(ref)]
@@ -130,10 +138,13 @@ pub fn file_text(db: &dyn Db, file: SourceFile) -> Option<&str> {
 /// not load.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ConfigResult {
+    /// The typed config; `None` when the project does not load.
     pub config: Option<ProjectConfig>,
+    /// Every problem found in streamform.yml, including why it does not load.
     pub diagnostics: Vec<Diagnostic>,
 }
 
+/// Reads and validates the project's streamform.yml.
 #[salsa::tracked(returns(ref))]
 pub fn project_config(db: &dyn Db, project: Project) -> ConfigResult {
     let mut diagnostics = Vec::new();
@@ -155,14 +166,19 @@ pub fn project_config(db: &dyn Db, project: Project) -> ConfigResult {
 /// The typed `sources.yml` (empty when the file does not exist) and its diagnostics.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct SourcesResult {
+    /// The sources without errors, in name order.
     pub sources: Vec<SourceDef>,
+    /// Every problem found in sources.yml.
     pub diagnostics: Vec<Diagnostic>,
     /// Declared sources with errors, and whether the file was present and parsed.
     pub broken: BTreeSet<String>,
+    /// Whether sources.yml exists.
     pub present: bool,
+    /// Whether sources.yml was read and parsed.
     pub readable: bool,
 }
 
+/// Reads and validates sources.yml; a missing file gives no sources and no diagnostics.
 #[salsa::tracked(returns(ref))]
 pub fn source_defs(db: &dyn Db, project: Project) -> SourcesResult {
     let file = project.sources(db);
@@ -225,10 +241,13 @@ pub fn parse_model(db: &dyn Db, file: SourceFile) -> ParsedModel {
 /// What the model reads and the diagnostics of its syntax (refused constructs included).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ModelSyntax {
+    /// The `source('…')` or `ref('…')` the model reads, when its FROM clause is valid.
     pub reads: Option<Reads>,
+    /// Parse errors, refused constructs and an invalid model name.
     pub diagnostics: Vec<Diagnostic>,
 }
 
+/// Checks a model's SQL against the supported surface and finds what it reads.
 #[salsa::tracked(returns(ref))]
 pub fn model_syntax(db: &dyn Db, file: SourceFile) -> ModelSyntax {
     let parsed = parse_model(db, file);
@@ -272,9 +291,11 @@ pub struct Graph {
     pub order: Vec<String>,
     /// Each cycle, listed in full from its alphabetically first model.
     pub cycles: Vec<Vec<String>>,
+    /// Every model that is part of a cycle.
     pub cyclic: BTreeSet<String>,
 }
 
+/// Orders the models along their `ref()` edges and finds reference cycles.
 #[salsa::tracked(returns(ref))]
 pub fn dependency_graph(db: &dyn Db, project: Project) -> Graph {
     let files = model_files(db, project);
@@ -308,10 +329,14 @@ pub fn dependency_graph(db: &dyn Db, project: Project) -> Graph {
     }
     // Depth from the source: a model after what it reads; ties by name.
     let mut depth: BTreeMap<&String, usize> = BTreeMap::new();
-    for name in reads.keys().filter(|n| !cyclic.contains(**n)) {
+    'models: for name in reads.keys().filter(|n| !cyclic.contains(**n)) {
         let mut d = 0;
         let mut cur = *name;
         while let Some(Some(next)) = reads.get(cur) {
+            if cyclic.contains(next) {
+                // It reads into a cycle: it cannot be planned either.
+                continue 'models;
+            }
             d += 1;
             cur = next;
         }
@@ -329,7 +354,9 @@ pub fn dependency_graph(db: &dyn Db, project: Project) -> Graph {
 /// A model's lowered plan, or the diagnostics that stop it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct LowerResult {
+    /// The lowered plan; `None` when the model, or something it reads, does not compile.
     pub plan: Option<ModelPlan>,
+    /// Why lowering failed; empty when another query already reports the cause.
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -499,15 +526,23 @@ pub fn upstream_chain(db: &dyn Db, project: Project, name: String) -> Option<Vec
 /// A fixture typed against its model: the events, the expected records and counts.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct FixtureDef {
+    /// The fixture file, relative to the project root.
     pub path: String,
+    /// The model under test, once it is known to exist.
     pub model: Option<String>,
+    /// Number of `given` items in the file.
     pub given: usize,
+    /// Number of `expect` records in the file.
     pub expect_count: usize,
+    /// The typed events, one row per event in the top source's column order (by name).
     pub events: Vec<Vec<streamform_ir::Value>>,
+    /// The typed `expect` records.
     pub expect: Vec<Expected>,
+    /// Problems with the fixture; it runs only when there are none.
     pub diagnostics: Vec<Diagnostic>,
 }
 
+/// Parses one fixture and types it against its model's source and output columns.
 #[salsa::tracked(returns(ref))]
 pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDef {
     let path = file.path(db).clone();
@@ -582,15 +617,21 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
 /// The outcome of running one fixture through the simulator.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct FixtureRun {
+    /// The fixture file, relative to the project root.
     pub path: String,
+    /// The model under test.
     pub model: String,
+    /// Number of events the simulator processed.
     pub events_processed: usize,
+    /// Number of changelog records the model emitted.
     pub changes_emitted: usize,
     /// Set when the simulator refused the input (overflow, division by zero, ...).
     pub error: Option<String>,
+    /// Expected against actual, one entry per position.
     pub rows: Vec<RowComparison>,
     /// The model's output columns, which the records' values follow.
     pub schema: Vec<streamform_ir::Field>,
+    /// Whether every position matches and the simulator did not fail.
     pub passed: bool,
 }
 

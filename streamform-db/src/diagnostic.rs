@@ -8,13 +8,16 @@ use std::ops::Range;
 /// How serious a diagnostic is. `--strict` makes warnings count as errors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Severity {
+    /// The project is not valid.
     Error,
+    /// Worth fixing; counts as an error only under `--strict`.
     Warning,
 }
 
 /// One problem found in a project file.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Diagnostic {
+    /// Error or warning.
     pub severity: Severity,
     /// The file, relative to the project root with `/` separators (`models/a.sql`).
     pub path: String,
@@ -27,6 +30,7 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
+    /// An error about the file at `path`, with no span and no help yet.
     pub fn error(path: impl Into<String>, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
             severity: Severity::Error,
@@ -37,6 +41,7 @@ impl Diagnostic {
         }
     }
 
+    /// A warning about the file at `path`, with no span and no help yet.
     pub fn warning(path: impl Into<String>, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
             severity: Severity::Warning,
@@ -44,11 +49,13 @@ impl Diagnostic {
         }
     }
 
+    /// Sets the byte range the diagnostic points at (`None`: the whole file).
     pub fn with_span(mut self, span: Option<Range<usize>>) -> Diagnostic {
         self.span = span;
         self
     }
 
+    /// Sets the `help:` line.
     pub fn with_help(mut self, help: impl Into<String>) -> Diagnostic {
         self.help = Some(help.into());
         self

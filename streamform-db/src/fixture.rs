@@ -28,10 +28,13 @@ struct RawFixture {
 /// The untyped shape of a fixture file: which model it tests, and its items with spans.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FixtureShape {
+    /// The `model:` value: the model under test.
     pub model: String,
+    /// Byte range of the `model:` value.
     pub model_span: Range<usize>,
     /// Each event as column → value, with the event's span.
     pub given: Vec<(BTreeMap<String, Spanned<YamlValue>>, Range<usize>)>,
+    /// Each `expect` record as column → value (`op` included), with the record's span.
     pub expect: Vec<(BTreeMap<String, Spanned<YamlValue>>, Range<usize>)>,
     /// The file's text, to turn value positions into spans.
     pub text: String,
@@ -169,6 +172,7 @@ pub fn type_value(v: &YamlValue, ty: DataType) -> Result<Value, String> {
 /// One typed record of `expect`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Expected {
+    /// The record's operation: insert, update or delete.
     pub op: Op,
     /// In the model's output column order.
     pub values: Vec<Value>,
@@ -336,7 +340,9 @@ pub fn type_expectations(
 /// One position of the side-by-side comparison.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct RowComparison {
+    /// The expected record at this position; `None` past the end of `expect`.
     pub expected: Option<Expected>,
+    /// The emitted record at this position; `None` when the model emitted fewer.
     pub actual: Option<Expected>,
     /// `None` when the two match; otherwise the first difference, e.g.
     /// `total_spend: expected 27, got 28`.

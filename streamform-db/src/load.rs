@@ -10,7 +10,9 @@ use crate::db::{Database, FileContents, Project, SourceFile};
 /// Why a directory cannot be loaded as a project at all (exit 2).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LoadError {
+    /// The path does not exist or is not a directory.
     NotADirectory(PathBuf),
+    /// The directory has no streamform.yml.
     NoProjectFile(PathBuf),
 }
 

@@ -36,21 +36,29 @@ use crate::sql::Reads;
 /// boundedness. Narrow on purpose, so that readers are re-lowered only when it changes.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Contract {
+    /// The Sink's output columns.
     pub schema: Vec<Field>,
+    /// The Sink's changelog mode.
     pub changelog: Changelog,
+    /// The Sink's boundedness.
     pub boundedness: Boundedness,
 }
 
 /// The relation a model reads, resolved.
 pub enum Upstream<'a> {
+    /// `source('name')`: the declared source.
     Source(&'a SourceDef),
+    /// `ref('name')`: the model's name and its contract.
     Model(&'a str, &'a Contract),
 }
 
 /// The declaration streamform.yml makes for a model (defaults: append, no sink).
 pub struct Declared<'a> {
+    /// The declared materialization (`Append` when the model has no entry).
     pub materialized: &'a Materialized,
+    /// Whether `key:` was written.
     pub key_declared: bool,
+    /// The `sink:` destination, if declared.
     pub sink: Option<&'a SinkTarget>,
     /// Where the declaration is in streamform.yml, for diagnostics about it.
     pub config_span: Option<std::ops::Range<usize>>,

@@ -33,7 +33,9 @@ pub fn byte_span(text: &str, span: sqlparser::tokenizer::Span) -> Option<Range<u
 /// The result of parsing one model file: the single query, or the diagnostics that stop it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParsedModel {
+    /// The SELECT; `None` when the file is empty, not SQL, or not exactly one SELECT.
     pub query: Option<Box<Query>>,
+    /// Why `query` is `None`; empty otherwise.
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -124,7 +126,9 @@ fn split_position(msg: &str, text: &str) -> (String, Option<Range<usize>>) {
 /// What a model's FROM clause reads, with the span of the `source('x')` / `ref('m')` call.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Reads {
+    /// The source or model read.
     pub input: Input,
+    /// Byte range of the `source('…')` or `ref('…')` call, when known.
     pub span: Option<Range<usize>>,
 }
 

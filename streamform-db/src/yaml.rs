@@ -139,12 +139,17 @@ fn help_for(message: &str) -> Option<String> {
 /// exactly (a decimal is never read through a float).
 #[derive(Debug, Clone, PartialEq)]
 pub enum YamlValue {
+    /// `null`, `~` or an empty value.
     Null,
+    /// `true` or `false`.
     Bool(bool),
     /// A number, as its source text (`0.1234`, `28`, `-5`).
     Number(String),
+    /// A string, quoted or plain.
     String(String),
+    /// A mapping, by key, each value with its position.
     Map(BTreeMap<String, Spanned<YamlValue>>),
+    /// A sequence, each item with its position.
     Seq(Vec<Spanned<YamlValue>>),
 }
 

@@ -10,18 +10,28 @@ use crate::value::Value;
 /// Comparison and logical operators (arithmetic is [`ArithOp`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BinaryOp {
+    /// An arithmetic operator: `+`, `-`, `*`, `/` or `%`.
     Arith(ArithOp),
+    /// `=`.
     Eq,
+    /// `<>`.
     NotEq,
+    /// `<`.
     Lt,
+    /// `<=`.
     LtEq,
+    /// `>`.
     Gt,
+    /// `>=`.
     GtEq,
+    /// Logical `AND`.
     And,
+    /// Logical `OR`.
     Or,
 }
 
 impl BinaryOp {
+    /// How the operator is written in renderings: `+`, `<>`, `AND`.
     pub fn symbol(self) -> &'static str {
         match self {
             BinaryOp::Arith(ArithOp::Add) => "+",
@@ -47,34 +57,54 @@ impl BinaryOp {
 /// name and resolved against the input schema by the executor.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Expr {
+    /// A reference to a column of the input row.
     Column {
+        /// The column's name in the input schema.
         name: String,
+        /// The column's type.
         ty: DataType,
     },
     /// A literal; `Value::Null` is a typed null.
     Literal {
+        /// The constant.
         value: Value,
+        /// The literal's type.
         ty: DataType,
     },
+    /// `NOT e`: negation of a boolean expression.
     Not(Box<Expr>),
+    /// `-e`: arithmetic negation, in the operand's type.
     Negative(Box<Expr>),
+    /// A binary operator applied to two operands.
     Binary {
+        /// The operator.
         op: BinaryOp,
+        /// The left operand.
         left: Box<Expr>,
+        /// The right operand.
         right: Box<Expr>,
+        /// The result type: boolean for comparisons and logic; for arithmetic, as
+        /// [`crate::types::arithmetic_type`] computes it (D4).
         ty: DataType,
     },
+    /// `e IS NULL` or `e IS NOT NULL`: a boolean that is never null itself.
     IsNull {
+        /// The operand tested.
         expr: Box<Expr>,
+        /// `true` for `IS NOT NULL`.
         negated: bool,
     },
+    /// `CAST(e AS ty)`; which conversions are allowed is [`crate::types::castable`].
     Cast {
+        /// The operand converted.
         expr: Box<Expr>,
+        /// The target type.
         ty: DataType,
     },
 }
 
 impl Expr {
+    /// The type the expression evaluates to.
     pub fn data_type(&self) -> DataType {
         match self {
             Expr::Column { ty, .. }

@@ -46,9 +46,13 @@ pub fn short(digest: &str) -> &str {
 /// A node's digests: the schema digest always, the state digest for a keyed node.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct NodeDigests {
+    /// Canonical text of the output schema (see [`schema_fingerprint`]).
     pub schema_fingerprint: String,
+    /// SHA-256 of `schema_fingerprint`, 64 lowercase hex characters.
     pub schema_digest: String,
+    /// Canonical text of the keyed state (see [`state_fingerprint`]); `None` when stateless.
     pub state_fingerprint: Option<String>,
+    /// SHA-256 of `state_fingerprint`, 64 lowercase hex characters; `None` when stateless.
     pub state_digest: Option<String>,
 }
 

@@ -5,6 +5,8 @@
 //! recomputation early. Spec: streamform-docs "The streaming plan" and the plan identity
 //! reference; DECISIONS.md D3-D5.
 
+#![warn(missing_docs)]
+
 pub mod explain;
 pub mod expr;
 pub mod identity;

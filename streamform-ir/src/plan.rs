@@ -13,15 +13,20 @@ use crate::types::DataType;
 /// fingerprint.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Field {
+    /// Column name: a source column, an alias, or an unaliased aggregate call (`sum(amount)`).
     pub name: String,
+    /// The column's type, in Streamform's own vocabulary.
     pub ty: DataType,
+    /// Whether the column may hold null, as inferred by the frontend (D9).
     pub nullable: bool,
 }
 
 /// Whether a node's output ever ends (spec: "Boundedness").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Boundedness {
+    /// The output ends: downstream of a `file` source.
     Bounded,
+    /// The output never ends: downstream of a `kafka` source.
     Unbounded,
 }
 
@@ -47,6 +52,7 @@ pub enum Changelog {
 }
 
 impl Changelog {
+    /// Whether the output can carry updates or deletes, i.e. the mode is not `Append`.
     pub fn is_updating(&self) -> bool {
         !matches!(self, Changelog::Append)
     }
@@ -64,6 +70,7 @@ impl Changelog {
 /// How long a key's state is kept. Only `Unbounded` exists until event time lands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Retention {
+    /// State is never expired; renders as `unbounded` in the state fingerprint.
     Unbounded,
 }
 
@@ -78,21 +85,27 @@ impl fmt::Display for Retention {
 pub struct Accumulator {
     /// `sum(amount)`, `count(*)`.
     pub name: String,
+    /// The stored type, derived from the argument's declared type by D4's rule.
     pub ty: DataType,
 }
 
 /// Exactly what a keyed node stores per key (spec: "State").
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct KeyedState {
+    /// The grouping columns, in order; state is partitioned by their values.
     pub key: Vec<String>,
+    /// One accumulator per aggregate call, in call order.
     pub accumulators: Vec<Accumulator>,
+    /// How long a key's state is kept after its last event.
     pub retention: Retention,
 }
 
 /// A node's state requirement.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum State {
+    /// Keeps nothing between records.
     Stateless,
+    /// Keeps the described state per key (today only Aggregate nodes do).
     Keyed(KeyedState),
 }
 
@@ -100,12 +113,19 @@ pub enum State {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Connector {
     /// Unbounded.
-    Kafka { topic: String },
+    Kafka {
+        /// The Kafka topic read or written.
+        topic: String,
+    },
     /// Bounded.
-    File { path: String },
+    File {
+        /// The file's path, as declared.
+        path: String,
+    },
 }
 
 impl Connector {
+    /// The connector's name as written in YAML: `kafka` or `file`.
     pub fn name(&self) -> &'static str {
         match self {
             Connector::Kafka { .. } => "kafka",
@@ -121,6 +141,7 @@ impl Connector {
         }
     }
 
+    /// The boundedness this connector gives a source: kafka is unbounded, file bounded (D5).
     pub fn boundedness(&self) -> Boundedness {
         match self {
             Connector::Kafka { .. } => Boundedness::Unbounded,
@@ -132,13 +153,18 @@ impl Connector {
 /// An aggregate function (D4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AggFunc {
+    /// `sum`: int32/int64 accumulate int64, decimal(p,s) decimal(38,s), float64 float64.
     Sum,
+    /// `count(*)` counts rows, `count(x)` counts non-null values; always int64.
     Count,
+    /// `min`: the smallest non-null value, in the argument's type.
     Min,
+    /// `max`: the largest non-null value, in the argument's type.
     Max,
 }
 
 impl AggFunc {
+    /// The lowercase function name (`sum`, `count`, `min`, `max`), as used in call names.
     pub fn name(self) -> &'static str {
         match self {
             AggFunc::Sum => "sum",
@@ -152,6 +178,7 @@ impl AggFunc {
 /// One aggregate call: `sum(amount)`, `count(*)` (`arg: None`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct AggCall {
+    /// Which aggregate function is called.
     pub func: AggFunc,
     /// The input column; `None` for `count(*)`.
     pub arg: Option<String>,
@@ -173,6 +200,7 @@ impl AggCall {
 /// One output column of a projection.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ProjectItem {
+    /// The expression computing the column's value.
     pub expr: Expr,
     /// The output column name.
     pub name: String,
@@ -192,18 +220,26 @@ impl fmt::Display for ProjectItem {
 /// One sort key of ORDER BY.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct SortKey {
+    /// The column sorted on.
     pub column: String,
+    /// `true` for `DESC`, `false` for `ASC`.
     pub descending: bool,
 }
 
 /// The declared materialization of a model.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Materialized {
+    /// `materialized: append` (the default): every record is a new fact, with no key.
     Append,
-    Upsert { key: Vec<String> },
+    /// `materialized: upsert`: records insert, update or delete the row identified by `key`.
+    Upsert {
+        /// The declared `key:` columns; empty for a global aggregate.
+        key: Vec<String>,
+    },
 }
 
 impl Materialized {
+    /// `append` or `upsert`, as written in streamform.yml.
     pub fn name(&self) -> &'static str {
         match self {
             Materialized::Append => "append",
@@ -223,35 +259,53 @@ impl Materialized {
 /// An external destination declared by a model's `sink:` block.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct SinkTarget {
+    /// Where the records go: a Kafka topic or a file path.
     pub connector: Connector,
+    /// The serialization format, `json` or `csv`.
     pub format: String,
 }
 
 /// What a node does.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Operator {
+    /// Reads a declared source; the first node of a chain that reads `source('name')`.
     Source {
+        /// The source's name in sources.yml.
         name: String,
+        /// Where the source's records come from.
         connector: Connector,
+        /// The source's format, `json` or `csv`.
         format: String,
     },
+    /// Passes on the rows for which the predicate is true (WHERE, HAVING); stateless.
     Filter {
+        /// A boolean expression over the input columns.
         predicate: Expr,
     },
+    /// Computes the output columns of the SELECT list; stateless.
     Project {
+        /// One item per output column, in output order.
         items: Vec<ProjectItem>,
     },
+    /// GROUP BY with aggregate calls: keyed state, output upserted by the grouping columns.
     Aggregate {
+        /// The grouping columns, in order; empty for a global aggregate.
         group_by: Vec<String>,
+        /// The aggregate calls; each is one accumulator and one output column after the key.
         calls: Vec<AggCall>,
     },
     /// ORDER BY over a bounded input: emits the sorted rows when the input ends (D5).
     Sort {
+        /// The ORDER BY keys, most significant first.
         keys: Vec<SortKey>,
     },
+    /// The last node of every model: its declared materialization and optional destination.
     Sink {
+        /// The model this Sink ends.
         model: String,
+        /// The model's declared materialization.
         materialized: Materialized,
+        /// The model's `sink:` destination; `None` when it declares none.
         target: Option<SinkTarget>,
     },
 }
@@ -259,11 +313,17 @@ pub enum Operator {
 /// The kind part of a node id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum NodeKind {
+    /// A [`Operator::Source`]; `source` in ids.
     Source,
+    /// A [`Operator::Filter`]; `filter` in ids.
     Filter,
+    /// A [`Operator::Project`]; `project` in ids.
     Project,
+    /// An [`Operator::Aggregate`]; `aggregate` in ids.
     Aggregate,
+    /// A [`Operator::Sort`]; `sort` in ids.
     Sort,
+    /// A [`Operator::Sink`]; `sink` in ids.
     Sink,
 }
 
@@ -294,6 +354,7 @@ impl NodeKind {
 }
 
 impl Operator {
+    /// The node kind of this operator, as used in its id.
     pub fn kind(&self) -> NodeKind {
         match self {
             Operator::Source { .. } => NodeKind::Source,
@@ -309,7 +370,9 @@ impl Operator {
 /// A stable node id, `<model>::<kind>::<ordinal>` (spec: "Node ids").
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct NodeId {
+    /// The model the node belongs to.
     pub model: String,
+    /// The operator kind.
     pub kind: NodeKind,
     /// Counts operators of this kind within the model, in plan order.
     pub ordinal: u32,
@@ -330,11 +393,17 @@ impl fmt::Display for NodeId {
 /// One node of a model's chain.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Node {
+    /// The node's stable, positional id.
     pub id: NodeId,
+    /// What the node does.
     pub op: Operator,
+    /// The output columns, in order.
     pub schema: Vec<Field>,
+    /// Whether the output ends; carried forward from the source.
     pub boundedness: Boundedness,
+    /// How the output changes over time.
     pub changelog: Changelog,
+    /// What the node keeps between records.
     pub state: State,
 }
 
@@ -350,8 +419,11 @@ pub enum Input {
 /// One model's lowered plan: its nodes from first operator to Sink.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ModelPlan {
+    /// The model's name: its file's stem.
     pub name: String,
+    /// What the model's first operator reads.
     pub input: Input,
+    /// The nodes in plan order; never empty, and the last one is the Sink.
     pub nodes: Vec<Node>,
 }
 
@@ -363,6 +435,7 @@ impl ModelPlan {
             .expect("a model plan always ends in a Sink")
     }
 
+    /// The model's declared materialization, as recorded on its Sink.
     pub fn materialized(&self) -> &Materialized {
         match &self.sink().op {
             Operator::Sink { materialized, .. } => materialized,

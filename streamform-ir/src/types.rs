@@ -14,15 +14,22 @@ pub const MAX_DECIMAL_PRECISION: u8 = 38;
 /// (`int64`, `decimal(38,9)`), which is also what `sources.yml` accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DataType {
+    /// 32-bit signed integer, `int32`.
     Int32,
+    /// 64-bit signed integer, `int64`.
     Int64,
+    /// 64-bit IEEE 754 float, `float64`.
     Float64,
     /// `decimal(precision, scale)`: `precision` in 1..=38, `scale` in 0..=precision.
     Decimal {
+        /// Total number of digits, 1 to 38.
         precision: u8,
+        /// Digits after the decimal point, 0 to `precision`.
         scale: u8,
     },
+    /// UTF-8 text, `string`.
     String,
+    /// `true` or `false`, `boolean`.
     Boolean,
     /// Milliseconds since the Unix epoch, in UTC.
     Timestamp,
@@ -92,6 +99,7 @@ impl DataType {
         "timestamp",
     ];
 
+    /// Whether the type is a number: int32, int64, float64 or a decimal.
     pub fn is_numeric(self) -> bool {
         matches!(
             self,
@@ -146,10 +154,15 @@ fn adjust_precision_scale(precision: u32, scale: u32) -> DataType {
 /// Arithmetic operators of the expression tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ArithOp {
+    /// `+`.
     Add,
+    /// `-`.
     Sub,
+    /// `*`.
     Mul,
+    /// `/`; a zero divisor is an error.
     Div,
+    /// `%`, the remainder; a zero divisor is an error.
     Mod,
 }
 

@@ -12,7 +12,9 @@ use crate::types::{ArithOp, DataType, MAX_DECIMAL_PRECISION};
 /// [`Decimal::fit`], never by the representation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Decimal {
+    /// The unscaled digits with their sign: `-1250` for `-12.50` at scale 2.
     pub mantissa: i128,
+    /// Number of digits after the decimal point.
     pub scale: u8,
 }
 
@@ -32,6 +34,7 @@ fn digits(m: i128) -> u32 {
 }
 
 impl Decimal {
+    /// The decimal `mantissa / 10^scale`, without a precision check.
     pub fn new(mantissa: i128, scale: u8) -> Decimal {
         Decimal { mantissa, scale }
     }
@@ -138,6 +141,7 @@ impl Decimal {
         }
     }
 
+    /// The nearest float64; lossy, used when a decimal meets a float.
     pub fn to_f64(self) -> f64 {
         self.mantissa as f64 / 10f64.powi(i32::from(self.scale))
     }
@@ -201,12 +205,19 @@ impl std::hash::Hash for F64 {
 /// One value of a row. The variant matches the column's [`DataType`]; `Null` fits any.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Value {
+    /// SQL null; fits a column of any type.
     Null,
+    /// An `int32` value.
     Int32(i32),
+    /// An `int64` value.
     Int64(i64),
+    /// A `float64` value.
     Float64(F64),
+    /// An exact `decimal(p,s)` value.
     Decimal(Decimal),
+    /// A `string` value.
     String(String),
+    /// A `boolean` value.
     Boolean(bool),
     /// Milliseconds since the Unix epoch, UTC.
     Timestamp(i64),
@@ -215,7 +226,9 @@ pub enum Value {
 /// An arithmetic failure; the caller adds the model, column and event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ArithError {
+    /// The result does not fit the result type (also used when an operand is not a number).
     Overflow,
+    /// Division or remainder by zero.
     DivisionByZero,
     /// A value that a CAST cannot convert, with the reason.
     Cast(String),
@@ -232,6 +245,7 @@ impl fmt::Display for ArithError {
 }
 
 impl Value {
+    /// Whether this is [`Value::Null`].
     pub fn is_null(&self) -> bool {
         matches!(self, Value::Null)
     }

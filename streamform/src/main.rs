@@ -231,12 +231,9 @@ fn explain(db: &Database, project: Project, model: Option<&str>, color: bool) ->
             return unknown_model(db, project, m);
         }
         Some(m) => vec![m.to_string()],
-        None => {
-            if let Some(refused) = refuse_with_errors(db, project, color) {
-                return refused;
-            }
-            dependency_graph(db, project).order.clone()
-        }
+        // Every model in dependency order; a model that does not compile stops with its
+        // errors, as `explain MODEL` does. Fixture errors do not matter here.
+        None => dependency_graph(db, project).order.clone(),
     };
     let mut out = Output::default();
     for (i, name) in names.iter().enumerate() {
