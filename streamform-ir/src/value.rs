@@ -576,28 +576,19 @@ mod tests {
             Value::Int64(1).arith(ArithOp::Div, &Value::Int64(0), DataType::Int64),
             Err(ArithError::DivisionByZero)
         );
-        let q = Value::Decimal(dec("1.00"))
-            .arith(
-                ArithOp::Div,
-                &Value::Decimal(dec("3.00")),
-                DataType::Decimal {
-                    precision: 27,
-                    scale: 15,
-                },
-            )
-            .unwrap();
-        assert_eq!(q.render(), "0.333333333333333");
-        let q = Value::Decimal(dec("2.00"))
-            .arith(
-                ArithOp::Div,
-                &Value::Decimal(dec("3.00")),
-                DataType::Decimal {
-                    precision: 27,
-                    scale: 15,
-                },
-            )
-            .unwrap();
-        assert_eq!(q.render(), "0.666666666666667");
+        // decimal(12,2) / decimal(12,2) is decimal(27,15) and rounds half up.
+        let div = |a: &str, b: &str| {
+            let ty = DataType::Decimal {
+                precision: 27,
+                scale: 15,
+            };
+            Value::Decimal(dec(a))
+                .arith(ArithOp::Div, &Value::Decimal(dec(b)), ty)
+                .unwrap()
+                .render()
+        };
+        assert_eq!(div("1.00", "3.00"), "0.333333333333333");
+        assert_eq!(div("2.00", "3.00"), "0.666666666666667");
         assert_eq!(
             Value::Null.arith(ArithOp::Add, &Value::Int32(1), DataType::Int32),
             Ok(Value::Null)
