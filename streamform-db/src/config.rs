@@ -106,8 +106,6 @@ pub struct NodeHint {
 pub struct ModelConfig {
     /// `materialized:` with its `key:`; `Append` when not written.
     pub materialized: Materialized,
-    /// Whether `key:` was written (an upsert with `key: []` is a global aggregate).
-    pub key_declared: bool,
     /// The `sink:` destination, when declared and valid.
     pub sink: Option<SinkTarget>,
     /// `renamed_from:`, the model's previous name, with its byte range in streamform.yml.
@@ -425,7 +423,6 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
             name,
             ModelConfig {
                 materialized,
-                key_declared: m.value.key.is_some(),
                 sink,
                 renamed_from,
                 nodes,

@@ -469,7 +469,6 @@ pub fn lower_model(db: &dyn Db, project: Project, name: String) -> LowerResult {
     let append = Materialized::Append;
     let declared = Declared {
         materialized: mc.map_or(&append, |m| &m.materialized),
-        key_declared: mc.is_some_and(|m| m.key_declared),
         sink: mc.and_then(|m| m.sink.as_ref()),
         config_span: mc.map(|m| m.span.clone()),
         key_span: mc.and_then(|m| m.key_span.clone()),
@@ -500,6 +499,18 @@ pub fn model_contract(db: &dyn Db, project: Project, name: String) -> Option<Con
         changelog: sink.changelog.clone(),
         boundedness: sink.boundedness,
     })
+}
+
+/// The `help:` for a name that is not a model: the closest model, else every model.
+pub fn unknown_model_help(db: &dyn Db, project: Project, name: &str) -> String {
+    let models = model_files(db, project);
+    match did_you_mean(name, models.keys().map(String::as_str)) {
+        Some(s) => format!("did you mean `{s}`?"),
+        None => format!(
+            "the models are: {}",
+            models.keys().cloned().collect::<Vec<_>>().join(", ")
+        ),
+    }
 }
 
 /// The models from the one reading a source down to `name`, each reading the previous.
@@ -571,13 +582,7 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
     def.expect_count = shape.expect.len();
     let models = model_files(db, project);
     if !models.contains_key(&shape.model) {
-        let help = match did_you_mean(&shape.model, models.keys().map(String::as_str)) {
-            Some(s) => format!("did you mean `{s}`?"),
-            None => format!(
-                "the models are: {}",
-                models.keys().cloned().collect::<Vec<_>>().join(", ")
-            ),
-        };
+        let help = unknown_model_help(db, project, &shape.model);
         def.diagnostics = vec![
             Diagnostic::error(
                 path,

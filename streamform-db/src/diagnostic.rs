@@ -103,6 +103,16 @@ pub fn did_you_mean<'a>(
         .map(|(_, c)| c)
 }
 
+/// A `help:` text for an unknown name among `candidates`: `did you mean `x`? <listing>: a, b`
+/// when one is close, else `<listing>: a, b`.
+pub fn suggest(name: &str, candidates: &[&str], listing: &str) -> String {
+    let all = candidates.join(", ");
+    match did_you_mean(name, candidates.iter().copied()) {
+        Some(s) => format!("did you mean `{s}`? {listing}: {all}"),
+        None => format!("{listing}: {all}"),
+    }
+}
+
 /// Optimal string alignment distance: insertions, deletions, substitutions and adjacent
 /// transpositions each cost one.
 fn edit_distance(a: &str, b: &str) -> usize {

@@ -12,7 +12,7 @@ use streamform_ir::value::{F64, FitError};
 use streamform_ir::{DataType, Decimal, Field, Value};
 use streamform_sim::Op;
 
-use crate::diagnostic::{Diagnostic, did_you_mean};
+use crate::diagnostic::{Diagnostic, suggest};
 use crate::yaml::{self, Spanned, YamlValue, span_of, with_source_text};
 
 #[derive(Debug, Deserialize)]
@@ -192,13 +192,7 @@ pub fn type_events(
         for (col, v) in map {
             let Some(idx) = columns.iter().position(|(c, _)| c == col) else {
                 let names: Vec<&str> = columns.iter().map(|(c, _)| c.as_str()).collect();
-                let help = match did_you_mean(col, names.iter().copied()) {
-                    Some(s) => format!(
-                        "did you mean `{s}`? source `{source}` declares: {}",
-                        names.join(", ")
-                    ),
-                    None => format!("source `{source}` declares: {}", names.join(", ")),
-                };
+                let help = suggest(col, &names, &format!("source `{source}` declares"));
                 diags.push(
                     Diagnostic::error(
                         path,
@@ -275,13 +269,7 @@ pub fn type_expectations(
         let mut ok = op.is_some();
         for (col, v) in map.iter().filter(|(k, _)| k.as_str() != "op") {
             let Some(idx) = names.iter().position(|c| c == col) else {
-                let help = match did_you_mean(col, names.iter().copied()) {
-                    Some(s) => format!(
-                        "did you mean `{s}`? the model's columns are: {}",
-                        names.join(", ")
-                    ),
-                    None => format!("the model's columns are: {}", names.join(", ")),
-                };
+                let help = suggest(col, &names, "the model's columns are");
                 diags.push(
                     Diagnostic::error(
                         path,

@@ -102,20 +102,17 @@ pub fn project_from_files(db: &Database, files: &[(&str, &str)]) -> Project {
             });
         SourceFile::new(db, rel.to_string(), contents)
     };
-    let mut models: Vec<&str> = files
-        .iter()
-        .map(|(p, _)| *p)
-        .filter(|p| p.starts_with("models/") && p.ends_with(".sql"))
-        .collect();
-    models.sort();
-    let mut fixtures: Vec<&str> = files
-        .iter()
-        .map(|(p, _)| *p)
-        .filter(|p| p.starts_with("tests/") && p.ends_with(".yml"))
-        .collect();
-    fixtures.sort();
-    let models = models.into_iter().map(get).collect();
-    let fixtures = fixtures.into_iter().map(get).collect();
+    let under = |dir: &str, ext: &str| {
+        let mut paths: Vec<&str> = files
+            .iter()
+            .map(|(p, _)| *p)
+            .filter(|p| p.starts_with(dir) && p.ends_with(ext))
+            .collect();
+        paths.sort();
+        paths.into_iter().map(get).collect::<Vec<_>>()
+    };
+    let models = under("models/", ".sql");
+    let fixtures = under("tests/", ".yml");
     Project::new(
         db,
         get("streamform.yml"),

@@ -56,8 +56,6 @@ pub enum Upstream<'a> {
 pub struct Declared<'a> {
     /// The declared materialization (`Append` when the model has no entry).
     pub materialized: &'a Materialized,
-    /// Whether `key:` was written.
-    pub key_declared: bool,
     /// The `sink:` destination, if declared.
     pub sink: Option<&'a SinkTarget>,
     /// Where the declaration is in streamform.yml, for diagnostics about it.
@@ -210,13 +208,11 @@ impl ContextProvider for Catalog {
 struct Lowering<'a> {
     model: &'a str,
     path: &'a str,
-    text: &'a str,
     nodes: Vec<Node>,
     /// The current output schema (ours), positionally aligned with DataFusion's.
     schema: Vec<Field>,
     changelog: Changelog,
     boundedness: Boundedness,
-    diags: Vec<Diagnostic>,
     /// Where the FROM clause is, for diagnostics about the input.
     from_span: Option<std::ops::Range<usize>>,
 }
@@ -793,13 +789,7 @@ fn unknown_column(message: &str, fields: &[Field]) -> Option<(String, String)> {
         .next()?
         .trim_matches(['"', '\'', '`']);
     let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
-    let help = match crate::diagnostic::did_you_mean(name, names.iter().copied()) {
-        Some(s) => format!(
-            "did you mean `{s}`? the input's columns are: {}",
-            names.join(", ")
-        ),
-        None => format!("the input's columns are: {}", names.join(", ")),
-    };
+    let help = crate::diagnostic::suggest(name, &names, "the input's columns are");
     Some((format!("unknown column `{name}`"), help))
 }
 
@@ -871,12 +861,10 @@ pub fn lower_model(
     let mut l = Lowering {
         model,
         path,
-        text,
         nodes: Vec::new(),
         schema: Vec::new(),
         changelog: Changelog::Append,
         boundedness: Boundedness::Unbounded,
-        diags: Vec::new(),
         from_span: reads.span.clone(),
     };
     l.plan(&plan, upstream).map_err(|d| {
@@ -886,7 +874,6 @@ pub fn lower_model(
             d
         }
     })?;
-    let _ = (&l.diags, l.text);
     let changelog = sink_changelog(&l, declared)?;
     l.changelog = changelog;
     let schema = l.schema.clone();

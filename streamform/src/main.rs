@@ -205,15 +205,7 @@ fn refuse_with_errors(db: &Database, project: Project, color: bool) -> Option<(O
 }
 
 fn unknown_model(db: &Database, project: Project, name: &str) -> (Output, u8) {
-    let models = model_files(db, project);
-    let help =
-        match streamform_db::diagnostic::did_you_mean(name, models.keys().map(String::as_str)) {
-            Some(s) => format!("did you mean `{s}`?"),
-            None => format!(
-                "the models are: {}",
-                models.keys().cloned().collect::<Vec<_>>().join(", ")
-            ),
-        };
+    let help = db::unknown_model_help(db, project, name);
     (
         Output {
             stdout: String::new(),
