@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
+use streamform_ir::manifest::Manifest;
 use streamform_ir::{Input, Materialized, ModelPlan, Node};
 
 use crate::config::{self, ProjectConfig, SourceDef};
@@ -149,7 +150,7 @@ pub struct ConfigResult {
 pub fn project_config(db: &dyn Db, project: Project) -> ConfigResult {
     let mut diagnostics = Vec::new();
     let file = project.config(db);
-    let Some(text) = text_of(db, file.clone(), &mut diagnostics) else {
+    let Some(text) = text_of(db, *file, &mut diagnostics) else {
         return ConfigResult {
             config: None,
             diagnostics,
@@ -193,7 +194,7 @@ pub fn source_defs(db: &dyn Db, project: Project) -> SourcesResult {
         return empty(Vec::new(), false);
     }
     let mut diagnostics = Vec::new();
-    let Some(text) = text_of(db, file.clone(), &mut diagnostics) else {
+    let Some(text) = text_of(db, *file, &mut diagnostics) else {
         return empty(diagnostics, true);
     };
     let parsed = config::parse_sources(file.path(db), text);
@@ -229,7 +230,7 @@ pub fn model_files(db: &dyn Db, project: Project) -> BTreeMap<String, SourceFile
 pub fn parse_model(db: &dyn Db, file: SourceFile) -> ParsedModel {
     let mut diagnostics = Vec::new();
     let name = model_name(db, file);
-    let Some(text) = text_of(db, file.clone(), &mut diagnostics) else {
+    let Some(text) = text_of(db, file, &mut diagnostics) else {
         return ParsedModel {
             query: None,
             diagnostics,
@@ -456,7 +457,7 @@ pub fn lower_model(db: &dyn Db, project: Project, name: String) -> LowerResult {
             match model_contract(db, project, m.clone()) {
                 Some(c) => {
                     contract = c;
-                    Upstream::Model(m, &contract)
+                    Upstream::Model(m, contract)
                 }
                 None => return fail(Vec::new()),
             }
@@ -487,6 +488,38 @@ pub fn lower_model(db: &dyn Db, project: Project, name: String) -> LowerResult {
 #[salsa::tracked(returns(ref))]
 pub fn model_plan(db: &dyn Db, project: Project, name: String) -> Option<ModelPlan> {
     lower_model(db, project, name).plan.clone()
+}
+
+/// Every model's plan in dependency order; `None` when any model does not compile or the
+/// graph has a cycle (build and inspect-plan refuse such a project; check says why).
+#[salsa::tracked(returns(ref))]
+pub fn application_plans(db: &dyn Db, project: Project) -> Option<Vec<ModelPlan>> {
+    let graph = dependency_graph(db, project);
+    if !graph.cycles.is_empty() {
+        return None;
+    }
+    graph
+        .order
+        .iter()
+        .map(|name| model_plan(db, project, name.clone()).clone())
+        .collect()
+}
+
+/// The plan manifest of the whole application (spec: "The plan manifest"); `None` as for
+/// [`application_plans`].
+#[salsa::tracked(returns(ref))]
+pub fn application_manifest(db: &dyn Db, project: Project) -> Option<Manifest> {
+    application_plans(db, project)
+        .as_ref()
+        .map(Manifest::from_plans)
+}
+
+/// Where a model's ORDER BY clause is in its file (byte range), for errors about it.
+pub fn order_by_span(db: &dyn Db, file: SourceFile) -> Option<std::ops::Range<usize>> {
+    use sqlparser::ast::Spanned;
+    let query = parse_model(db, file).query.as_ref()?;
+    let span = query.order_by.as_ref()?.span();
+    sql::byte_span(file_text(db, file)?, span)
 }
 
 /// What a reader of `ref(name)` depends on.
@@ -567,7 +600,7 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
         expect: Vec::new(),
         diagnostics: Vec::new(),
     };
-    let Some(text) = text_of(db, file.clone(), &mut diagnostics) else {
+    let Some(text) = text_of(db, file, &mut diagnostics) else {
         def.diagnostics = diagnostics;
         return def;
     };
@@ -699,10 +732,19 @@ pub fn check_report(db: &dyn Db, project: Project) -> Vec<Diagnostic> {
             };
             out.push(Diagnostic::error("streamform.yml", format!("streamform.yml configures model `{name}`, but there is no models/{name}.sql")).with_span(Some(mc.span.clone())).with_help(help));
         }
-        if let Some((old, span)) = &mc.renamed_from {
-            if models.contains_key(old) {
-                out.push(Diagnostic::error("streamform.yml", format!("model `{name}` is renamed_from `{old}`, but models/{old}.sql still exists")).with_span(Some(span.clone())).with_help("a rename hint names a model that no longer exists; remove one of them"));
-            }
+        if let Some((old, span)) = &mc.renamed_from
+            && models.contains_key(old)
+        {
+            out.push(
+                Diagnostic::error(
+                    "streamform.yml",
+                    format!(
+                        "model `{name}` is renamed_from `{old}`, but models/{old}.sql still exists"
+                    ),
+                )
+                .with_span(Some(span.clone()))
+                .with_help("a rename hint names a model that no longer exists; remove one of them"),
+            );
         }
         let mut seen = BTreeSet::new();
         for hint in &mc.nodes {

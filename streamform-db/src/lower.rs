@@ -766,16 +766,15 @@ fn literal(v: &ScalarValue) -> Option<Expr> {
 /// Replaces `source('x')` / `ref('m')` in FROM with the plain name, for DataFusion.
 fn with_plain_relation(query: &Query, name: &str) -> Query {
     let mut q = query.clone();
-    if let sqlparser::ast::SetExpr::Select(s) = q.body.as_mut() {
-        if let Some(TableFactor::Table {
+    if let sqlparser::ast::SetExpr::Select(s) = q.body.as_mut()
+        && let Some(TableFactor::Table {
             name: table, args, ..
         }) = s.from.first_mut().map(|t| &mut t.relation)
-        {
-            *table = ObjectName(vec![ObjectNamePart::Identifier(Ident::with_quote(
-                '"', name,
-            ))]);
-            *args = None;
-        }
+    {
+        *table = ObjectName(vec![ObjectNamePart::Identifier(Ident::with_quote(
+            '"', name,
+        ))]);
+        *args = None;
     }
     q
 }

@@ -90,10 +90,10 @@ fn parse_with<T: for<'de> Deserialize<'de>>(
 fn clean_message(raw: &str) -> String {
     let mut m = raw.trim();
     m = m.strip_prefix("error: ").unwrap_or(m);
-    if let Some(rest) = m.strip_prefix("line ") {
-        if let Some((_, after)) = rest.split_once(": ") {
-            m = after;
-        }
+    if let Some(rest) = m.strip_prefix("line ")
+        && let Some((_, after)) = rest.split_once(": ")
+    {
+        m = after;
     }
     let m = m.split(", set DuplicateKeyPolicy").next().unwrap_or(m);
     let m = m.lines().next().unwrap_or(m);

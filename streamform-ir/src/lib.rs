@@ -10,6 +10,8 @@
 pub mod explain;
 pub mod expr;
 pub mod identity;
+pub mod inspect;
+pub mod manifest;
 pub mod plan;
 pub mod time;
 pub mod types;

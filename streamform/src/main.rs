@@ -5,6 +5,7 @@
 //! Spec: streamform-docs "Commands" (lines 923-1000): exit 0 success, 1 the project or
 //! fixtures are not valid, 2 the command could not run.
 
+mod build;
 mod render;
 
 use std::io::{IsTerminal, Write};
@@ -13,10 +14,13 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use streamform_db::db::{
-    self, check_report, dependency_graph, fixture_result, model_files, project_config,
+    self, application_manifest, check_report, dependency_graph, fixture_result, model_files,
+    project_config,
 };
 use streamform_db::load::load_project;
 use streamform_db::{Database, Diagnostic, Project, Severity};
+use streamform_ir::ModelPlan;
+use streamform_ir::manifest::ModelSlice;
 
 /// Test stateful streaming SQL: check, explain and test a Streamform project.
 #[derive(Parser)]
@@ -49,6 +53,9 @@ enum Command {
         model: Option<String>,
         #[command(flatten)]
         project: ProjectArg,
+        /// Print the model's slice of the plan manifest as JSON instead.
+        #[arg(long)]
+        json: bool,
     },
     /// Run every fixture in tests/ through the simulator and assert its changelog.
     Test {
@@ -57,6 +64,37 @@ enum Command {
         /// Run only the fixtures for this model.
         #[arg(long, value_name = "NAME")]
         model: Option<String>,
+    },
+    /// Print the stable identity of the plan: node ids, digests, schemas, and contracts.
+    ///
+    /// Without a model, every model in dependency order followed by the application digest.
+    InspectPlan {
+        /// The model to inspect.
+        model: Option<String>,
+        #[command(flatten)]
+        project: ProjectArg,
+        /// Print the plan manifest (or the model's slice of it) as JSON instead.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Generate the application for a backend, without submitting it.
+    ///
+    /// Writes build/flink/application.sql and build/plan.json under the project, or prints
+    /// the SQL with --stdout and writes nothing. Exit 1 when the backend cannot represent the
+    /// application, 2 when the project does not pass check or the target is unknown.
+    Build {
+        #[command(flatten)]
+        project: ProjectArg,
+        /// The backend to generate for.
+        #[arg(long, value_enum)]
+        backend: Backend,
+        /// The target whose Kafka settings the application uses (required when the project
+        /// declares more than one).
+        #[arg(long, value_name = "NAME")]
+        target: Option<String>,
+        /// Print the SQL to standard output and write nothing.
+        #[arg(long)]
+        stdout: bool,
     },
     /// Print the model dependency graph: sources, models, and sinks.
     Graph {
@@ -69,15 +107,21 @@ enum Command {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
+enum Backend {
+    /// Apache Flink SQL, submitted through the SQL Gateway.
+    Flink,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
 enum GraphFormat {
     Text,
     Dot,
 }
 
 /// Exit codes of every command.
-const OK: u8 = 0;
-const INVALID: u8 = 1;
-const CANNOT_RUN: u8 = 2;
+pub(crate) const OK: u8 = 0;
+pub(crate) const INVALID: u8 = 1;
+pub(crate) const CANNOT_RUN: u8 = 2;
 
 /// Stack for the command thread: SQL and YAML are trees, and deeply nested input (a long
 /// chain of ORs, a long chain of models) recurses deeply in the parser and the planner.
@@ -102,11 +146,30 @@ fn run(cli: Cli) -> ExitCode {
         Command::Check { project, strict } => {
             with_project(&db, &project, color, |p| check(&db, p, strict, color))
         }
-        Command::Explain { model, project } => with_project(&db, &project, color, |p| {
-            explain(&db, p, model.as_deref(), color)
+        Command::Explain {
+            model,
+            project,
+            json,
+        } => with_project(&db, &project, color, |p| {
+            explain(&db, p, model.as_deref(), json, color)
+        }),
+        Command::InspectPlan {
+            model,
+            project,
+            json,
+        } => with_project(&db, &project, color, |p| {
+            inspect_plan(&db, p, model.as_deref(), json, color)
         }),
         Command::Test { project, model } => with_project(&db, &project, color, |p| {
             test(&db, p, model.as_deref(), color)
+        }),
+        Command::Build {
+            project,
+            backend: Backend::Flink,
+            target,
+            stdout,
+        } => with_project(&db, &project, color, |p| {
+            build::build(&db, p, &project.project, target.as_deref(), stdout, color)
         }),
         Command::Graph { project, format } => {
             with_project(&db, &project, color, |p| graph(&db, p, format, color))
@@ -121,9 +184,9 @@ fn run(cli: Cli) -> ExitCode {
 
 /// What a command prints.
 #[derive(Default)]
-struct Output {
-    stdout: String,
-    stderr: String,
+pub(crate) struct Output {
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 fn with_project(
@@ -184,7 +247,11 @@ fn check(db: &Database, project: Project, strict: bool, color: bool) -> (Output,
 }
 
 /// Prints the diagnostics that stop a command and says to run check.
-fn refuse_with_errors(db: &Database, project: Project, color: bool) -> Option<(Output, u8)> {
+pub(crate) fn refuse_with_errors(
+    db: &Database,
+    project: Project,
+    color: bool,
+) -> Option<(Output, u8)> {
     let diags = check_report(db, project);
     let errors = count_severity(diags, Severity::Error);
     if errors == 0 {
@@ -217,51 +284,132 @@ fn unknown_model(db: &Database, project: Project, name: &str) -> (Output, u8) {
     )
 }
 
-fn explain(db: &Database, project: Project, model: Option<&str>, color: bool) -> (Output, u8) {
-    let names: Vec<String> = match model {
+/// The model's plan, or the output that refuses it: its compile errors (or, when the model
+/// is only blocked by another one, every error check reports) and exit 2.
+fn compiled_plan(
+    db: &Database,
+    project: Project,
+    name: &str,
+    color: bool,
+) -> Result<ModelPlan, (Output, u8)> {
+    let lowered = db::lower_model(db, project, name.to_string());
+    if let Some(plan) = &lowered.plan {
+        return Ok(plan.clone());
+    }
+    let mut diags: Vec<Diagnostic> = lowered.diagnostics.clone();
+    if diags.is_empty() {
+        diags = check_report(db, project)
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .cloned()
+            .collect();
+    }
+    let mut out = Output::default();
+    for d in &diags {
+        out.stderr
+            .push_str(&render::diagnostic(db, project, d, color));
+        out.stderr.push('\n');
+    }
+    out.stderr
+        .push_str(&format!("error: model `{name}` does not compile\n"));
+    Err((out, CANNOT_RUN))
+}
+
+/// The plans a command is about: the named model's (exit 2 when there is no such model),
+/// or every model's in dependency order; the first model that does not compile stops with
+/// its errors. Fixture errors do not matter here.
+fn compiled_plans(
+    db: &Database,
+    project: Project,
+    model: Option<&str>,
+    color: bool,
+) -> Result<Vec<ModelPlan>, (Output, u8)> {
+    let names = match model {
         Some(m) if !model_files(db, project).contains_key(m) => {
-            return unknown_model(db, project, m);
+            return Err(unknown_model(db, project, m));
         }
         Some(m) => vec![m.to_string()],
-        // Every model in dependency order; a model that does not compile stops with its
-        // errors, as `explain MODEL` does. Fixture errors do not matter here.
         None => dependency_graph(db, project).order.clone(),
     };
+    names
+        .iter()
+        .map(|name| compiled_plan(db, project, name, color))
+        .collect()
+}
+
+fn explain(
+    db: &Database,
+    project: Project,
+    model: Option<&str>,
+    json: bool,
+    color: bool,
+) -> (Output, u8) {
+    let plans = match compiled_plans(db, project, model, color) {
+        Ok(plans) => plans,
+        Err(refused) => return refused,
+    };
     let mut out = Output::default();
-    for (i, name) in names.iter().enumerate() {
-        let lowered = db::lower_model(db, project, name.clone());
-        let Some(plan) = &lowered.plan else {
-            let mut diags: Vec<Diagnostic> = lowered.diagnostics.clone();
-            if diags.is_empty() {
-                diags = check_report(db, project)
-                    .iter()
-                    .filter(|d| d.severity == Severity::Error)
-                    .cloned()
-                    .collect();
-            }
-            for d in &diags {
-                out.stderr
-                    .push_str(&render::diagnostic(db, project, d, color));
-                out.stderr.push('\n');
-            }
-            out.stderr
-                .push_str(&format!("error: model `{name}` does not compile\n"));
-            return (out, CANNOT_RUN);
-        };
+    for (i, plan) in plans.iter().enumerate() {
         if i > 0 {
             out.stdout.push('\n');
         }
-        out.stdout
-            .push_str(&streamform_ir::explain::render_model(plan));
+        if json {
+            out.stdout
+                .push_str(&ModelSlice::from_plan(plan).to_json_pretty());
+        } else {
+            out.stdout
+                .push_str(&streamform_ir::explain::render_model(plan));
+        }
     }
     (out, OK)
 }
 
-fn test(db: &Database, project: Project, model: Option<&str>, color: bool) -> (Output, u8) {
-    if let Some(m) = model {
-        if !model_files(db, project).contains_key(m) {
-            return unknown_model(db, project, m);
+fn inspect_plan(
+    db: &Database,
+    project: Project,
+    model: Option<&str>,
+    json: bool,
+    color: bool,
+) -> (Output, u8) {
+    let plans = match compiled_plans(db, project, model, color) {
+        Ok(plans) => plans,
+        Err(refused) => return refused,
+    };
+    let stdout = match (model, json) {
+        (Some(_), _) => {
+            let slice = ModelSlice::from_plan(&plans[0]);
+            if json {
+                slice.to_json_pretty()
+            } else {
+                streamform_ir::inspect::render_model(&slice.model, &slice.nodes)
+            }
         }
+        (None, _) => {
+            let Some(manifest) = application_manifest(db, project) else {
+                // Every model in the order compiled, so the graph has a cycle.
+                return graph_cycle(db, project, color);
+            };
+            if json {
+                manifest.to_json_pretty()
+            } else {
+                streamform_ir::inspect::render_manifest(manifest)
+            }
+        }
+    };
+    (
+        Output {
+            stdout,
+            stderr: String::new(),
+        },
+        OK,
+    )
+}
+
+fn test(db: &Database, project: Project, model: Option<&str>, color: bool) -> (Output, u8) {
+    if let Some(m) = model
+        && !model_files(db, project).contains_key(m)
+    {
+        return unknown_model(db, project, m);
     }
     if let Some(refused) = refuse_with_errors(db, project, color) {
         return refused;
@@ -306,19 +454,8 @@ fn test(db: &Database, project: Project, model: Option<&str>, color: bool) -> (O
 }
 
 fn graph(db: &Database, project: Project, format: GraphFormat, color: bool) -> (Output, u8) {
-    let g = dependency_graph(db, project);
-    if !g.cycles.is_empty() {
-        let mut out = Output::default();
-        for d in check_report(db, project)
-            .iter()
-            .filter(|d| d.message.starts_with("models form a reference cycle"))
-        {
-            out.stderr
-                .push_str(&render::diagnostic(db, project, d, color));
-        }
-        out.stderr
-            .push_str("error: the model graph has a reference cycle\n");
-        return (out, CANNOT_RUN);
+    if !dependency_graph(db, project).cycles.is_empty() {
+        return graph_cycle(db, project, color);
     }
     let text = match format {
         GraphFormat::Text => render::graph_text(db, project),
@@ -331,4 +468,19 @@ fn graph(db: &Database, project: Project, format: GraphFormat, color: bool) -> (
         },
         OK,
     )
+}
+
+/// Refuses a project whose models form a reference cycle: the cycle diagnostics, exit 2.
+fn graph_cycle(db: &Database, project: Project, color: bool) -> (Output, u8) {
+    let mut out = Output::default();
+    for d in check_report(db, project)
+        .iter()
+        .filter(|d| d.message.starts_with("models form a reference cycle"))
+    {
+        out.stderr
+            .push_str(&render::diagnostic(db, project, d, color));
+    }
+    out.stderr
+        .push_str("error: the model graph has a reference cycle\n");
+    (out, CANNOT_RUN)
 }

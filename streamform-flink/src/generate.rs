@@ -1,0 +1,558 @@
+//! The application: Flink SQL statements generated from the model plans.
+//!
+//! Spec: Flink backend reference (streamform-docs lines 1227-1284) and the build walkthrough
+//! (687-748); DECISIONS.md D4 (types), D5 (ORDER BY is refused), D9 (nullable upsert keys).
+
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+use streamform_ir::{
+    AggCall, AggFunc, Connector, DataType, Field, Input, Materialized, ModelPlan, NodeId, Operator,
+    SinkTarget,
+};
+
+use crate::sql::{data_type, expr, ident, string_literal};
+
+/// How the application reaches Kafka, from the chosen target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KafkaSettings {
+    /// `properties.bootstrap.servers`: Kafka as Flink's processes see it.
+    pub bootstrap_servers: String,
+    /// `earliest` or `latest` (streamform.yml `kafka.startup`).
+    pub startup: String,
+}
+
+/// What a statement creates or runs; apply reports each as `ok: source orders`, ...
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StatementKind {
+    /// `CREATE TABLE` for a source.
+    Source(String),
+    /// `CREATE TEMPORARY VIEW` for a model.
+    Model(String),
+    /// `CREATE TABLE sink_<model>` for a model's sink.
+    Sink(String),
+    /// The one `EXECUTE STATEMENT SET` holding every INSERT INTO.
+    StatementSet,
+}
+
+/// One statement of the application, ending with `;`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Statement {
+    /// What the statement is for.
+    pub kind: StatementKind,
+    /// The statement's SQL, without a trailing newline.
+    pub sql: String,
+}
+
+/// What a finding is about, so the caller can point at the right file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Subject {
+    /// The model's declaration as a whole.
+    Model,
+    /// The model's `sink:` (or its materialization as a sink sees it).
+    Sink,
+    /// One operator of the model's plan.
+    Operator(NodeId),
+    /// The application as a whole.
+    Application,
+}
+
+/// A capability error or a warning about the generated application.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// The model it concerns; `None` for the application as a whole.
+    pub model: Option<String>,
+    /// What in the model it concerns.
+    pub subject: Subject,
+    /// What is wrong, e.g. "model `m`: ORDER BY ... cannot run on Flink".
+    pub message: String,
+    /// What to do about it.
+    pub help: String,
+}
+
+/// A generated application: its statements in submission order and the warnings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Application {
+    /// Source tables, model views (dependency order), sink tables, then the statement set
+    /// (absent when no model declares a sink).
+    pub statements: Vec<Statement>,
+    /// Things that run but deserve attention (D9 nullable keys, models nothing runs).
+    pub warnings: Vec<Finding>,
+}
+
+impl Application {
+    /// The script `build` writes: every statement, separated by blank lines, ending with a
+    /// newline.
+    pub fn script(&self) -> String {
+        let mut out = String::new();
+        for (i, s) in self.statements.iter().enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            out.push_str(&s.sql);
+            out.push('\n');
+        }
+        out
+    }
+
+    /// Whether any model declares a sink, i.e. whether there is a statement set to run.
+    pub fn has_sinks(&self) -> bool {
+        self.statements
+            .iter()
+            .any(|s| s.kind == StatementKind::StatementSet)
+    }
+}
+
+/// Whether any source or sink of the plans uses Kafka, so a target's Kafka settings are
+/// needed to generate the application.
+pub fn uses_kafka(plans: &[ModelPlan]) -> bool {
+    plans.iter().flat_map(|p| &p.nodes).any(|n| match &n.op {
+        Operator::Source { connector, .. } => matches!(connector, Connector::Kafka { .. }),
+        Operator::Sink {
+            target: Some(SinkTarget { connector, .. }),
+            ..
+        } => matches!(connector, Connector::Kafka { .. }),
+        _ => false,
+    })
+}
+
+/// Generates the Flink SQL application for `plans` (every model, in dependency order).
+///
+/// `kafka` must be `Some` when [`uses_kafka`] holds; a Kafka table generated without it is a
+/// capability error.
+///
+/// # Errors
+/// Every capability error: what Flink cannot run faithfully (ORDER BY, a file sink on an
+/// upsert model, an upsert sink without a key).
+pub fn generate(
+    plans: &[ModelPlan],
+    kafka: Option<&KafkaSettings>,
+) -> Result<Application, Vec<Finding>> {
+    let mut errors = Vec::new();
+    let mut warnings = Vec::new();
+    for plan in plans {
+        errors.extend(capability_errors(plan));
+    }
+    if kafka.is_none() && uses_kafka(plans) {
+        errors.push(Finding {
+            model: None,
+            subject: Subject::Application,
+            message: "the application reads or writes Kafka but no target gives Kafka's address"
+                .into(),
+            help: "declare a target with `kafka: {bootstrap_servers: ...}` in streamform.yml"
+                .into(),
+        });
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let kafka = kafka.cloned().unwrap_or(KafkaSettings {
+        bootstrap_servers: String::new(),
+        startup: "earliest".into(),
+    });
+
+    let mut statements = Vec::new();
+    let mut created = BTreeSet::new();
+    for plan in plans {
+        if let Some(first) = plan.nodes.first()
+            && let Operator::Source {
+                name,
+                connector,
+                format,
+            } = &first.op
+            && created.insert(name.clone())
+        {
+            statements.push(Statement {
+                kind: StatementKind::Source(name.clone()),
+                sql: source_table(name, connector, format, &first.schema, &kafka),
+            });
+        }
+    }
+    for plan in plans {
+        let upstream = match &plan.input {
+            Input::Model(m) => plans
+                .iter()
+                .find(|p| &p.name == m)
+                .map(|p| p.sink().schema.as_slice()),
+            Input::Source(_) => None,
+        };
+        statements.push(Statement {
+            kind: StatementKind::Model(plan.name.clone()),
+            sql: format!(
+                "CREATE TEMPORARY VIEW {} AS\n{};",
+                ident(&plan.name),
+                view_query(plan, upstream.unwrap_or_default())
+            ),
+        });
+    }
+    let mut inserts = Vec::new();
+    for plan in plans {
+        if let Some(sql) = sink_table(plan, &kafka) {
+            statements.push(Statement {
+                kind: StatementKind::Sink(plan.name.clone()),
+                sql,
+            });
+            inserts.push(format!(
+                "  INSERT INTO {} SELECT * FROM {};",
+                ident(&sink_table_name(&plan.name)),
+                ident(&plan.name)
+            ));
+        }
+    }
+    if inserts.is_empty() {
+        warnings.push(Finding {
+            model: None,
+            subject: Subject::Application,
+            message: "nothing to apply: no model declares a sink".into(),
+            help: "add a `sink:` block to a model in streamform.yml to give the application a job"
+                .into(),
+        });
+    } else {
+        statements.push(Statement {
+            kind: StatementKind::StatementSet,
+            sql: format!("EXECUTE STATEMENT SET\nBEGIN\n{}\nEND;", inserts.join("\n")),
+        });
+        warnings.extend(unused_models(plans));
+    }
+    for plan in plans {
+        warnings.extend(nullable_key_warnings(plan));
+    }
+    Ok(Application {
+        statements,
+        warnings,
+    })
+}
+
+/// `sink_<model>`.
+pub fn sink_table_name(model: &str) -> String {
+    format!("sink_{model}")
+}
+
+fn capability_errors(plan: &ModelPlan) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for node in &plan.nodes {
+        match &node.op {
+            Operator::Sort { .. } => out.push(Finding {
+                model: Some(plan.name.clone()),
+                subject: Subject::Operator(node.id.clone()),
+                message: format!(
+                    "model `{}`: ORDER BY cannot run on Flink: its streaming mode sorts only on a time attribute",
+                    plan.name
+                ),
+                help: "remove the ORDER BY (the simulator can still test it), or sort where the sink's output is read".into(),
+            }),
+            Operator::Sink {
+                materialized: Materialized::Upsert { key },
+                target: Some(target),
+                ..
+            } => match &target.connector {
+                Connector::File { path } => out.push(Finding {
+                    model: Some(plan.name.clone()),
+                    subject: Subject::Sink,
+                    message: format!(
+                        "model `{}`: a file sink cannot carry an upsert changelog (sink path {path})",
+                        plan.name
+                    ),
+                    help: "write an upsert model to a kafka sink, or make the model `materialized: append`".into(),
+                }),
+                Connector::Kafka { .. } if key.is_empty() => out.push(Finding {
+                    model: Some(plan.name.clone()),
+                    subject: Subject::Sink,
+                    message: format!(
+                        "model `{}`: an upsert sink needs a key, and this model declares none",
+                        plan.name
+                    ),
+                    help: "Flink's upsert-kafka sink writes each row under its key: add GROUP BY columns and declare them as `key:`".into(),
+                }),
+                Connector::Kafka { .. } => {}
+            },
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Models that are neither a sink nor read by a model: planned, but nothing runs them.
+fn unused_models(plans: &[ModelPlan]) -> Vec<Finding> {
+    let read: BTreeSet<&str> = plans
+        .iter()
+        .filter_map(|p| match &p.input {
+            Input::Model(m) => Some(m.as_str()),
+            Input::Source(_) => None,
+        })
+        .collect();
+    plans
+        .iter()
+        .filter(|p| sink_target(p).is_none() && !read.contains(p.name.as_str()))
+        .map(|p| Finding {
+            model: Some(p.name.clone()),
+            subject: Subject::Model,
+            message: format!(
+                "model `{}` has neither a sink nor a reader: it is planned, but nothing runs it",
+                p.name
+            ),
+            help: format!(
+                "declare a `sink:` for it in streamform.yml, or read it with ref('{}') from a model that has one",
+                p.name
+            ),
+        })
+        .collect()
+}
+
+/// D9: Flink's upsert-kafka declares its key columns NOT NULL and fails the job on a null.
+fn nullable_key_warnings(plan: &ModelPlan) -> Vec<Finding> {
+    let (Materialized::Upsert { key }, Some(_)) = (plan.materialized(), sink_target(plan)) else {
+        return Vec::new();
+    };
+    let schema = &plan.sink().schema;
+    key.iter()
+        .filter(|k| schema.iter().any(|f| &f.name == *k && f.nullable))
+        .map(|k| Finding {
+            model: Some(plan.name.clone()),
+            subject: Subject::Sink,
+            message: format!(
+                "model `{}`: key column `{k}` may be null, and Flink's upsert-kafka sink fails the job when a null key reaches it",
+                plan.name
+            ),
+            help: format!("filter it out upstream: WHERE {k} IS NOT NULL"),
+        })
+        .collect()
+}
+
+fn sink_target(plan: &ModelPlan) -> Option<&SinkTarget> {
+    match &plan.sink().op {
+        Operator::Sink { target, .. } => target.as_ref(),
+        _ => None,
+    }
+}
+
+fn columns(schema: &[Field]) -> Vec<String> {
+    schema
+        .iter()
+        .map(|f| format!("  {} {}", ident(&f.name), data_type(f.ty)))
+        .collect()
+}
+
+fn with_options(options: &[(String, String)]) -> String {
+    let lines: Vec<String> = options
+        .iter()
+        .map(|(k, v)| format!("  {} = {}", string_literal(k), string_literal(v)))
+        .collect();
+    format!("WITH (\n{}\n)", lines.join(",\n"))
+}
+
+fn opt(k: &str, v: &str) -> (String, String) {
+    (k.to_string(), v.to_string())
+}
+
+/// Format options beyond `format` itself, with `prefix` (`""`, `"key."`, `"value."`).
+fn format_options(
+    format: &str,
+    schema: &[Field],
+    prefix: &str,
+    writes: bool,
+) -> Vec<(String, String)> {
+    let has = |pred: fn(DataType) -> bool| schema.iter().any(|f| pred(f.ty));
+    let mut out = Vec::new();
+    match format {
+        "json" => {
+            if has(|t| t == DataType::Timestamp) {
+                out.push(opt(
+                    &format!("{prefix}json.timestamp-format.standard"),
+                    "ISO-8601",
+                ));
+            }
+            if writes {
+                out.push(opt(
+                    &format!("{prefix}json.encode.decimal-as-plain-number"),
+                    "true",
+                ));
+            }
+        }
+        "csv" if writes && has(|t| matches!(t, DataType::Decimal { .. })) => {
+            out.push(opt(
+                &format!("{prefix}csv.write-bigdecimal-in-scientific-notation"),
+                "false",
+            ));
+        }
+        _ => {}
+    }
+    out
+}
+
+fn source_table(
+    name: &str,
+    connector: &Connector,
+    format: &str,
+    schema: &[Field],
+    kafka: &KafkaSettings,
+) -> String {
+    let mut options = match connector {
+        Connector::Kafka { topic } => vec![
+            opt("connector", "kafka"),
+            opt("topic", topic),
+            opt("properties.bootstrap.servers", &kafka.bootstrap_servers),
+            opt("format", format),
+            opt(
+                "scan.startup.mode",
+                if kafka.startup == "latest" {
+                    "latest-offset"
+                } else {
+                    "earliest-offset"
+                },
+            ),
+        ],
+        Connector::File { path } => vec![
+            opt("connector", "filesystem"),
+            opt("path", path),
+            opt("format", format),
+        ],
+    };
+    options.extend(format_options(format, schema, "", false));
+    format!(
+        "CREATE TABLE {} (\n{}\n) {};",
+        ident(name),
+        columns(schema).join(",\n"),
+        with_options(&options)
+    )
+}
+
+fn sink_table(plan: &ModelPlan, kafka: &KafkaSettings) -> Option<String> {
+    let target = sink_target(plan)?;
+    let schema = &plan.sink().schema;
+    let mut cols = columns(schema);
+    let options = match (plan.materialized(), &target.connector) {
+        (Materialized::Upsert { key }, Connector::Kafka { topic }) => {
+            let keys: Vec<String> = key.iter().map(|k| ident(k)).collect();
+            cols.push(format!("  PRIMARY KEY ({}) NOT ENFORCED", keys.join(", ")));
+            let key_schema: Vec<Field> = schema
+                .iter()
+                .filter(|f| key.contains(&f.name))
+                .cloned()
+                .collect();
+            let mut o = vec![
+                opt("connector", "upsert-kafka"),
+                opt("topic", topic),
+                opt("properties.bootstrap.servers", &kafka.bootstrap_servers),
+                opt("key.format", &target.format),
+                opt("value.format", &target.format),
+            ];
+            let key_opts = format_options(&target.format, &key_schema, "key.", true);
+            let value_opts = format_options(&target.format, schema, "value.", true);
+            // Group like options together: key.x then value.x, as the reference prints them.
+            let mut paired: Vec<(String, String)> = Vec::new();
+            for v in &value_opts {
+                let suffix = v.0.trim_start_matches("value.");
+                if let Some(k) = key_opts
+                    .iter()
+                    .find(|k| k.0.trim_start_matches("key.") == suffix)
+                {
+                    paired.push(k.clone());
+                }
+                paired.push(v.clone());
+            }
+            o.extend(paired);
+            o
+        }
+        (_, Connector::Kafka { topic }) => {
+            let mut o = vec![
+                opt("connector", "kafka"),
+                opt("topic", topic),
+                opt("properties.bootstrap.servers", &kafka.bootstrap_servers),
+                opt("format", &target.format),
+            ];
+            o.extend(format_options(&target.format, schema, "", true));
+            o
+        }
+        (_, Connector::File { path }) => {
+            let mut o = vec![
+                opt("connector", "filesystem"),
+                opt("path", path),
+                opt("format", &target.format),
+            ];
+            o.extend(format_options(&target.format, schema, "", true));
+            o
+        }
+    };
+    Some(format!(
+        "CREATE TABLE {} (\n{}\n) {};",
+        ident(&sink_table_name(&plan.name)),
+        cols.join(",\n"),
+        with_options(&options)
+    ))
+}
+
+/// The model's operator chain as one query of nested subqueries, innermost first: the
+/// first operator reads the source table or the upstream model's view by name, whose
+/// columns are `upstream` (empty for a source: its Source node holds them).
+fn view_query(plan: &ModelPlan, upstream: &[Field]) -> String {
+    let base = match &plan.input {
+        Input::Source(name) | Input::Model(name) => ident(name),
+    };
+    let mut query: Option<(usize, String)> = None;
+    for (i, node) in plan.nodes.iter().enumerate() {
+        let from = match &query {
+            None => base.clone(),
+            Some((inner, q)) => format!("({q}) AS t{inner}"),
+        };
+        let q = match &node.op {
+            Operator::Source { .. } | Operator::Sink { .. } => continue,
+            Operator::Filter { predicate } => {
+                format!("SELECT * FROM {from} WHERE {}", expr(predicate))
+            }
+            Operator::Project { items } => {
+                let cols: Vec<String> = items
+                    .iter()
+                    .map(|item| {
+                        let e = expr(&item.expr);
+                        if e == ident(&item.name) {
+                            e
+                        } else {
+                            format!("{e} AS {}", ident(&item.name))
+                        }
+                    })
+                    .collect();
+                format!("SELECT {} FROM {from}", cols.join(", "))
+            }
+            Operator::Aggregate { group_by, calls } => {
+                let keys: Vec<String> = group_by.iter().map(|k| ident(k)).collect();
+                let mut cols = keys.clone();
+                let input_schema = match i {
+                    0 => upstream,
+                    _ => &plan.nodes[i - 1].schema,
+                };
+                cols.extend(calls.iter().map(|c| {
+                    format!(
+                        "{} AS {}",
+                        aggregate_call(c, input_schema),
+                        ident(&c.name())
+                    )
+                }));
+                let mut q = format!("SELECT {} FROM {from}", cols.join(", "));
+                if !keys.is_empty() {
+                    let _ = write!(q, " GROUP BY {}", keys.join(", "));
+                }
+                q
+            }
+            Operator::Sort { .. } => unreachable!("ORDER BY is refused before generation"),
+        };
+        query = Some((i, q));
+    }
+    query
+        .map(|(_, q)| q)
+        .unwrap_or_else(|| format!("SELECT * FROM {base}"))
+}
+
+/// An aggregate call computing D4's accumulator type in Flink: SUM over int32 is generated
+/// over a CAST to BIGINT (Flink would otherwise sum in INT).
+fn aggregate_call(call: &AggCall, input: &[Field]) -> String {
+    let Some(arg) = &call.arg else {
+        return "COUNT(*)".into();
+    };
+    let arg_ty = input.iter().find(|f| &f.name == arg).map(|f| f.ty);
+    let arg_sql = match (call.func, arg_ty) {
+        (AggFunc::Sum, Some(DataType::Int32)) => format!("CAST({} AS BIGINT)", ident(arg)),
+        _ => ident(arg),
+    };
+    format!("{}({arg_sql})", call.func.name().to_uppercase())
+}

@@ -1,0 +1,225 @@
+//! Flink SQL text for the IR's names, types and expressions.
+//!
+//! Spec: Flink backend reference (streamform-docs lines 1227-1284): the type mapping, every
+//! identifier backtick-quoted; DECISIONS.md D4 (Flink must compute the simulator's types).
+
+use streamform_ir::expr::BinaryOp;
+use streamform_ir::time::format_rfc3339;
+use streamform_ir::types::ArithOp;
+use streamform_ir::{DataType, Expr, Value};
+
+/// A backtick-quoted identifier; a backtick inside the name is doubled: `` `a``b` ``.
+pub fn ident(name: &str) -> String {
+    format!("`{}`", name.replace('`', "``"))
+}
+
+/// A single-quoted string literal; a quote inside is doubled: `'it''s'`.
+pub fn string_literal(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+/// Flink's name for a Streamform type: int32 → `INT`, int64 → `BIGINT`, float64 → `DOUBLE`,
+/// decimal(p,s) → `DECIMAL(p, s)`, string → `STRING`, boolean → `BOOLEAN`, timestamp →
+/// `TIMESTAMP(3)`.
+pub fn data_type(ty: DataType) -> String {
+    match ty {
+        DataType::Int32 => "INT".into(),
+        DataType::Int64 => "BIGINT".into(),
+        DataType::Float64 => "DOUBLE".into(),
+        DataType::Decimal { precision, scale } => format!("DECIMAL({precision}, {scale})"),
+        DataType::String => "STRING".into(),
+        DataType::Boolean => "BOOLEAN".into(),
+        DataType::Timestamp => "TIMESTAMP(3)".into(),
+    }
+}
+
+/// An expression in Flink SQL. Every compound expression is parenthesized, so the text
+/// never depends on operator precedence; a literal whose Flink type would differ from the
+/// IR's type is wrapped in a CAST to it.
+pub fn expr(e: &Expr) -> String {
+    match e {
+        Expr::Column { name, .. } => ident(name),
+        Expr::Literal { value, ty } => literal(value, *ty),
+        Expr::Not(inner) => format!("(NOT {})", expr(inner)),
+        Expr::Negative(inner) => format!("(- {})", expr(inner)),
+        Expr::Binary {
+            op: BinaryOp::Arith(ArithOp::Mod),
+            left,
+            right,
+            ..
+        } => format!("MOD({}, {})", expr(left), expr(right)),
+        Expr::Binary {
+            op, left, right, ..
+        } => format!("({} {} {})", expr(left), op.symbol(), expr(right)),
+        Expr::IsNull {
+            expr: inner,
+            negated,
+        } => format!(
+            "({} IS {}NULL)",
+            expr(inner),
+            if *negated { "NOT " } else { "" }
+        ),
+        Expr::Cast { expr: inner, ty } => format!("CAST({} AS {})", expr(inner), data_type(*ty)),
+    }
+}
+
+/// A literal as Flink reads it, cast to `ty` when Flink would type the bare text otherwise.
+fn literal(value: &Value, ty: DataType) -> String {
+    let (text, natural) = match value {
+        Value::Null => return format!("CAST(NULL AS {})", data_type(ty)),
+        Value::Int32(i) => (i.to_string(), DataType::Int32),
+        Value::Int64(i) => (
+            i.to_string(),
+            if i32::try_from(*i).is_ok() {
+                DataType::Int32
+            } else {
+                DataType::Int64
+            },
+        ),
+        Value::Float64(f) => {
+            let text = format!("{:e}", f.0).replace('e', "E");
+            (text, DataType::Float64)
+        }
+        Value::Decimal(d) => {
+            let digits = d.mantissa.unsigned_abs().to_string().len() as u8;
+            let natural = DataType::Decimal {
+                precision: digits.max(d.scale).max(1),
+                scale: d.scale,
+            };
+            (d.to_string(), natural)
+        }
+        Value::String(s) => (string_literal(s), DataType::String),
+        Value::Boolean(b) => (
+            (if *b { "TRUE" } else { "FALSE" }).to_string(),
+            DataType::Boolean,
+        ),
+        Value::Timestamp(ms) => {
+            let iso = format_rfc3339(*ms);
+            let text = iso.trim_end_matches('Z').replacen('T', " ", 1);
+            (format!("TIMESTAMP '{text}'"), DataType::Timestamp)
+        }
+    };
+    let text = if text.starts_with('-') {
+        format!("({text})")
+    } else {
+        text
+    };
+    if natural == ty {
+        text
+    } else {
+        format!("CAST({text} AS {})", data_type(ty))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use streamform_ir::Decimal;
+    use streamform_ir::value::F64;
+
+    fn col(name: &str, ty: DataType) -> Expr {
+        Expr::Column {
+            name: name.into(),
+            ty,
+        }
+    }
+
+    fn lit(value: Value, ty: DataType) -> Expr {
+        Expr::Literal { value, ty }
+    }
+
+    #[test]
+    fn quotes_identifiers_and_strings() {
+        assert_eq!(ident("sum(amount)"), "`sum(amount)`");
+        assert_eq!(ident("we`ird"), "`we``ird`");
+        assert_eq!(string_literal("it's"), "'it''s'");
+    }
+
+    #[test]
+    fn maps_every_type() {
+        assert_eq!(data_type(DataType::Int32), "INT");
+        assert_eq!(data_type(DataType::Int64), "BIGINT");
+        assert_eq!(data_type(DataType::Float64), "DOUBLE");
+        assert_eq!(data_type(DataType::DEFAULT_DECIMAL), "DECIMAL(38, 9)");
+        assert_eq!(data_type(DataType::String), "STRING");
+        assert_eq!(data_type(DataType::Boolean), "BOOLEAN");
+        assert_eq!(data_type(DataType::Timestamp), "TIMESTAMP(3)");
+    }
+
+    #[test]
+    fn renders_expressions_fully_parenthesized() {
+        let dec = DataType::Decimal {
+            precision: 3,
+            scale: 0,
+        };
+        let gt = Expr::Binary {
+            op: BinaryOp::Gt,
+            left: Box::new(col("total_spend", DataType::DEFAULT_DECIMAL)),
+            right: Box::new(lit(Value::Int32(100), DataType::Int32)),
+            ty: DataType::Boolean,
+        };
+        assert_eq!(expr(&gt), "(`total_spend` > 100)");
+        let modulo = Expr::Binary {
+            op: BinaryOp::Arith(ArithOp::Mod),
+            left: Box::new(col("big", DataType::Int64)),
+            right: Box::new(lit(Value::Int32(3), DataType::Int32)),
+            ty: DataType::Int64,
+        };
+        assert_eq!(expr(&modulo), "MOD(`big`, 3)");
+        let neg = Expr::Negative(Box::new(lit(Value::Int32(-5), DataType::Int32)));
+        assert_eq!(expr(&neg), "(- (-5))");
+        let not_null = Expr::IsNull {
+            expr: Box::new(col("c", DataType::String)),
+            negated: true,
+        };
+        assert_eq!(expr(&not_null), "(`c` IS NOT NULL)");
+        let cast = Expr::Cast {
+            expr: Box::new(col("qty", DataType::Int32)),
+            ty: dec,
+        };
+        assert_eq!(expr(&cast), "CAST(`qty` AS DECIMAL(3, 0))");
+    }
+
+    #[test]
+    fn literals_keep_the_ir_type() {
+        let quarter = Decimal::parse("0.25").unwrap();
+        assert_eq!(
+            literal(
+                &Value::Decimal(quarter),
+                DataType::Decimal {
+                    precision: 2,
+                    scale: 2
+                }
+            ),
+            "0.25"
+        );
+        assert_eq!(
+            literal(&Value::Decimal(quarter), DataType::DEFAULT_DECIMAL),
+            "CAST(0.25 AS DECIMAL(38, 9))"
+        );
+        assert_eq!(
+            literal(&Value::Int64(7), DataType::Int64),
+            "CAST(7 AS BIGINT)"
+        );
+        assert_eq!(
+            literal(&Value::Int64(5_000_000_000), DataType::Int64),
+            "5000000000"
+        );
+        assert_eq!(
+            literal(&Value::Float64(F64(1.5)), DataType::Float64),
+            "1.5E0"
+        );
+        assert_eq!(
+            literal(&Value::Null, DataType::Boolean),
+            "CAST(NULL AS BOOLEAN)"
+        );
+        assert_eq!(
+            literal(&Value::String("vip".into()), DataType::String),
+            "'vip'"
+        );
+        assert_eq!(
+            literal(&Value::Timestamp(1_788_084_000_000), DataType::Timestamp),
+            "TIMESTAMP '2026-08-30 10:00:00'"
+        );
+    }
+}

@@ -1,0 +1,107 @@
+//! The `inspect-plan` text rendering, drawn from the manifest so the text and the JSON
+//! cannot disagree.
+//!
+//! Spec: plan identity reference, "Seeing it" (streamform-docs lines 1360-1393).
+
+use std::fmt::Write;
+
+use crate::identity::short;
+use crate::manifest::{ChangelogEntry, Column, Manifest, ModelEntry, NodeEntry, StateEntry};
+
+/// Renders one model: its declaration, then each node's identity. Ends with a newline.
+pub fn render_model(model: &ModelEntry, nodes: &[NodeEntry]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{}", model.name);
+    let _ = writeln!(
+        out,
+        "  materialized={} key=[{}]",
+        model.materialized,
+        model.key.join(", ")
+    );
+    let _ = writeln!(out, "  output={}", model.output);
+    for node in nodes {
+        out.push('\n');
+        render_node(&mut out, node);
+    }
+    out
+}
+
+/// Renders every model in the manifest's order, separated by blank lines, then the
+/// application digest (`application digest 7b0d9542cf02`). Ends with a newline.
+pub fn render_manifest(manifest: &Manifest) -> String {
+    let mut out = String::new();
+    for model in &manifest.models {
+        let nodes: Vec<NodeEntry> = manifest
+            .nodes
+            .iter()
+            .filter(|n| n.model == model.name)
+            .cloned()
+            .collect();
+        out.push_str(&render_model(model, &nodes));
+        out.push('\n');
+    }
+    let _ = writeln!(
+        out,
+        "application digest {}",
+        short(&manifest.application_digest)
+    );
+    out
+}
+
+fn render_node(out: &mut String, node: &NodeEntry) {
+    let title = match node.operator.as_str() {
+        "source" => "Source",
+        "filter" => "Filter",
+        "project" => "Project",
+        "aggregate" => "Aggregate",
+        "sort" => "Sort",
+        "sink" => "Sink",
+        other => other,
+    };
+    let _ = writeln!(out, "  {}  {title}", node.id);
+    let _ = writeln!(out, "    definition={}", node.definition);
+    let _ = writeln!(
+        out,
+        "    schema={}  digest={}",
+        columns(&node.schema),
+        short(&node.schema_digest)
+    );
+    let changelog = match &node.changelog {
+        ChangelogEntry::Append => "append".to_string(),
+        ChangelogEntry::Upsert { key } => format!("upsert({})", key.join(", ")),
+        ChangelogEntry::Retract => "retract".to_string(),
+    };
+    let _ = writeln!(
+        out,
+        "    boundedness={} changelog={changelog}",
+        node.boundedness
+    );
+    if let Some(time) = &node.time {
+        let _ = writeln!(out, "    time={time}");
+    }
+    match &node.state {
+        StateEntry::Stateless => out.push_str("    state=stateless\n"),
+        StateEntry::Keyed {
+            keys,
+            accumulators,
+            retention,
+            digest,
+        } => {
+            let _ = writeln!(
+                out,
+                "    state=keyed key=[{}] accumulators={} retention={retention}",
+                keys.join(", "),
+                columns(accumulators)
+            );
+            let _ = writeln!(out, "    state digest={}", short(digest));
+        }
+    }
+}
+
+fn columns(cols: &[Column]) -> String {
+    let parts: Vec<String> = cols
+        .iter()
+        .map(|c| format!("{}: {}", c.name, c.ty))
+        .collect();
+    format!("[{}]", parts.join(", "))
+}

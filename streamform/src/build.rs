@@ -1,0 +1,225 @@
+//! `streamform build --backend flink`: choose the target, generate the application, render
+//! capability errors and warnings, write build/flink/application.sql and build/plan.json.
+//!
+//! Spec: the `build` command reference (streamform-docs lines 1000-1004) and the Flink
+//! backend reference (1227-1284).
+
+use std::io::Write;
+use std::path::Path;
+
+use streamform_db::db::{self, application_manifest, application_plans, project_config};
+use streamform_db::{Database, Diagnostic, Project};
+use streamform_flink::{Finding, KafkaSettings, Subject};
+
+use crate::{CANNOT_RUN, INVALID, OK, Output, refuse_with_errors, render};
+
+/// The SQL script, relative to the project.
+const SCRIPT_PATH: &str = "build/flink/application.sql";
+/// The plan manifest, relative to the project.
+const MANIFEST_PATH: &str = "build/plan.json";
+
+/// Runs `build`; `root` is the project directory the outputs go under.
+pub fn build(
+    db: &Database,
+    project: Project,
+    root: &Path,
+    target: Option<&str>,
+    stdout: bool,
+    color: bool,
+) -> (Output, u8) {
+    if let Some(refused) = refuse_with_errors(db, project, color) {
+        return refused;
+    }
+    let Some(plans) = application_plans(db, project) else {
+        // check passed, so every model compiles and the graph has no cycle.
+        return cannot_run("the application could not be planned".into(), None);
+    };
+    let (target, kafka) = match choose_target(db, project, target) {
+        Ok(Some(chosen)) => (Some(chosen.name), chosen.kafka),
+        Ok(None) if !streamform_flink::uses_kafka(plans) => (None, None),
+        Ok(None) => {
+            return cannot_run(
+                "the project declares no target, and the application reads or writes Kafka"
+                    .into(),
+                Some(
+                    "declare one under `targets:` in streamform.yml, with `flink.gateway` and `kafka.bootstrap_servers`"
+                        .into(),
+                ),
+            );
+        }
+        Err(refused) => return refused,
+    };
+    let mut out = Output::default();
+    let app = match streamform_flink::generate(plans, kafka.as_ref()) {
+        Ok(app) => app,
+        Err(errors) => {
+            for e in &errors {
+                out.stderr.push_str(&finding(db, project, e, true, color));
+                out.stderr.push('\n');
+            }
+            out.stderr.push_str(&format!(
+                "error: the application cannot run on Flink ({})\n",
+                render::plural(errors.len(), "capability error")
+            ));
+            return (out, INVALID);
+        }
+    };
+    for w in &app.warnings {
+        out.stderr.push_str(&finding(db, project, w, false, color));
+        out.stderr.push('\n');
+    }
+    let script = app.script();
+    if stdout {
+        out.stdout = script;
+        return (out, OK);
+    }
+    let manifest = application_manifest(db, project)
+        .as_ref()
+        .expect("every model compiled");
+    for (path, text) in [
+        (SCRIPT_PATH, script.as_str()),
+        (MANIFEST_PATH, manifest.to_json_pretty().as_str()),
+    ] {
+        if let Err(e) = write_atomically(&root.join(path), text.as_bytes()) {
+            out.stderr.push_str(&format!(
+                "error: could not write {}: {e}\n  help: check that the project directory is writable\n",
+                root.join(path).display()
+            ));
+            return (out, CANNOT_RUN);
+        }
+    }
+    let for_target = target
+        .map(|t| format!(" for target `{t}`"))
+        .unwrap_or_default();
+    out.stdout = format!(
+        "ok: wrote {SCRIPT_PATH} ({}{for_target})\nok: wrote {MANIFEST_PATH} (application digest {})\n",
+        render::plural(app.statements.len(), "statement"),
+        streamform_ir::identity::short(&manifest.application_digest)
+    );
+    (out, OK)
+}
+
+/// The target a command builds for.
+pub struct ChosenTarget {
+    /// Its name under `targets:`.
+    pub name: String,
+    /// Kafka as Flink sees it.
+    pub kafka: Option<KafkaSettings>,
+}
+
+/// The chosen target: `--target NAME`, or the only one declared; `Ok(None)` when the
+/// project declares none. An unknown name, or several targets and no `--target`, is the
+/// refusal to print (exit 2).
+pub fn choose_target(
+    db: &Database,
+    project: Project,
+    requested: Option<&str>,
+) -> Result<Option<ChosenTarget>, (Output, u8)> {
+    let config = project_config(db, project)
+        .config
+        .as_ref()
+        .expect("the project loaded");
+    let targets = &config.targets;
+    let names: Vec<&str> = targets.keys().map(String::as_str).collect();
+    let name = match requested {
+        Some(name) if targets.contains_key(name) => name.to_string(),
+        Some(name) => {
+            let help = if names.is_empty() {
+                "the project declares no targets; add one under `targets:` in streamform.yml"
+                    .to_string()
+            } else {
+                streamform_db::diagnostic::suggest(name, &names, "the targets are")
+            };
+            return Err(cannot_run(
+                format!("there is no target `{name}` in streamform.yml"),
+                Some(help),
+            ));
+        }
+        None => match names.as_slice() {
+            [] => return Ok(None),
+            [only] => only.to_string(),
+            _ => {
+                return Err(cannot_run(
+                    format!(
+                        "the project declares {} targets; choose one with --target",
+                        names.len()
+                    ),
+                    Some(format!("the targets are: {}", names.join(", "))),
+                ));
+            }
+        },
+    };
+    let target = &targets[&name];
+    Ok(Some(ChosenTarget {
+        kafka: target.kafka.as_ref().map(|k| KafkaSettings {
+            bootstrap_servers: k.bootstrap_servers.clone(),
+            startup: k.startup.clone(),
+        }),
+        name,
+    }))
+}
+
+fn cannot_run(message: String, help: Option<String>) -> (Output, u8) {
+    let mut stderr = format!("error: {message}\n");
+    if let Some(help) = help {
+        stderr.push_str(&format!("  help: {help}\n"));
+    }
+    (
+        Output {
+            stdout: String::new(),
+            stderr,
+        },
+        CANNOT_RUN,
+    )
+}
+
+/// Renders a backend finding as a diagnostic pointing at what it is about: the model's
+/// entry in streamform.yml for its declaration and sink, its ORDER BY for a sort.
+pub fn finding(db: &Database, project: Project, f: &Finding, error: bool, color: bool) -> String {
+    if f.subject == Subject::Application {
+        let severity = if error { "error" } else { "warning" };
+        return format!("{severity}: {}\n  help: {}\n", f.message, f.help);
+    }
+    let config = project_config(db, project).config.as_ref();
+    let entry = f
+        .model
+        .as_ref()
+        .and_then(|m| config.and_then(|c| c.models.get(m)));
+    let model_file = f
+        .model
+        .as_ref()
+        .and_then(|m| db::model_files(db, project).get(m).copied());
+    let (path, span) = match (&f.subject, entry, model_file) {
+        (Subject::Operator(_), _, Some(file)) => {
+            (file.path(db).clone(), db::order_by_span(db, file))
+        }
+        (Subject::Sink | Subject::Model, Some(entry), _) => {
+            ("streamform.yml".to_string(), Some(entry.span.clone()))
+        }
+        (_, _, Some(file)) => (file.path(db).clone(), None),
+        _ => ("streamform.yml".to_string(), None),
+    };
+    let d = if error {
+        Diagnostic::error(path, f.message.clone())
+    } else {
+        Diagnostic::warning(path, f.message.clone())
+    };
+    render::diagnostic(
+        db,
+        project,
+        &d.with_span(span).with_help(f.help.clone()),
+        color,
+    )
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory, so a reader
+/// sees the old file or the new one, never a part.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut file = tempfile::NamedTempFile::new_in(dir)?;
+    file.write_all(bytes)?;
+    file.as_file().sync_all()?;
+    file.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}

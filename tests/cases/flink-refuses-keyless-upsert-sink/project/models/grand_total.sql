@@ -1,0 +1,1 @@
+SELECT SUM(amount) AS total, COUNT(*) AS orders FROM source('orders')
