@@ -272,23 +272,28 @@ fn capability_errors(plan: &ModelPlan) -> Vec<Finding> {
     out
 }
 
-/// Models that are neither a sink nor read by a model: planned, but nothing runs them.
+/// Models nothing runs: a model runs when it has a sink or a model that runs reads it, so a
+/// model read only by models without a sink is planned but never executed either.
 fn unused_models(plans: &[ModelPlan]) -> Vec<Finding> {
-    let read: BTreeSet<&str> = plans
-        .iter()
-        .filter_map(|p| match &p.input {
-            Input::Model(m) => Some(m.as_str()),
-            Input::Source(_) => None,
-        })
-        .collect();
+    let mut runs: BTreeSet<&str> = BTreeSet::new();
+    // Readers come after what they read in dependency order, so walk it backwards.
+    for plan in plans.iter().rev() {
+        let read_by_running = plans.iter().any(|reader| {
+            runs.contains(reader.name.as_str())
+                && matches!(&reader.input, Input::Model(m) if *m == plan.name)
+        });
+        if sink_target(plan).is_some() || read_by_running {
+            runs.insert(&plan.name);
+        }
+    }
     plans
         .iter()
-        .filter(|p| sink_target(p).is_none() && !read.contains(p.name.as_str()))
+        .filter(|p| !runs.contains(p.name.as_str()))
         .map(|p| Finding {
             model: Some(p.name.clone()),
             subject: Subject::Model,
             message: format!(
-                "model `{}` has neither a sink nor a reader: it is planned, but nothing runs it",
+                "model `{}` has neither a sink nor a reader that runs: it is planned, but nothing runs it",
                 p.name
             ),
             help: format!(

@@ -5,10 +5,13 @@
 //! sink table per declared sink, and one EXECUTE STATEMENT SET. Nothing Flink-specific
 //! lives in the IR; what Flink cannot run faithfully is refused here as a capability error.
 //!
+//! `gateway` submits those statements through Flink's SQL Gateway (`apply`).
+//!
 //! Spec: Flink backend reference (streamform-docs lines 1227-1284); DECISIONS.md D4, D5, D9.
 
 #![warn(missing_docs)]
 
+pub mod gateway;
 pub mod generate;
 pub mod sql;
 

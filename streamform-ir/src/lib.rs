@@ -13,6 +13,7 @@ pub mod identity;
 pub mod inspect;
 pub mod manifest;
 pub mod plan;
+pub mod record;
 pub mod time;
 pub mod types;
 pub mod value;

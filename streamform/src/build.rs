@@ -9,7 +9,7 @@ use std::path::Path;
 
 use streamform_db::db::{self, application_manifest, application_plans, project_config};
 use streamform_db::{Database, Diagnostic, Project};
-use streamform_flink::{Finding, KafkaSettings, Subject};
+use streamform_flink::{Application, Finding, KafkaSettings, Subject};
 
 use crate::{CANNOT_RUN, INVALID, OK, Output, refuse_with_errors, render};
 
@@ -17,6 +17,59 @@ use crate::{CANNOT_RUN, INVALID, OK, Output, refuse_with_errors, render};
 const SCRIPT_PATH: &str = "build/flink/application.sql";
 /// The plan manifest, relative to the project.
 const MANIFEST_PATH: &str = "build/plan.json";
+
+/// What `build` and `apply` share: the project passes check, the target is chosen, and the
+/// application is generated. `need_target` makes a project without targets an error even
+/// when nothing reads Kafka (apply needs a gateway).
+pub fn prepare(
+    db: &Database,
+    project: Project,
+    target: Option<&str>,
+    need_target: bool,
+    color: bool,
+) -> Result<(Option<ChosenTarget>, Application), (Output, u8)> {
+    if let Some(refused) = refuse_with_errors(db, project, color) {
+        return Err(refused);
+    }
+    let Some(plans) = application_plans(db, project) else {
+        // check passed, so every model compiles and the graph has no cycle.
+        return Err(cannot_run(
+            "the application could not be planned".into(),
+            None,
+        ));
+    };
+    let chosen = choose_target(db, project, target)?;
+    if chosen.is_none() && (need_target || streamform_flink::uses_kafka(plans)) {
+        let why = if need_target {
+            "the project declares no target to apply to"
+        } else {
+            "the project declares no target, and the application reads or writes Kafka"
+        };
+        return Err(cannot_run(
+            why.into(),
+            Some(
+                "declare one under `targets:` in streamform.yml, with `flink.gateway` and `kafka.bootstrap_servers`"
+                    .into(),
+            ),
+        ));
+    }
+    let kafka = chosen.as_ref().and_then(|c| c.kafka.as_ref());
+    match streamform_flink::generate(plans, kafka) {
+        Ok(app) => Ok((chosen, app)),
+        Err(errors) => {
+            let mut out = Output::default();
+            for e in &errors {
+                out.stderr.push_str(&finding(db, project, e, true, color));
+                out.stderr.push('\n');
+            }
+            out.stderr.push_str(&format!(
+                "error: the application cannot run on Flink ({})\n",
+                render::plural(errors.len(), "capability error")
+            ));
+            Err((out, INVALID))
+        }
+    }
+}
 
 /// Runs `build`; `root` is the project directory the outputs go under.
 pub fn build(
@@ -27,43 +80,12 @@ pub fn build(
     stdout: bool,
     color: bool,
 ) -> (Output, u8) {
-    if let Some(refused) = refuse_with_errors(db, project, color) {
-        return refused;
-    }
-    let Some(plans) = application_plans(db, project) else {
-        // check passed, so every model compiles and the graph has no cycle.
-        return cannot_run("the application could not be planned".into(), None);
-    };
-    let (target, kafka) = match choose_target(db, project, target) {
-        Ok(Some(chosen)) => (Some(chosen.name), chosen.kafka),
-        Ok(None) if !streamform_flink::uses_kafka(plans) => (None, None),
-        Ok(None) => {
-            return cannot_run(
-                "the project declares no target, and the application reads or writes Kafka"
-                    .into(),
-                Some(
-                    "declare one under `targets:` in streamform.yml, with `flink.gateway` and `kafka.bootstrap_servers`"
-                        .into(),
-                ),
-            );
-        }
+    let (chosen, app) = match prepare(db, project, target, false, color) {
+        Ok(prepared) => prepared,
         Err(refused) => return refused,
     };
+    let target = chosen.map(|c| c.name);
     let mut out = Output::default();
-    let app = match streamform_flink::generate(plans, kafka.as_ref()) {
-        Ok(app) => app,
-        Err(errors) => {
-            for e in &errors {
-                out.stderr.push_str(&finding(db, project, e, true, color));
-                out.stderr.push('\n');
-            }
-            out.stderr.push_str(&format!(
-                "error: the application cannot run on Flink ({})\n",
-                render::plural(errors.len(), "capability error")
-            ));
-            return (out, INVALID);
-        }
-    };
     for w in &app.warnings {
         out.stderr.push_str(&finding(db, project, w, false, color));
         out.stderr.push('\n');
@@ -103,6 +125,8 @@ pub fn build(
 pub struct ChosenTarget {
     /// Its name under `targets:`.
     pub name: String,
+    /// `flink.gateway`, the SQL Gateway's address.
+    pub gateway: Option<String>,
     /// Kafka as Flink sees it.
     pub kafka: Option<KafkaSettings>,
 }
@@ -151,6 +175,7 @@ pub fn choose_target(
     };
     let target = &targets[&name];
     Ok(Some(ChosenTarget {
+        gateway: target.gateway.clone(),
         kafka: target.kafka.as_ref().map(|k| KafkaSettings {
             bootstrap_servers: k.bootstrap_servers.clone(),
             startup: k.startup.clone(),
@@ -159,7 +184,7 @@ pub fn choose_target(
     }))
 }
 
-fn cannot_run(message: String, help: Option<String>) -> (Output, u8) {
+pub fn cannot_run(message: String, help: Option<String>) -> (Output, u8) {
     let mut stderr = format!("error: {message}\n");
     if let Some(help) = help {
         stderr.push_str(&format!("  help: {help}\n"));

@@ -5,6 +5,7 @@
 //! Spec: streamform-docs "Commands" (lines 923-1000): exit 0 success, 1 the project or
 //! fixtures are not valid, 2 the command could not run.
 
+mod apply;
 mod build;
 mod render;
 
@@ -96,6 +97,24 @@ enum Command {
         #[arg(long)]
         stdout: bool,
     },
+    /// Build the application and submit it to a target's Flink SQL Gateway.
+    ///
+    /// Opens a gateway session, runs each statement in order, prints the job id Flink
+    /// assigns, closes the session, and records what was applied in
+    /// .streamform/applied/<target>.json. Exit 1 when Flink rejects a statement or the
+    /// backend cannot represent the application; 2 when the project does not pass check,
+    /// the target is unknown, the gateway cannot be reached or does not answer in time, or
+    /// the record cannot be written.
+    Apply {
+        #[command(flatten)]
+        project: ProjectArg,
+        /// The target to apply to (required when the project declares more than one).
+        #[arg(long, value_name = "NAME")]
+        target: Option<String>,
+        /// How long to wait for each statement, in seconds.
+        #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+        timeout: u64,
+    },
     /// Print the model dependency graph: sources, models, and sinks.
     Graph {
         #[command(flatten)]
@@ -170,6 +189,20 @@ fn run(cli: Cli) -> ExitCode {
             stdout,
         } => with_project(&db, &project, color, |p| {
             build::build(&db, p, &project.project, target.as_deref(), stdout, color)
+        }),
+        Command::Apply {
+            project,
+            target,
+            timeout,
+        } => with_project(&db, &project, color, |p| {
+            apply::apply(
+                &db,
+                p,
+                &project.project,
+                target.as_deref(),
+                std::time::Duration::from_secs(timeout.max(1)),
+                color,
+            )
         }),
         Command::Graph { project, format } => {
             with_project(&db, &project, color, |p| graph(&db, p, format, color))
@@ -344,6 +377,15 @@ fn explain(
     json: bool,
     color: bool,
 ) -> (Output, u8) {
+    if json && model.is_none() {
+        return (
+            Output {
+                stdout: String::new(),
+                stderr: "error: explain --json prints one model's slice of the plan manifest; name the model\n  help: `streamform inspect-plan --json` prints the manifest of the whole application\n".into(),
+            },
+            CANNOT_RUN,
+        );
+    }
     let plans = match compiled_plans(db, project, model, color) {
         Ok(plans) => plans,
         Err(refused) => return refused,
