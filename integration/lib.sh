@@ -31,8 +31,12 @@ running() {
 tail_log() {
   local log="$LOGS/$1.log"
   if [[ -f "$log" ]]; then
+    if grep -qE ' (ERROR|FATAL) ' "$log"; then
+      say "errors in $log:"
+      grep -E -A 2 ' (ERROR|FATAL) ' "$log" | head -n 20 >&2
+    fi
     say "last lines of $log:"
-    tail -n 40 "$log" >&2
+    tail -n 20 "$log" >&2
   fi
   if [[ -f "$LOGS/$1.out" ]]; then
     tail -n 20 "$LOGS/$1.out" >&2

@@ -23,7 +23,8 @@ use streamform_db::{Database, Diagnostic, Project, Severity};
 use streamform_ir::ModelPlan;
 use streamform_ir::manifest::ModelSlice;
 
-/// Test stateful streaming SQL: check, explain and test a Streamform project.
+/// Test stateful streaming SQL: check, explain and test a Streamform project, then build it
+/// as Flink SQL and apply it to a Flink cluster.
 #[derive(Parser)]
 #[command(name = "streamform", version, about, long_about = None)]
 struct Cli {
@@ -49,6 +50,9 @@ enum Command {
         strict: bool,
     },
     /// Print the streaming plan for a model (every model, in dependency order, without one).
+    ///
+    /// With --json, print the model's slice of the plan manifest (a model must be named).
+    /// Exit 2 for an unknown model or a model that does not compile.
     Explain {
         /// The model to explain.
         model: Option<String>,
@@ -69,6 +73,7 @@ enum Command {
     /// Print the stable identity of the plan: node ids, digests, schemas, and contracts.
     ///
     /// Without a model, every model in dependency order followed by the application digest.
+    /// Exit 2 for an unknown model, a model that does not compile, or a reference cycle.
     InspectPlan {
         /// The model to inspect.
         model: Option<String>,

@@ -5,27 +5,13 @@
 //! assert what golden text cannot: files on disk, byte identity across processes, and a
 //! structural check of every statement the examples generate.
 
+mod common;
+
+use common::{copy_dir, repo_root, streamform};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use streamform_ir::manifest::Manifest;
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root")
-        .to_path_buf()
-}
-
-fn streamform(args: &[&str], project: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_streamform"))
-        .args(args)
-        .arg("--project")
-        .arg(project)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run streamform")
-}
 
 fn stdout(out: &Output) -> String {
     assert!(
@@ -42,19 +28,6 @@ fn copy_project(example: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("temp dir");
     copy_dir(&repo_root().join("examples").join(example), dir.path());
     dir
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 fn listing(dir: &Path) -> Vec<PathBuf> {

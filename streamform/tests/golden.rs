@@ -8,15 +8,11 @@
 //! `UPDATE_GOLDEN=1 cargo test -p streamform --test golden` rewrites every `expected` from
 //! the binary's current output; review the diff before committing it.
 
+mod common;
+
+use common::repo_root;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root")
-        .to_path_buf()
-}
 
 /// Runs the binary and renders its result in the golden format.
 fn run(case: &Path) -> String {

@@ -1,0 +1,38 @@
+//! Helpers shared by the binary's integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The workspace root (the repository).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+/// Copies a directory tree.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// Runs the binary with `args` and `--project project`, without colour.
+pub fn streamform(args: &[&str], project: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_streamform"))
+        .args(args)
+        .arg("--project")
+        .arg(project)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run streamform")
+}
