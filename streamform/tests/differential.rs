@@ -21,7 +21,6 @@ mod common;
 
 use common::{copy_dir, repo_root, streamform};
 use std::path::Path;
-use std::process::Output;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rdkafka::ClientConfig;
