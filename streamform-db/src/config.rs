@@ -195,6 +195,33 @@ pub fn is_identifier(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
+/// Whether `name` is a legal Kafka topic name: 1 to 249 characters from `[A-Za-z0-9._-]`,
+/// and not `.` or `..`.
+pub fn is_topic_name(name: &str) -> bool {
+    (1..=249).contains(&name.len())
+        && name != "."
+        && name != ".."
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
+/// Whether `name` may name a target: it becomes the file `.streamform/applied/<name>.json`,
+/// so letters, digits, `_` and `-`, starting with a letter or digit.
+pub fn is_target_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphanumeric())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
+}
+
+/// Whether `address` is `http://host[:port][/path]` with a host.
+fn is_gateway_address(address: &str) -> bool {
+    address
+        .strip_prefix("http://")
+        .and_then(|rest| rest.split(['/', ':']).next())
+        .is_some_and(|host| !host.is_empty())
+}
+
 const FORMATS: &[&str] = &["json", "csv"];
 
 fn connector(
@@ -220,6 +247,19 @@ fn connector(
                 );
             }
             match topic {
+                Some(t) if !is_topic_name(t) && !t.trim().is_empty() => {
+                    diags.push(
+                        Diagnostic::error(
+                            path,
+                            format!("{what}: `{t}` is not a Kafka topic name"),
+                        )
+                        .with_span(span)
+                        .with_help(
+                            "a topic name is 1 to 249 characters from letters, digits, `.`, `_` and `-`",
+                        ),
+                    );
+                    None
+                }
                 Some(t) if !t.trim().is_empty() => Some(Connector::Kafka { topic: t.clone() }),
                 _ => {
                     diags.push(
@@ -439,6 +479,14 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
     let mut targets = BTreeMap::new();
     for (name, t) in raw.targets.unwrap_or_default() {
         let span = Some(span_of(&t, text));
+        if !is_target_name(&name) {
+            diags.push(
+                Diagnostic::error(path, format!("`{name}` is not a valid target name"))
+                    .with_span(span.map(|s| key_span(text, &name, s)))
+                    .with_help("a target name is letters, digits, `_` and `-`, starting with a letter or digit; it names the file .streamform/applied/<target>.json"),
+            );
+            continue;
+        }
         if t.value.backend.value != "flink" {
             diags.push(
                 Diagnostic::error(
@@ -470,6 +518,23 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
             diags.push(Diagnostic::error(path, format!("target `{name}` uses backend flink but has no `kafka:` section")).with_span(span).with_help("add `kafka: {bootstrap_servers: localhost:9092}` with Kafka's address as Flink sees it"));
             continue;
         };
+        if !is_gateway_address(&flink.gateway) {
+            diags.push(
+                Diagnostic::error(
+                    path,
+                    format!(
+                        "target `{name}`: flink.gateway `{}` is not an http:// address",
+                        flink.gateway
+                    ),
+                )
+                .with_span(span.map(|s| match text[s.clone()].find("gateway:") {
+                    Some(i) => s.start + i..s.start + i + "gateway".len(),
+                    None => s,
+                }))
+                .with_help("write it as http://host:port; the SQL Gateway speaks plain HTTP (its default port is 8083)"),
+            );
+            continue;
+        }
         let startup = match kafka.startup.as_ref().map(|s| s.value.as_str()) {
             None | Some("earliest") => "earliest".to_string(),
             Some("latest") => "latest".to_string(),

@@ -82,8 +82,9 @@ pub struct GatewayClient {
     timeout: Duration,
 }
 
-/// The longest a single HTTP request may take; an operation is polled with many of them.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// The longest closing a session may take: it runs on failure paths too, where the gateway
+/// may be the thing that hangs.
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long to wait between polls of an operation that is not ready.
 const POLL_INTERVAL: Duration = Duration::from_millis(100);
 /// How much of an unexpected answer an error quotes.
@@ -106,7 +107,7 @@ impl GatewayClient {
         }
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
-            .timeout_global(Some(REQUEST_TIMEOUT.min(timeout)))
+            .max_redirects(0)
             .build()
             .into();
         Ok(GatewayClient {
@@ -137,8 +138,13 @@ impl GatewayClient {
     /// # Errors
     /// Any [`GatewayError`] but `Rejected`.
     pub fn close_session(&self, session: &str) -> Result<(), GatewayError> {
-        self.call("DELETE", &format!("/v2/sessions/{session}"), None)
-            .map(|_| ())
+        self.raw_with(
+            "DELETE",
+            &format!("/v2/sessions/{session}"),
+            None,
+            CLOSE_TIMEOUT.min(self.timeout),
+        )
+        .map(|_| ())
     }
 
     /// Runs one statement to completion and returns the job id Flink assigned, if any.
@@ -149,11 +155,23 @@ impl GatewayClient {
     pub fn execute(&self, session: &str, statement: &str) -> Result<Option<String>, GatewayError> {
         let started = Instant::now();
         let body = serde_json::json!({ "statement": statement }).to_string();
-        let (request, answer) = self.call(
+        let (request, status, text) = self.raw(
             "POST",
             &format!("/v2/sessions/{session}/statements"),
             Some(&body),
         )?;
+        if status == 500 {
+            // Refused at submission (a parse error, say) rather than while running.
+            return Err(rejection(&request, status, &text));
+        }
+        if status != 200 {
+            return Err(GatewayError::Unexpected {
+                request,
+                status,
+                body: quote(&text),
+            });
+        }
+        let answer = parse(&request, status, &text)?;
         let operation = string_field(&answer, "operationHandle", &request)?;
         let mut path =
             format!("/v2/sessions/{session}/operations/{operation}/result/0?rowFormat=JSON");
@@ -172,8 +190,16 @@ impl GatewayClient {
                         });
                     }
                     std::thread::sleep(POLL_INTERVAL);
-                    if let Some(next) = answer.get("nextResultUri").and_then(Json::as_str) {
-                        path = next.to_string();
+                    match answer.get("nextResultUri").and_then(Json::as_str) {
+                        Some(next) if next.starts_with("/v2/sessions/") => path = next.to_string(),
+                        Some(_) => {
+                            return Err(GatewayError::Unexpected {
+                                request,
+                                status,
+                                body: quote(&text),
+                            });
+                        }
+                        None => {}
                     }
                 }
                 Some("PAYLOAD" | "EOS") => {
@@ -219,42 +245,69 @@ impl GatewayClient {
         path: &str,
         body: Option<&str>,
     ) -> Result<(String, u16, String), GatewayError> {
+        self.raw_with(method, path, body, self.timeout)
+    }
+
+    fn raw_with(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&str>,
+        timeout: Duration,
+    ) -> Result<(String, u16, String), GatewayError> {
         let url = format!("{}{path}", self.address);
         let request = format!("{method} {}", path.split('?').next().unwrap_or(path));
         let result = match (method, body) {
             ("POST", Some(b)) => self
                 .agent
                 .post(&url)
+                .config()
+                .timeout_global(Some(timeout))
+                .build()
                 .header("Content-Type", "application/json")
                 .send(b),
-            ("DELETE", _) => self.agent.delete(&url).call(),
-            _ => self.agent.get(&url).call(),
+            ("DELETE", _) => self
+                .agent
+                .delete(&url)
+                .config()
+                .timeout_global(Some(timeout))
+                .build()
+                .call(),
+            _ => self
+                .agent
+                .get(&url)
+                .config()
+                .timeout_global(Some(timeout))
+                .build()
+                .call(),
         };
-        let mut response = result.map_err(|e| self.transport_error(&request, e))?;
+        let mut response = result.map_err(|e| self.transport_error(&request, e, timeout))?;
         let status = response.status().as_u16();
         let text = response
             .body_mut()
             .read_to_string()
-            .map_err(|e| self.transport_error(&request, e))?;
+            .map_err(|e| self.transport_error(&request, e, timeout))?;
         Ok((request, status, text))
     }
 
-    fn transport_error(&self, request: &str, e: ureq::Error) -> GatewayError {
+    fn transport_error(&self, request: &str, e: ureq::Error, timeout: Duration) -> GatewayError {
         match e {
             ureq::Error::Timeout(_) => GatewayError::TimedOut {
                 request: request.to_string(),
-                seconds: REQUEST_TIMEOUT.min(self.timeout).as_secs(),
+                seconds: timeout.as_secs(),
             },
-            ureq::Error::StatusCode(_) | ureq::Error::BodyExceedsLimit(_) => {
-                GatewayError::Unexpected {
-                    request: request.to_string(),
-                    status: 0,
-                    body: e.to_string(),
+            ureq::Error::Io(_) | ureq::Error::ConnectionFailed | ureq::Error::HostNotFound => {
+                GatewayError::Unreachable {
+                    address: self.address.clone(),
+                    reason: e.to_string(),
                 }
             }
-            other => GatewayError::Unreachable {
-                address: self.address.clone(),
-                reason: other.to_string(),
+            // Anything else happened after the gateway answered: an answer too large, a
+            // malformed response, a redirect this client does not follow.
+            other => GatewayError::Unexpected {
+                request: request.to_string(),
+                status: 0,
+                body: other.to_string(),
             },
         }
     }
@@ -271,10 +324,12 @@ fn parse(request: &str, status: u16, text: &str) -> Result<Json, GatewayError> {
     }
 }
 
+/// A session or operation handle: it goes into URLs, so only a UUID-like token is taken.
 fn string_field(answer: &Json, field: &str, request: &str) -> Result<String, GatewayError> {
     answer
         .get(field)
         .and_then(Json::as_str)
+        .filter(|h| !h.is_empty() && h.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
         .map(str::to_string)
         .ok_or_else(|| GatewayError::Unexpected {
             request: request.to_string(),
@@ -300,11 +355,9 @@ fn rejection(request: &str, status: u16, text: &str) -> GatewayError {
         .ok()
         .and_then(|v| v.get("errors").cloned())
         .and_then(|e| serde_json::from_value(e).ok());
-    match errors {
-        Some(errors) => GatewayError::Rejected {
-            reason: flink_reason(&errors),
-        },
-        None => GatewayError::Unexpected {
+    match errors.map(|e| flink_reason(&e)) {
+        Some(reason) if !reason.is_empty() => GatewayError::Rejected { reason },
+        _ => GatewayError::Unexpected {
             request: request.to_string(),
             status,
             body: quote(text),

@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use streamform_ir::{
-    AggCall, AggFunc, Connector, DataType, Field, Input, Materialized, ModelPlan, NodeId, Operator,
-    SinkTarget,
+    AggCall, AggFunc, ArithOp, BinaryOp, Connector, DataType, Expr, Field, Input, Materialized,
+    ModelPlan, NodeId, Operator, SinkTarget,
 };
 
 use crate::sql::{data_type, expr, ident, string_literal};
@@ -133,6 +133,7 @@ pub fn generate(
     for plan in plans {
         errors.extend(capability_errors(plan));
     }
+    errors.extend(name_collisions(plans));
     if kafka.is_none() && uses_kafka(plans) {
         errors.push(Finding {
             model: None,
@@ -223,14 +224,76 @@ pub fn generate(
     })
 }
 
+/// A sink table `sink_<model>` whose name is already a source's table or a model's view:
+/// Flink would refuse the second CREATE, or the INSERT would write into the wrong object.
+fn name_collisions(plans: &[ModelPlan]) -> Vec<Finding> {
+    let mut taken: BTreeSet<(&str, &str)> = BTreeSet::new();
+    for plan in plans {
+        taken.insert((plan.name.as_str(), "model"));
+        if let Some(Operator::Source { name, .. }) = plan.nodes.first().map(|n| &n.op) {
+            taken.insert((name.as_str(), "source"));
+        }
+    }
+    plans
+        .iter()
+        .filter(|p| sink_target(p).is_some())
+        .filter_map(|p| {
+            let table = sink_table_name(&p.name);
+            let (_, what) = taken.iter().find(|(n, _)| *n == table)?;
+            Some(Finding {
+                model: Some(p.name.clone()),
+                subject: Subject::Sink,
+                message: format!(
+                    "model `{}`: its sink table would be named `{table}`, which is already the name of a {what}",
+                    p.name
+                ),
+                help: format!("rename the {what} `{table}`; Flink needs one name per table or view"),
+            })
+        })
+        .collect()
+}
+
 /// `sink_<model>`.
 pub fn sink_table_name(model: &str) -> String {
     format!("sink_{model}")
 }
 
+/// Whether `e` takes a remainder of float64 values, which Flink's MOD does not accept.
+fn float_modulo(e: &Expr) -> bool {
+    match e {
+        Expr::Binary {
+            op: BinaryOp::Arith(ArithOp::Mod),
+            ty: DataType::Float64,
+            ..
+        } => true,
+        Expr::Binary { left, right, .. } => float_modulo(left) || float_modulo(right),
+        Expr::Not(inner)
+        | Expr::Negative(inner)
+        | Expr::IsNull { expr: inner, .. }
+        | Expr::Cast { expr: inner, .. } => float_modulo(inner),
+        Expr::Column { .. } | Expr::Literal { .. } => false,
+    }
+}
+
 fn capability_errors(plan: &ModelPlan) -> Vec<Finding> {
     let mut out = Vec::new();
     for node in &plan.nodes {
+        let exprs: Vec<&Expr> = match &node.op {
+            Operator::Filter { predicate } => vec![predicate],
+            Operator::Project { items } => items.iter().map(|i| &i.expr).collect(),
+            _ => Vec::new(),
+        };
+        if exprs.into_iter().any(float_modulo) {
+            out.push(Finding {
+                model: Some(plan.name.clone()),
+                subject: Subject::Operator(node.id.clone()),
+                message: format!(
+                    "model `{}`: `%` over float64 cannot run on Flink, whose MOD takes only exact numbers",
+                    plan.name
+                ),
+                help: "cast the operands to an integer or decimal type first".into(),
+            });
+        }
         match &node.op {
             Operator::Sort { .. } => out.push(Finding {
                 model: Some(plan.name.clone()),

@@ -34,20 +34,32 @@ pub fn data_type(ty: DataType) -> String {
 }
 
 /// An expression in Flink SQL. Every compound expression is parenthesized, so the text
-/// never depends on operator precedence; a literal whose Flink type would differ from the
-/// IR's type is wrapped in a CAST to it.
+/// never depends on operator precedence; a decimal literal, and any literal whose Flink type
+/// would differ from the IR's type, is wrapped in a CAST to the IR's type (Flink counts a
+/// leading zero in a literal's precision: `0.13` is DECIMAL(3, 2) to it).
 pub fn expr(e: &Expr) -> String {
     match e {
         Expr::Column { name, .. } => ident(name),
         Expr::Literal { value, ty } => literal(value, *ty),
         Expr::Not(inner) => format!("(NOT {})", expr(inner)),
         Expr::Negative(inner) => format!("(- {})", expr(inner)),
+        // Flink's MOD over integers takes the divisor's type; cast both operands to the IR's
+        // result type so it computes that one (over decimals its rule is the IR's).
         Expr::Binary {
             op: BinaryOp::Arith(ArithOp::Mod),
             left,
             right,
-            ..
-        } => format!("MOD({}, {})", expr(left), expr(right)),
+            ty,
+        } => {
+            let operand = |e: &Expr| {
+                if matches!(ty, DataType::Int32 | DataType::Int64) && e.data_type() != *ty {
+                    format!("CAST({} AS {})", expr(e), data_type(*ty))
+                } else {
+                    expr(e)
+                }
+            };
+            format!("MOD({}, {})", operand(left), operand(right))
+        }
         Expr::Binary {
             op, left, right, ..
         } => format!("({} {} {})", expr(left), op.symbol(), expr(right)),
@@ -81,12 +93,15 @@ fn literal(value: &Value, ty: DataType) -> String {
             (text, DataType::Float64)
         }
         Value::Decimal(d) => {
-            let digits = d.mantissa.unsigned_abs().to_string().len() as u8;
-            let natural = DataType::Decimal {
-                precision: digits.max(d.scale).max(1),
-                scale: d.scale,
+            // Always cast: a bare `2` would be an INT, and Flink types `0.13` as
+            // DECIMAL(3, 2) where the IR may say DECIMAL(2, 2).
+            let text = d.to_string();
+            let text = if text.starts_with('-') {
+                format!("({text})")
+            } else {
+                text
             };
-            (d.to_string(), natural)
+            return format!("CAST({text} AS {})", data_type(ty));
         }
         Value::String(s) => (string_literal(s), DataType::String),
         Value::Boolean(b) => (
@@ -165,7 +180,7 @@ mod tests {
             right: Box::new(lit(Value::Int32(3), DataType::Int32)),
             ty: DataType::Int64,
         };
-        assert_eq!(expr(&modulo), "MOD(`big`, 3)");
+        assert_eq!(expr(&modulo), "MOD(`big`, CAST(3 AS BIGINT))");
         let neg = Expr::Negative(Box::new(lit(Value::Int32(-5), DataType::Int32)));
         assert_eq!(expr(&neg), "(- (-5))");
         let not_null = Expr::IsNull {
@@ -191,7 +206,17 @@ mod tests {
                     scale: 2
                 }
             ),
-            "0.25"
+            "CAST(0.25 AS DECIMAL(2, 2))"
+        );
+        assert_eq!(
+            literal(
+                &Value::Decimal(Decimal::parse("2").unwrap()),
+                DataType::Decimal {
+                    precision: 1,
+                    scale: 0
+                }
+            ),
+            "CAST(2 AS DECIMAL(1, 0))"
         );
         assert_eq!(
             literal(&Value::Decimal(quarter), DataType::DEFAULT_DECIMAL),

@@ -108,7 +108,7 @@ pub fn apply(
         }
         Err(e) => {
             out.stderr = format!(
-                "error: the apply succeeded (job {}), but its record could not be written to {relative}: {e}\n  help: the application is running; make {} writable and apply again to record it, or keep the job id above\n",
+                "error: the apply succeeded (job {}), but its record could not be written to {relative}: {e}\n  help: the application is running; keep the job id above. Make {} writable before the next apply, and cancel this job first if you apply again: each apply starts a new job\n",
                 jobs.join(", "),
                 root.join(".streamform/applied").display()
             );

@@ -381,6 +381,17 @@ fn flink_accepts_every_statement_of_every_example() {
     for example in ["customer-metrics", "order-pipeline", "coverage"] {
         let suffix = run_suffix(example);
         let project = scratch_project(example, &suffix, &env().gateway);
+        // Create every topic first, so the jobs start cleanly before they are cancelled.
+        let mut topics = Vec::new();
+        for file in ["sources.yml", "streamform.yml"] {
+            let text = std::fs::read_to_string(project.path().join(file)).unwrap();
+            topics.extend(
+                text.lines()
+                    .filter_map(|l| l.trim().strip_prefix("topic: "))
+                    .map(str::to_string),
+            );
+        }
+        create_topics(&topics);
         for job in apply(project.path()) {
             cancel(&job);
         }
