@@ -164,14 +164,7 @@ impl GatewayClient {
             // Refused at submission (a parse error, say) rather than while running.
             return Err(rejection(&request, status, &text));
         }
-        if status != 200 {
-            return Err(GatewayError::Unexpected {
-                request,
-                status,
-                body: quote(&text),
-            });
-        }
-        let answer = parse(&request, status, &text)?;
+        let (request, answer) = ok_json(request, status, &text)?;
         let operation = string_field(&answer, "operationHandle", &request)?;
         let mut path =
             format!("/v2/sessions/{session}/operations/{operation}/result/0?rowFormat=JSON");
@@ -227,15 +220,7 @@ impl GatewayClient {
         body: Option<&str>,
     ) -> Result<(String, Json), GatewayError> {
         let (request, status, text) = self.raw(method, path, body)?;
-        if status != 200 {
-            return Err(GatewayError::Unexpected {
-                request,
-                status,
-                body: quote(&text),
-            });
-        }
-        let answer = parse(&request, status, &text)?;
-        Ok((request, answer))
+        ok_json(request, status, &text)
     }
 
     /// One request: its name for messages, the status and the body text.
@@ -311,6 +296,19 @@ impl GatewayClient {
             },
         }
     }
+}
+
+/// An answer that must be HTTP 200 with a JSON object.
+fn ok_json(request: String, status: u16, text: &str) -> Result<(String, Json), GatewayError> {
+    if status != 200 {
+        return Err(GatewayError::Unexpected {
+            request,
+            status,
+            body: quote(text),
+        });
+    }
+    let answer = parse(&request, status, text)?;
+    Ok((request, answer))
 }
 
 fn parse(request: &str, status: u16, text: &str) -> Result<Json, GatewayError> {
