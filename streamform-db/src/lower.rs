@@ -534,6 +534,15 @@ impl Lowering<'_> {
                     });
                     calls.push(call);
                 }
+                if let Some(dup) = group_by
+                    .iter()
+                    .find(|g| calls.iter().any(|c| c.name() == **g))
+                {
+                    return Err(self.err(
+                        format!("the aggregate's output would have two columns named `{dup}`: the grouping column and the aggregate call"),
+                        "rename the source column, or group by it under another name in an upstream model",
+                    ));
+                }
                 let state = KeyedState {
                     key: group_by.clone(),
                     accumulators: calls
