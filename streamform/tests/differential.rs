@@ -65,8 +65,9 @@ fn run_suffix(name: &str) -> String {
     format!("{name}-{}-{nanos}", std::process::id())
 }
 
-/// A copy of an example project whose topics carry `suffix` and whose target points at
-/// this environment, with the gateway at `gateway`.
+/// A copy of an example project whose topics carry `suffix` and exist (created here, so the
+/// jobs it starts find them), and whose target points at this environment, with the gateway
+/// at `gateway`.
 fn scratch_project(example: &str, suffix: &str, gateway: &str) -> tempfile::TempDir {
     let env = env();
     let dir = tempfile::tempdir().unwrap();
@@ -92,6 +93,16 @@ fn scratch_project(example: &str, suffix: &str, gateway: &str) -> tempfile::Temp
             .collect();
         std::fs::write(&path, rewritten.join("\n") + "\n").unwrap();
     }
+    let mut topics = Vec::new();
+    for file in ["sources.yml", "streamform.yml"] {
+        let text = std::fs::read_to_string(dir.path().join(file)).unwrap();
+        topics.extend(
+            text.lines()
+                .filter_map(|l| l.trim().strip_prefix("topic: "))
+                .map(str::to_string),
+        );
+    }
+    create_topics(&topics);
     dir
 }
 
@@ -335,7 +346,6 @@ fn differential(example: &str, fixture: &str) {
     let project = scratch_project(example, &suffix, &env().gateway);
     let case = case(project.path(), fixture);
     assert!(!case.expected.is_empty(), "the fixture emits records");
-    create_topics(&[case.source_topic.clone(), case.sink_topic.clone()]);
     let jobs = apply(project.path());
     produce(&case.source_topic, &case.events);
     let want = normalize(&case.expected);
@@ -381,17 +391,6 @@ fn flink_accepts_every_statement_of_every_example() {
     for example in ["customer-metrics", "order-pipeline", "coverage"] {
         let suffix = run_suffix(example);
         let project = scratch_project(example, &suffix, &env().gateway);
-        // Create every topic first, so the jobs start cleanly before they are cancelled.
-        let mut topics = Vec::new();
-        for file in ["sources.yml", "streamform.yml"] {
-            let text = std::fs::read_to_string(project.path().join(file)).unwrap();
-            topics.extend(
-                text.lines()
-                    .filter_map(|l| l.trim().strip_prefix("topic: "))
-                    .map(str::to_string),
-            );
-        }
-        create_topics(&topics);
         for job in apply(project.path()) {
             cancel(&job);
         }

@@ -12,11 +12,15 @@ pub fn repo_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// Copies a directory tree.
+/// Copies a project's directory tree, leaving out what commands write into it (`build/`,
+/// `.streamform/`), so a copy starts as a fresh clone's would.
 pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
+        if entry.file_name() == "build" || entry.file_name() == ".streamform" {
+            continue;
+        }
         let target = to.join(entry.file_name());
         if entry.file_type().unwrap().is_dir() {
             copy_dir(&entry.path(), &target);
