@@ -20,6 +20,19 @@ enum Answer {
     Hang,
 }
 
+/// The answers of a gateway that opens session `s1`, accepts every statement as operation
+/// `o1` and closes sessions; `None` for the operation's result, which each test scripts.
+fn session_routes(method: &str, path: &str) -> Option<Answer> {
+    match (method, path) {
+        ("POST", "/v2/sessions") => Some(Answer::Reply(200, r#"{"sessionHandle":"s1"}"#)),
+        ("POST", "/v2/sessions/s1/statements") => {
+            Some(Answer::Reply(200, r#"{"operationHandle":"o1"}"#))
+        }
+        ("DELETE", _) => Some(Answer::Reply(200, r#"{"status":"CLOSED"}"#)),
+        _ => None,
+    }
+}
+
 /// Starts a fake gateway on a free loopback port; `answer` maps (method, path) to a reply.
 /// Returns its address.
 fn fake_gateway(answer: fn(&str, &str) -> Answer) -> String {
@@ -170,14 +183,11 @@ fn a_gateway_that_never_answers_is_exit_2_with_the_outcome_unknown() {
 
 #[test]
 fn an_operation_that_never_finishes_is_exit_2_and_writes_no_record() {
-    let gateway = fake_gateway(|method, path| match (method, path) {
-        ("POST", "/v2/sessions") => Answer::Reply(200, r#"{"sessionHandle":"s1"}"#),
-        ("POST", "/v2/sessions/s1/statements") => Answer::Reply(200, r#"{"operationHandle":"o1"}"#),
-        ("DELETE", _) => Answer::Reply(200, r#"{"status":"CLOSED"}"#),
-        _ => Answer::Reply(
+    let gateway = fake_gateway(|method, path| {
+        session_routes(method, path).unwrap_or(Answer::Reply(
             200,
             r#"{"resultType":"NOT_READY","nextResultUri":"/v2/sessions/s1/operations/o1/result/0?rowFormat=JSON"}"#,
-        ),
+        ))
     });
     let project = project_with_gateway(&gateway);
     let out = apply(project.path(), &["--timeout", "2"]);
@@ -192,14 +202,11 @@ fn an_operation_that_never_finishes_is_exit_2_and_writes_no_record() {
 
 #[test]
 fn a_failed_operation_is_reported_with_flinks_reason_and_exit_1() {
-    let gateway = fake_gateway(|method, path| match (method, path) {
-        ("POST", "/v2/sessions") => Answer::Reply(200, r#"{"sessionHandle":"s1"}"#),
-        ("POST", "/v2/sessions/s1/statements") => Answer::Reply(200, r#"{"operationHandle":"o1"}"#),
-        ("DELETE", _) => Answer::Reply(200, r#"{"status":"CLOSED"}"#),
-        _ => Answer::Reply(
+    let gateway = fake_gateway(|method, path| {
+        session_routes(method, path).unwrap_or(Answer::Reply(
             500,
             r#"{"errors":["Internal server error.","<Exception on server side:\norg.apache.flink.table.gateway.api.utils.SqlGatewayException: Failed to fetchResults.\n\tat a.B.c(B.java:1)\nCaused by: org.apache.flink.table.api.ValidationException: Unable to create a source for reading table 'default_catalog.default_database.orders'.\n\tat a.B.c(B.java:2)\n\nEnd of exception on server side>"]}"#,
-        ),
+        ))
     });
     let project = project_with_gateway(&gateway);
     let out = apply(project.path(), &[]);
