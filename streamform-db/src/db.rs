@@ -6,7 +6,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
+use streamform_ir::diff::{Hints, PlanDiff, UnusedHint};
 use streamform_ir::manifest::Manifest;
+use streamform_ir::record::Running;
 use streamform_ir::{Input, Materialized, ModelPlan, Node};
 
 use crate::config::{self, ProjectConfig, SourceDef};
@@ -724,6 +726,9 @@ pub fn check_report(db: &dyn Db, project: Project) -> Vec<Diagnostic> {
     out.extend(source_defs(db, project).diagnostics.iter().cloned());
     let models = model_files(db, project);
     let sources = &source_defs(db, project).sources;
+    // Running node → the model whose hint claims it; running model → the model renamed from it.
+    let mut hinted: BTreeMap<String, String> = BTreeMap::new();
+    let mut renamed: BTreeMap<String, String> = BTreeMap::new();
     for (name, mc) in &config.models {
         if !models.contains_key(name) {
             let help = match did_you_mean(name, models.keys().map(String::as_str)) {
@@ -746,10 +751,9 @@ pub fn check_report(db: &dyn Db, project: Project) -> Vec<Diagnostic> {
                 .with_help("a rename hint names a model that no longer exists; remove one of them"),
             );
         }
-        let mut seen = BTreeSet::new();
         for hint in &mc.nodes {
-            if !seen.insert(hint.was.clone()) {
-                out.push(
+            match hinted.get(&hint.was) {
+                Some(first) if first == name => out.push(
                     Diagnostic::error(
                         "streamform.yml",
                         format!(
@@ -759,7 +763,36 @@ pub fn check_report(db: &dyn Db, project: Project) -> Vec<Diagnostic> {
                     )
                     .with_span(Some(hint.span.clone()))
                     .with_help("each running node can be matched once"),
-                );
+                ),
+                Some(first) => out.push(
+                    Diagnostic::error(
+                        "streamform.yml",
+                        format!(
+                            "models `{first}` and `{name}` both have a hint for the running node {}",
+                            hint.was
+                        ),
+                    )
+                    .with_span(Some(hint.span.clone()))
+                    .with_help("each running node can be matched once; keep the hint on the model that continues it"),
+                ),
+                None => {
+                    hinted.insert(hint.was.clone(), name.clone());
+                }
+            }
+        }
+        if let Some((old, span)) = &mc.renamed_from {
+            match renamed.get(old) {
+                Some(first) => out.push(
+                    Diagnostic::error(
+                        "streamform.yml",
+                        format!("models `{first}` and `{name}` are both renamed_from `{old}`"),
+                    )
+                    .with_span(Some(span.clone()))
+                    .with_help("a running model continues as one model; remove one of the hints"),
+                ),
+                None => {
+                    renamed.insert(old.clone(), name.clone());
+                }
             }
         }
     }
@@ -816,4 +849,126 @@ pub fn check_report(db: &dyn Db, project: Project) -> Vec<Diagnostic> {
         out.extend(fixture_def(db, project, *file).diagnostics.iter().cloned());
     }
     out
+}
+
+/// What a running-plan file holds (`.streamform/applied/<target>.json`, or `--against`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum RunningRead {
+    /// The file does not exist: nothing is recorded.
+    Missing,
+    /// An applied record or a plan manifest, read strictly.
+    Read(Running),
+    /// Why the file was refused, naming what was found (not the file).
+    Refused(String),
+}
+
+/// Reads the running plan from `file`.
+#[salsa::tracked(returns(ref))]
+pub fn running_plan(db: &dyn Db, file: SourceFile) -> RunningRead {
+    match file.contents(db) {
+        FileContents::Missing => RunningRead::Missing,
+        FileContents::NotUtf8 => RunningRead::Refused("the file is not valid UTF-8".into()),
+        FileContents::Unreadable(e) => {
+            RunningRead::Refused(format!("the file could not be read: {e}"))
+        }
+        FileContents::Text(text) => match Running::from_json(text) {
+            Ok(running) => RunningRead::Read(running),
+            Err(e) => RunningRead::Refused(e.to_string()),
+        },
+    }
+}
+
+/// The identity hints of the project (`renamed_from`, `nodes.<kind>.<ordinal>.was`), keyed
+/// by desired model and desired node id.
+#[salsa::tracked(returns(ref))]
+pub fn plan_hints(db: &dyn Db, project: Project) -> Hints {
+    let mut hints = Hints::default();
+    let Some(config) = &project_config(db, project).config else {
+        return hints;
+    };
+    for (name, mc) in &config.models {
+        if let Some((old, _)) = &mc.renamed_from {
+            hints.renamed_from.insert(name.clone(), old.clone());
+        }
+        for hint in &mc.nodes {
+            hints.nodes.insert(
+                format!("{name}::{}::{}", hint.kind.id_name(), hint.ordinal),
+                hint.was.clone(),
+            );
+        }
+    }
+    hints
+}
+
+/// The comparison of a running plan with the project's plan, and what it warns about.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PlanComparison {
+    /// The diff; every model new when nothing is recorded.
+    pub diff: PlanDiff,
+    /// Hints that name no running node, pointing at them in streamform.yml.
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Compares the running plan in `running` with the project's plan (spec: the plan diff
+/// reference). `None` when the project's plan cannot be compiled or the file is refused
+/// ([`running_plan`] says why); a missing file means nothing runs.
+#[salsa::tracked(returns(ref))]
+pub fn plan_diff(db: &dyn Db, project: Project, running: SourceFile) -> Option<PlanComparison> {
+    let desired = application_manifest(db, project).as_ref()?;
+    let running = match running_plan(db, running) {
+        RunningRead::Missing => {
+            return Some(PlanComparison {
+                diff: PlanDiff::fresh(desired),
+                warnings: Vec::new(),
+            });
+        }
+        RunningRead::Read(running) => running.manifest(),
+        RunningRead::Refused(_) => return None,
+    };
+    let diff = streamform_ir::diff::diff(running, desired, plan_hints(db, project));
+    let config = project_config(db, project).config.as_ref()?;
+    let warnings = diff
+        .unused_hints
+        .iter()
+        .map(|hint| unused_hint_warning(config, hint))
+        .collect();
+    Some(PlanComparison { diff, warnings })
+}
+
+fn unused_hint_warning(config: &ProjectConfig, hint: &UnusedHint) -> Diagnostic {
+    match hint {
+        UnusedHint::RenamedFrom { model, old } => {
+            let span = config
+                .models
+                .get(model)
+                .and_then(|m| m.renamed_from.as_ref())
+                .map(|(_, s)| s.clone());
+            Diagnostic::warning(
+                "streamform.yml",
+                format!(
+                    "model `{model}` is renamed_from `{old}`, but nothing running belongs to a model `{old}`"
+                ),
+            )
+            .with_span(span)
+            .with_help("the rename has been applied, so the hint does nothing; delete renamed_from")
+        }
+        UnusedHint::Node { node, was } => {
+            let (model, rest) = node.split_once("::").unwrap_or((node.as_str(), ""));
+            let reference = rest.replacen("::", ".", 1);
+            let span = config.models.get(model).and_then(|m| {
+                m.nodes
+                    .iter()
+                    .find(|h| &h.was == was)
+                    .map(|h| h.span.clone())
+            });
+            Diagnostic::warning(
+                "streamform.yml",
+                format!(
+                    "model `{model}` has the hint {reference} was {was}, but nothing running has the id {was}"
+                ),
+            )
+            .with_span(span)
+            .with_help("the change has been applied, so the hint does nothing; delete it from `nodes:`")
+        }
+    }
 }

@@ -16,6 +16,7 @@ pub mod fixture;
 pub mod load;
 pub mod lower;
 pub mod sql;
+pub mod target;
 pub mod yaml;
 
 pub use db::{Database, Db, FileContents, Project, SourceFile};

@@ -91,6 +91,12 @@ pub fn load_project(db: &Database, root: &Path) -> Result<Project, LoadError> {
     ))
 }
 
+/// Loads one file outside the project's layout as an input: the running plan, a target's
+/// applied record or a file named by `--against`. `shown` is the path messages use for it.
+pub fn load_file(db: &Database, shown: &str, path: &Path) -> SourceFile {
+    SourceFile::new(db, shown.to_string(), read_contents(path))
+}
+
 /// Builds a project from in-memory files (`(relative path, text)`), for tests and tools.
 pub fn project_from_files(db: &Database, files: &[(&str, &str)]) -> Project {
     let get = |rel: &str| {

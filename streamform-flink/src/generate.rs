@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 use streamform_ir::{
     AggCall, AggFunc, ArithOp, BinaryOp, Connector, DataType, Expr, Field, Input, Materialized,
-    ModelPlan, NodeId, Operator, SinkTarget,
+    ModelPlan, NodeId, Operator, SinkTarget, uses_kafka,
 };
 
 use crate::sql::{data_type, expr, ident, string_literal};
@@ -101,19 +101,6 @@ impl Application {
             .iter()
             .any(|s| s.kind == StatementKind::StatementSet)
     }
-}
-
-/// Whether any source or sink of the plans uses Kafka, so a target's Kafka settings are
-/// needed to generate the application.
-pub fn uses_kafka(plans: &[ModelPlan]) -> bool {
-    plans.iter().flat_map(|p| &p.nodes).any(|n| match &n.op {
-        Operator::Source { connector, .. } => matches!(connector, Connector::Kafka { .. }),
-        Operator::Sink {
-            target: Some(SinkTarget { connector, .. }),
-            ..
-        } => matches!(connector, Connector::Kafka { .. }),
-        _ => false,
-    })
 }
 
 /// Generates the Flink SQL application for `plans` (every model, in dependency order).

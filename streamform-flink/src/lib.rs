@@ -16,5 +16,9 @@ pub mod generate;
 pub mod sql;
 
 pub use generate::{
-    Application, Finding, KafkaSettings, Statement, StatementKind, Subject, generate, uses_kafka,
+    Application, Finding, KafkaSettings, Statement, StatementKind, Subject, generate,
 };
+
+/// What `plan` notes when the target's backend is Flink and the verdict is above SAFE:
+/// Flink SQL restores state only for an unchanged query, so any change is a rebuild there.
+pub const STATE_NOTE: &str = "the flink backend does not carry state across a changed query; on this target the action is a rebuild, and the classification tells you what a rebuild costs";

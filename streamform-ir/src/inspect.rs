@@ -6,7 +6,9 @@
 use std::fmt::Write;
 
 use crate::identity::short;
-use crate::manifest::{ChangelogEntry, Column, Manifest, ModelEntry, NodeEntry, StateEntry};
+use crate::manifest::{
+    Manifest, ModelEntry, NodeEntry, StateEntry, operator_title, render_columns as columns,
+};
 
 /// Renders one model: its declaration, then each node's identity. Ends with a newline.
 pub fn render_model(model: &ModelEntry, nodes: &[NodeEntry]) -> String {
@@ -49,15 +51,7 @@ pub fn render_manifest(manifest: &Manifest) -> String {
 }
 
 fn render_node(out: &mut String, node: &NodeEntry) {
-    let title = match node.operator.as_str() {
-        "source" => "Source",
-        "filter" => "Filter",
-        "project" => "Project",
-        "aggregate" => "Aggregate",
-        "sort" => "Sort",
-        "sink" => "Sink",
-        other => other,
-    };
+    let title = operator_title(&node.operator);
     let _ = writeln!(out, "  {}  {title}", node.id);
     let _ = writeln!(out, "    definition={}", node.definition);
     let _ = writeln!(
@@ -66,15 +60,10 @@ fn render_node(out: &mut String, node: &NodeEntry) {
         columns(&node.schema),
         short(&node.schema_digest)
     );
-    let changelog = match &node.changelog {
-        ChangelogEntry::Append => "append".to_string(),
-        ChangelogEntry::Upsert { key } => format!("upsert({})", key.join(", ")),
-        ChangelogEntry::Retract => "retract".to_string(),
-    };
     let _ = writeln!(
         out,
-        "    boundedness={} changelog={changelog}",
-        node.boundedness
+        "    boundedness={} changelog={}",
+        node.boundedness, node.changelog
     );
     if let Some(time) = &node.time {
         let _ = writeln!(out, "    time={time}");
@@ -96,12 +85,4 @@ fn render_node(out: &mut String, node: &NodeEntry) {
             let _ = writeln!(out, "    state digest={}", short(digest));
         }
     }
-}
-
-fn columns(cols: &[Column]) -> String {
-    let parts: Vec<String> = cols
-        .iter()
-        .map(|c| format!("{}: {}", c.name, c.ty))
-        .collect();
-    format!("[{}]", parts.join(", "))
 }

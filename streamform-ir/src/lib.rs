@@ -7,6 +7,8 @@
 
 #![warn(missing_docs)]
 
+pub mod diff;
+pub mod diff_document;
 pub mod explain;
 pub mod expr;
 pub mod identity;

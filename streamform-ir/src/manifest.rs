@@ -116,6 +116,39 @@ pub enum ChangelogEntry {
     Retract,
 }
 
+impl fmt::Display for ChangelogEntry {
+    /// `append`, `upsert(customer_id)`, `retract`, as inspect-plan and plan print it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ChangelogEntry::Append => f.write_str("append"),
+            ChangelogEntry::Upsert { key } => write!(f, "upsert({})", key.join(", ")),
+            ChangelogEntry::Retract => f.write_str("retract"),
+        }
+    }
+}
+
+/// `Source`, `Aggregate`, ... for an operator's lowercase name as the manifest writes it.
+pub fn operator_title(operator: &str) -> &str {
+    match operator {
+        "source" => "Source",
+        "filter" => "Filter",
+        "project" => "Project",
+        "aggregate" => "Aggregate",
+        "sort" => "Sort",
+        "sink" => "Sink",
+        other => other,
+    }
+}
+
+/// Columns as inspect-plan and plan print them: `[customer_id: int64, total_spend: decimal(38,9)]`.
+pub fn render_columns(cols: &[Column]) -> String {
+    let parts: Vec<String> = cols
+        .iter()
+        .map(|c| format!("{}: {}", c.name, c.ty))
+        .collect();
+    format!("[{}]", parts.join(", "))
+}
+
 /// A node's state: `{"kind": "stateless"}` or the keyed state with its digest.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
@@ -135,34 +168,141 @@ pub enum StateEntry {
     },
 }
 
-/// Why a manifest document was refused.
+/// Which versioned document a reader expected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Document {
+    /// The plan manifest (`manifest_version`).
+    Manifest,
+    /// The applied record (`record_version`).
+    Record,
+}
+
+impl Document {
+    fn name(self) -> &'static str {
+        match self {
+            Document::Manifest => "plan manifest",
+            Document::Record => "applied record",
+        }
+    }
+
+    fn version_field(self) -> &'static str {
+        match self {
+            Document::Manifest => "manifest_version",
+            Document::Record => "record_version",
+        }
+    }
+
+    fn version(self) -> u32 {
+        match self {
+            Document::Manifest => MANIFEST_VERSION,
+            Document::Record => crate::record::RECORD_VERSION,
+        }
+    }
+}
+
+/// Why a plan manifest or an applied record was refused. The messages name what was found
+/// and what this build speaks; they do not name the file, which the caller knows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ManifestError {
-    /// The text is not JSON, or not an object.
+    /// The text is empty (or only whitespace).
+    Empty,
+    /// The text is not JSON; serde's message, with its line and column.
     Malformed(String),
-    /// `manifest_version` is missing or not this build's.
-    Version(String),
+    /// Valid JSON, but neither a manifest nor a record: what was found instead.
+    Neither(String),
+    /// The version field is missing or not this build's.
+    Version {
+        /// What was expected.
+        document: Document,
+        /// The value found, or `(missing)`.
+        found: String,
+    },
     /// The document has a field this build does not know, or lacks one it needs.
-    Shape(String),
+    Shape {
+        /// What was expected.
+        document: Document,
+        /// serde's message, with its line and column.
+        message: String,
+    },
 }
 
 impl fmt::Display for ManifestError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ManifestError::Malformed(m) => write!(f, "the plan manifest is not valid JSON: {m}"),
-            ManifestError::Version(found) => write!(
+            ManifestError::Empty => f.write_str("the file is empty"),
+            ManifestError::Malformed(m) => write!(f, "the file is not valid JSON: {m}"),
+            ManifestError::Neither(found) => write!(
                 f,
-                "the plan manifest has manifest_version {found}; this build speaks manifest_version {MANIFEST_VERSION}"
+                "the file is neither a plan manifest nor an applied record: it holds {found}, with no manifest_version or record_version"
             ),
-            ManifestError::Shape(m) => write!(
+            ManifestError::Version { document, found } => write!(
                 f,
-                "the plan manifest does not have the shape of manifest_version {MANIFEST_VERSION}: {m}"
+                "the {} has {} {found}; this build speaks {} {}",
+                document.name(),
+                document.version_field(),
+                document.version_field(),
+                document.version()
+            ),
+            ManifestError::Shape { document, message } => write!(
+                f,
+                "the {} does not have the shape of {} {}: {message}",
+                document.name(),
+                document.version_field(),
+                document.version()
             ),
         }
     }
 }
 
 impl std::error::Error for ManifestError {}
+
+/// Checks the version field of a JSON object for `document`.
+pub(crate) fn check_version(
+    object: &serde_json::Map<String, serde_json::Value>,
+    document: Document,
+) -> Result<(), ManifestError> {
+    match object.get(document.version_field()) {
+        Some(v) if v.as_u64() == Some(u64::from(document.version())) => Ok(()),
+        found => Err(ManifestError::Version {
+            document,
+            found: found.map_or("(missing)".to_string(), ToString::to_string),
+        }),
+    }
+}
+
+/// Parses JSON text into a value, refusing empty text and anything but an object.
+pub(crate) fn parse_object(
+    text: &str,
+) -> Result<serde_json::Map<String, serde_json::Value>, ManifestError> {
+    if text.trim().is_empty() {
+        return Err(ManifestError::Empty);
+    }
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| ManifestError::Malformed(e.to_string()))?;
+    match value {
+        serde_json::Value::Object(map) => Ok(map),
+        other => Err(ManifestError::Neither(describe_json(&other))),
+    }
+}
+
+/// What a JSON value is, for messages: `a JSON array`, `an object with the fields a, b`.
+pub(crate) fn describe_json(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::Null => "null".into(),
+        serde_json::Value::Bool(_) => "a boolean".into(),
+        serde_json::Value::Number(_) => "a number".into(),
+        serde_json::Value::String(_) => "a string".into(),
+        serde_json::Value::Array(_) => "a JSON array".into(),
+        serde_json::Value::Object(map) if map.is_empty() => "an empty object".into(),
+        serde_json::Value::Object(map) => {
+            let mut keys: Vec<&str> = map.keys().map(String::as_str).take(6).collect();
+            if map.len() > 6 {
+                keys.push("…");
+            }
+            format!("an object with the fields {}", keys.join(", "))
+        }
+    }
+}
 
 impl Manifest {
     /// Builds the manifest of an application from its model plans, in dependency order, and
@@ -202,19 +342,13 @@ impl Manifest {
     /// # Errors
     /// [`ManifestError`] naming what was found and what this build speaks.
     pub fn from_json(text: &str) -> Result<Manifest, ManifestError> {
-        let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| ManifestError::Malformed(e.to_string()))?;
-        let Some(object) = value.as_object() else {
-            return Err(ManifestError::Malformed(
-                "expected a JSON object".to_string(),
-            ));
-        };
-        match object.get("manifest_version") {
-            Some(v) if v.as_u64() == Some(u64::from(MANIFEST_VERSION)) => {}
-            Some(v) => return Err(ManifestError::Version(v.to_string())),
-            None => return Err(ManifestError::Version("(missing)".to_string())),
-        }
-        serde_json::from_value(value).map_err(|e| ManifestError::Shape(e.to_string()))
+        let object = parse_object(text)?;
+        check_version(&object, Document::Manifest)?;
+        // From the text, not the value, so serde's message carries the line and column.
+        serde_json::from_str(text).map_err(|e| ManifestError::Shape {
+            document: Document::Manifest,
+            message: e.to_string(),
+        })
     }
 }
 
@@ -461,17 +595,21 @@ mod tests {
             let text = REFERENCE.replacen(from, to, 1);
             assert_ne!(text, REFERENCE, "{from}");
             let err = Manifest::from_json(&text).unwrap_err();
-            assert!(matches!(err, ManifestError::Shape(_)), "{from}: {err}");
+            assert!(matches!(err, ManifestError::Shape { .. }), "{from}: {err}");
             assert!(err.to_string().contains("unknown field"), "{from}: {err}");
         }
     }
 
     #[test]
     fn refuses_text_that_is_not_a_manifest() {
-        assert!(matches!(
+        assert_eq!(
             Manifest::from_json("[1, 2]").unwrap_err(),
-            ManifestError::Malformed(_)
-        ));
+            ManifestError::Neither("a JSON array".into())
+        );
+        assert_eq!(
+            Manifest::from_json(" \n").unwrap_err(),
+            ManifestError::Empty
+        );
         assert!(matches!(
             Manifest::from_json("{\"manifest_version\": 1,").unwrap_err(),
             ManifestError::Malformed(_)

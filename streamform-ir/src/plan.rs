@@ -454,3 +454,16 @@ pub fn assign_id(model: &str, earlier: &[Node], kind: NodeKind) -> NodeId {
         ordinal,
     }
 }
+
+/// Whether any source or sink of the plans uses Kafka, so a backend needs to know where
+/// Kafka is (a target's Kafka settings) to run the application.
+pub fn uses_kafka(plans: &[ModelPlan]) -> bool {
+    plans.iter().flat_map(|p| &p.nodes).any(|n| match &n.op {
+        Operator::Source { connector, .. } => matches!(connector, Connector::Kafka { .. }),
+        Operator::Sink {
+            target: Some(SinkTarget { connector, .. }),
+            ..
+        } => matches!(connector, Connector::Kafka { .. }),
+        _ => false,
+    })
+}

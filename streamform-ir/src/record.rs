@@ -6,13 +6,15 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::manifest::{Manifest, ManifestError};
+use crate::manifest::{
+    Document, Manifest, ManifestError, check_version, describe_json, parse_object,
+};
 
 /// The `record_version` this build writes and reads.
 pub const RECORD_VERSION: u32 = 1;
 
 /// One apply to one target.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AppliedRecord {
     /// Always [`RECORD_VERSION`] when written by this build.
@@ -45,21 +47,67 @@ impl AppliedRecord {
     /// # Errors
     /// A [`ManifestError`] naming what was found and what this build speaks.
     pub fn from_json(text: &str) -> Result<AppliedRecord, ManifestError> {
-        let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| ManifestError::Malformed(e.to_string()))?;
-        match value.get("record_version") {
-            Some(v) if v.as_u64() == Some(u64::from(RECORD_VERSION)) => {}
-            found => {
-                return Err(ManifestError::Shape(format!(
-                    "record_version {} is not the record_version {RECORD_VERSION} this build speaks",
-                    found.map_or("(missing)".to_string(), ToString::to_string)
-                )));
+        let object = parse_object(text)?;
+        check_version(&object, Document::Record)?;
+        match object.get("manifest") {
+            Some(serde_json::Value::Object(manifest)) => {
+                check_version(manifest, Document::Manifest)?;
             }
+            Some(other) => {
+                return Err(ManifestError::Shape {
+                    document: Document::Record,
+                    message: format!(
+                        "its manifest is {}, not a plan manifest",
+                        describe_json(other)
+                    ),
+                });
+            }
+            None => {}
         }
-        if let Some(manifest) = value.get("manifest") {
-            Manifest::from_json(&manifest.to_string())?;
+        // From the text, not the value, so serde's message carries the line and column.
+        serde_json::from_str(text).map_err(|e| ManifestError::Shape {
+            document: Document::Record,
+            message: e.to_string(),
+        })
+    }
+}
+
+/// A running plan as read from a file: an applied record, or a bare plan manifest (such as
+/// a `build/plan.json`), told apart by their version field.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Running {
+    /// An applied record, with the manifest it applied.
+    Record(AppliedRecord),
+    /// A plan manifest.
+    Manifest(Manifest),
+}
+
+impl Running {
+    /// Reads either document strictly: `record_version` makes it a record,
+    /// `manifest_version` a manifest; anything else is refused.
+    ///
+    /// # Errors
+    /// [`ManifestError`]: empty text, text that is not JSON, a document that is neither,
+    /// another version, or a field this build does not know.
+    pub fn from_json(text: &str) -> Result<Running, ManifestError> {
+        let object = parse_object(text)?;
+        if object.contains_key("record_version") {
+            AppliedRecord::from_json(text).map(Running::Record)
+        } else if object.contains_key("manifest_version") {
+            Manifest::from_json(text).map(Running::Manifest)
+        } else {
+            Err(ManifestError::Neither(describe_json(
+                &serde_json::Value::Object(object),
+            )))
         }
-        serde_json::from_value(value).map_err(|e| ManifestError::Shape(e.to_string()))
+    }
+
+    /// The running plan's manifest.
+    pub fn manifest(&self) -> &Manifest {
+        match self {
+            Running::Record(record) => &record.manifest,
+            Running::Manifest(manifest) => manifest,
+        }
     }
 }
 
@@ -106,23 +154,64 @@ mod tests {
     fn refuses_another_version_an_unknown_field_and_a_bad_manifest() {
         let text = record().to_json_pretty();
         let v2 = text.replace("\"record_version\": 1", "\"record_version\": 2");
-        assert!(
-            AppliedRecord::from_json(&v2)
-                .unwrap_err()
-                .to_string()
-                .contains("record_version 2 is not the record_version 1")
+        assert_eq!(
+            AppliedRecord::from_json(&v2).unwrap_err().to_string(),
+            "the applied record has record_version 2; this build speaks record_version 1"
         );
         let extra = text.replace("\"backend\"", "\"operator\": \"me\",\n  \"backend\"");
+        let err = AppliedRecord::from_json(&extra).unwrap_err().to_string();
         assert!(
-            AppliedRecord::from_json(&extra)
-                .unwrap_err()
-                .to_string()
-                .contains("unknown field `operator`")
+            err.starts_with("the applied record does not have the shape of record_version 1: unknown field `operator`"),
+            "{err}"
+        );
+        assert!(
+            err.ends_with("at line 6 column 12"),
+            "the position is in the file: {err}"
         );
         let bad_manifest = text.replace("\"manifest_version\": 1", "\"manifest_version\": 2");
-        assert!(matches!(
-            AppliedRecord::from_json(&bad_manifest).unwrap_err(),
-            ManifestError::Version(_)
-        ));
+        assert_eq!(
+            AppliedRecord::from_json(&bad_manifest)
+                .unwrap_err()
+                .to_string(),
+            "the plan manifest has manifest_version 2; this build speaks manifest_version 1"
+        );
+    }
+
+    #[test]
+    fn running_tells_a_record_from_a_manifest_and_refuses_anything_else() {
+        let text = record().to_json_pretty();
+        assert_eq!(
+            Running::from_json(&text).unwrap(),
+            Running::Record(record())
+        );
+        let manifest = record().manifest.to_json_pretty();
+        assert_eq!(
+            Running::from_json(&manifest).unwrap(),
+            Running::Manifest(record().manifest)
+        );
+        for (text, message) in [
+            ("", "the file is empty"),
+            ("\n  \n", "the file is empty"),
+            (
+                "{\"check_version\": 1, \"loaded\": true}",
+                "the file is neither a plan manifest nor an applied record: it holds an object with the fields check_version, loaded, with no manifest_version or record_version",
+            ),
+            (
+                "[]",
+                "the file is neither a plan manifest nor an applied record: it holds a JSON array, with no manifest_version or record_version",
+            ),
+            (
+                "{\"record_version\": 1, \"manifest\": []}",
+                "the applied record does not have the shape of record_version 1: its manifest is a JSON array, not a plan manifest",
+            ),
+        ] {
+            assert_eq!(Running::from_json(text).unwrap_err().to_string(), message);
+        }
+        let truncated = &text[..text.len() / 2];
+        let err = Running::from_json(truncated).unwrap_err().to_string();
+        assert!(
+            err.starts_with("the file is not valid JSON: EOF while parsing"),
+            "{err}"
+        );
     }
 }

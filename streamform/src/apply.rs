@@ -11,12 +11,14 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use streamform_db::Database;
 use streamform_db::Project;
 use streamform_db::db::{application_manifest, project_config};
+use streamform_db::target::{Need, applied_record_path};
 use streamform_flink::gateway::{ApplyError, GatewayClient, GatewayError};
 use streamform_flink::{Statement, StatementKind, Subject};
 use streamform_ir::record::{AppliedRecord, RECORD_VERSION};
 
 use crate::build::{cannot_run, finding, prepare, write_atomically};
-use crate::{CANNOT_RUN, INVALID, OK, Output};
+use crate::plan::compare;
+use crate::{CANNOT_RUN, INVALID, OK, Output, render};
 
 /// Runs `apply`; `root` is the project directory the record goes under. Progress lines are
 /// printed as they happen; what is returned is the rest of the output and the exit code.
@@ -28,7 +30,7 @@ pub fn apply(
     timeout: Duration,
     color: bool,
 ) -> (Output, u8) {
-    let (chosen, app) = match prepare(db, project, target, true, color) {
+    let (chosen, app) = match prepare(db, project, target, Need::Apply, color) {
         Ok((Some(chosen), app)) => (chosen, app),
         Ok((None, _)) => unreachable!("prepare refuses a project without a target"),
         Err(refused) => return refused,
@@ -38,6 +40,10 @@ pub fn apply(
         out.stdout = "nothing to apply: no model declares a sink\n".into();
         return (out, OK);
     }
+    let compared = match compare(db, project, root, Some(&chosen), None) {
+        Ok(compared) => compared,
+        Err(refused) => return refused,
+    };
     let mut stderr = std::io::stderr().lock();
     for w in app
         .warnings
@@ -45,6 +51,9 @@ pub fn apply(
         .filter(|w| w.subject != Subject::Application)
     {
         let _ = writeln!(stderr, "{}", finding(db, project, w, false, color));
+    }
+    for d in &compared.comparison.warnings {
+        let _ = write!(stderr, "{}", render::diagnostic(db, project, d, color));
     }
     drop(stderr);
 
@@ -65,6 +74,15 @@ pub fn apply(
     let config = project_config(db, project).config.as_ref();
     let name = config.map(|c| c.name.clone()).unwrap_or_default();
     let mut stdout = std::io::stdout().lock();
+    let document = &compared.document;
+    let _ = writeln!(stdout, "{}", document.verdict_line());
+    if !document.verdict.continues() {
+        let _ = writeln!(stdout, "\n{}", document.render_text());
+        let _ = writeln!(
+            stdout,
+            "applying anyway: apply cannot stop or restore a job yet, so the new job starts with empty state and the job already running keeps running (cancel it from the Flink UI); gate deployments on `streamform plan` instead"
+        );
+    }
     let _ = writeln!(
         stdout,
         "applying {name} to target `{}` ({})\n",
@@ -100,7 +118,7 @@ pub fn apply(
         jobs: jobs.clone(),
         manifest,
     };
-    let relative = format!(".streamform/applied/{}.json", chosen.name);
+    let relative = applied_record_path(&chosen.name);
     match write_atomically(&root.join(&relative), record.to_json_pretty().as_bytes()) {
         Ok(()) => {
             let _ = writeln!(stdout, "ok: applied plan recorded in {relative}");

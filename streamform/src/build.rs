@@ -8,8 +8,10 @@ use std::io::Write;
 use std::path::Path;
 
 use streamform_db::db::{self, application_manifest, application_plans, project_config};
+use streamform_db::target::{ChosenTarget, Need, choose_target};
 use streamform_db::{Database, Diagnostic, Project};
 use streamform_flink::{Application, Finding, KafkaSettings, Subject};
+use streamform_ir::ModelPlan;
 
 use crate::{CANNOT_RUN, INVALID, OK, Output, refuse_with_errors, render};
 
@@ -19,42 +21,24 @@ const SCRIPT_PATH: &str = "build/flink/application.sql";
 const MANIFEST_PATH: &str = "build/plan.json";
 
 /// What `build` and `apply` share: the project passes check, the target is chosen, and the
-/// application is generated. `need_target` makes a project without targets an error even
-/// when nothing reads Kafka (apply needs a gateway).
+/// application is generated. `need` says when a project without targets is refused.
 pub fn prepare(
     db: &Database,
     project: Project,
     target: Option<&str>,
-    need_target: bool,
+    need: Need,
     color: bool,
 ) -> Result<(Option<ChosenTarget>, Application), (Output, u8)> {
-    if let Some(refused) = refuse_with_errors(db, project, color) {
-        return Err(refused);
-    }
-    let Some(plans) = application_plans(db, project) else {
-        // check passed, so every model compiles and the graph has no cycle.
-        return Err(cannot_run(
-            "the application could not be planned".into(),
-            None,
-        ));
-    };
-    let chosen = choose_target(db, project, target)?;
-    if chosen.is_none() && (need_target || streamform_flink::uses_kafka(plans)) {
-        let why = if need_target {
-            "the project declares no target to apply to"
-        } else {
-            "the project declares no target, and the application reads or writes Kafka"
-        };
-        return Err(cannot_run(
-            why.into(),
-            Some(
-                "declare one under `targets:` in streamform.yml, with `flink.gateway` and `kafka.bootstrap_servers`"
-                    .into(),
-            ),
-        ));
-    }
-    let kafka = chosen.as_ref().and_then(|c| c.kafka.as_ref());
-    match streamform_flink::generate(plans, kafka) {
+    let plans = compiled(db, project, color)?;
+    let chosen = choose(db, project, target, need, plans)?;
+    let kafka = chosen
+        .as_ref()
+        .and_then(|c| c.kafka.as_ref())
+        .map(|k| KafkaSettings {
+            bootstrap_servers: k.bootstrap_servers.clone(),
+            startup: k.startup.clone(),
+        });
+    match streamform_flink::generate(plans, kafka.as_ref()) {
         Ok(app) => Ok((chosen, app)),
         Err(errors) => {
             let mut out = Output::default();
@@ -71,6 +55,36 @@ pub fn prepare(
     }
 }
 
+/// Every model's plan, in dependency order, or the refusal of a project check rejects.
+pub fn compiled(
+    db: &Database,
+    project: Project,
+    color: bool,
+) -> Result<&Vec<ModelPlan>, (Output, u8)> {
+    if let Some(refused) = refuse_with_errors(db, project, color) {
+        return Err(refused);
+    }
+    application_plans(db, project).as_ref().ok_or_else(|| {
+        // check passed, so every model compiles and the graph has no cycle.
+        cannot_run("the application could not be planned".into(), None)
+    })
+}
+
+/// The target a command works against (see [`choose_target`]), or the refusal (exit 2).
+pub fn choose(
+    db: &Database,
+    project: Project,
+    requested: Option<&str>,
+    need: Need,
+    plans: &[ModelPlan],
+) -> Result<Option<ChosenTarget>, (Output, u8)> {
+    let config = project_config(db, project)
+        .config
+        .as_ref()
+        .expect("the project loaded");
+    choose_target(config, requested, need, plans).map_err(|r| cannot_run(r.message, Some(r.help)))
+}
+
 /// Runs `build`; `root` is the project directory the outputs go under.
 pub fn build(
     db: &Database,
@@ -80,7 +94,7 @@ pub fn build(
     stdout: bool,
     color: bool,
 ) -> (Output, u8) {
-    let (chosen, app) = match prepare(db, project, target, false, color) {
+    let (chosen, app) = match prepare(db, project, target, Need::ForKafka, color) {
         Ok(prepared) => prepared,
         Err(refused) => return refused,
     };
@@ -121,69 +135,7 @@ pub fn build(
     (out, OK)
 }
 
-/// The target a command builds for.
-pub struct ChosenTarget {
-    /// Its name under `targets:`.
-    pub name: String,
-    /// `flink.gateway`, the SQL Gateway's address.
-    pub gateway: Option<String>,
-    /// Kafka as Flink sees it.
-    pub kafka: Option<KafkaSettings>,
-}
-
-/// The chosen target: `--target NAME`, or the only one declared; `Ok(None)` when the
-/// project declares none. An unknown name, or several targets and no `--target`, is the
-/// refusal to print (exit 2).
-pub fn choose_target(
-    db: &Database,
-    project: Project,
-    requested: Option<&str>,
-) -> Result<Option<ChosenTarget>, (Output, u8)> {
-    let config = project_config(db, project)
-        .config
-        .as_ref()
-        .expect("the project loaded");
-    let targets = &config.targets;
-    let names: Vec<&str> = targets.keys().map(String::as_str).collect();
-    let name = match requested {
-        Some(name) if targets.contains_key(name) => name.to_string(),
-        Some(name) => {
-            let help = if names.is_empty() {
-                "the project declares no targets; add one under `targets:` in streamform.yml"
-                    .to_string()
-            } else {
-                streamform_db::diagnostic::suggest(name, &names, "the targets are")
-            };
-            return Err(cannot_run(
-                format!("there is no target `{name}` in streamform.yml"),
-                Some(help),
-            ));
-        }
-        None => match names.as_slice() {
-            [] => return Ok(None),
-            [only] => only.to_string(),
-            _ => {
-                return Err(cannot_run(
-                    format!(
-                        "the project declares {} targets; choose one with --target",
-                        names.len()
-                    ),
-                    Some(format!("the targets are: {}", names.join(", "))),
-                ));
-            }
-        },
-    };
-    let target = &targets[&name];
-    Ok(Some(ChosenTarget {
-        gateway: target.gateway.clone(),
-        kafka: target.kafka.as_ref().map(|k| KafkaSettings {
-            bootstrap_servers: k.bootstrap_servers.clone(),
-            startup: k.startup.clone(),
-        }),
-        name,
-    }))
-}
-
+/// A refusal that stops a command: `error:` and an optional `help:` line, exit 2.
 pub fn cannot_run(message: String, help: Option<String>) -> (Output, u8) {
     let mut stderr = format!("error: {message}\n");
     if let Some(help) = help {

@@ -7,6 +7,7 @@
 
 mod apply;
 mod build;
+mod plan;
 mod render;
 
 use std::io::{IsTerminal, Write};
@@ -120,6 +121,28 @@ enum Command {
         #[arg(long, value_name = "SECONDS", default_value_t = 60)]
         timeout: u64,
     },
+    /// Compare the running plan with the desired plan and classify every change.
+    ///
+    /// The desired plan is compiled from the project; the running plan is the target's
+    /// applied record (.streamform/applied/<target>.json, written by apply) or, with
+    /// --against, a plan manifest (build/plan.json) or an applied record. Each change is
+    /// SAFE, COMPATIBLE, STATE MIGRATION REQUIRED, BACKFILL REQUIRED or STATE INCOMPATIBLE.
+    /// Exit 0 when the verdict is SAFE or COMPATIBLE, 1 above, 2 when the project does not
+    /// compile or the running plan cannot be read.
+    Plan {
+        #[command(flatten)]
+        project: ProjectArg,
+        /// The target whose applied record is the running plan (required when the project
+        /// declares more than one).
+        #[arg(long, value_name = "NAME")]
+        target: Option<String>,
+        /// Compare with this plan manifest or applied record instead of the target's record.
+        #[arg(long, value_name = "FILE")]
+        against: Option<PathBuf>,
+        /// Print the diff document (diff_version 1) instead.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the model dependency graph: sources, models, and sinks.
     Graph {
         #[command(flatten)]
@@ -206,6 +229,22 @@ fn run(cli: Cli) -> ExitCode {
                 &project.project,
                 target.as_deref(),
                 std::time::Duration::from_secs(timeout.max(1)),
+                color,
+            )
+        }),
+        Command::Plan {
+            project,
+            target,
+            against,
+            json,
+        } => with_project(&db, &project, color, |p| {
+            plan::plan(
+                &db,
+                p,
+                &project.project,
+                target.as_deref(),
+                against.as_deref(),
+                json,
                 color,
             )
         }),

@@ -397,6 +397,51 @@ fn flink_accepts_every_statement_of_every_example() {
     }
 }
 
+/// `apply` compares with the target's applied record before it applies, on the real
+/// gateway: the first apply starts fresh, the second is SAFE against the record the first
+/// wrote, and a third after adding an accumulator prints the whole diff and applies anyway.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn apply_prints_the_plan_verdict_before_applying() {
+    let suffix = run_suffix("plan");
+    let project = scratch_project("customer-metrics", &suffix, &env().gateway);
+    let mut jobs = Vec::new();
+    let mut apply_printing = |expect_first: &str| -> String {
+        let out = streamform(&["apply", "--timeout", "120"], project.path());
+        let stdout = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+        assert!(
+            stdout.starts_with(expect_first),
+            "expected the output to start with {expect_first:?}:\n{stdout}"
+        );
+        let record = std::fs::read_to_string(project.path().join(".streamform/applied/local.json"))
+            .expect("the applied record");
+        let record = streamform_ir::record::AppliedRecord::from_json(&record).unwrap();
+        jobs.extend(record.jobs.clone());
+        record.applied_at
+    };
+    let first = apply_printing(&format!(
+        "plan: nothing is recorded as applied to target `local`; the application starts fresh\napplying customer-metrics to target `local` ({})\n",
+        env().gateway
+    ));
+    let second = apply_printing(&format!(
+        "plan: SAFE against target `local`, applied {first}\napplying customer-metrics"
+    ));
+    std::fs::write(
+        project.path().join("models/customer_metrics.sql"),
+        "SELECT customer_id, SUM(amount) AS total_spend, COUNT(*) AS orders\nFROM source('orders')\nGROUP BY customer_id\n",
+    )
+    .unwrap();
+    std::fs::remove_dir_all(project.path().join("tests")).unwrap();
+    apply_printing(&format!(
+        "plan: BACKFILL REQUIRED against target `local`, applied {second}\n\nplan: customer-metrics against target `local`\n"
+    ));
+    for job in &jobs {
+        cancel(job);
+    }
+    assert_eq!(jobs.len(), 3, "each apply started one job: {jobs:?}");
+}
+
 /// Job ids the Flink cluster knows, in any state, sorted.
 fn cluster_jobs() -> Vec<String> {
     let url = format!("{}/jobs/overview", env().rest);

@@ -1,6 +1,8 @@
 //! Helpers shared by the binary's integration tests.
 #![allow(dead_code)]
 
+pub mod fake_gateway;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

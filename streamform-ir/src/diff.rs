@@ -1,0 +1,1068 @@
+//! The plan diff: two plan manifests compared node by node, and every change classified by
+//! what it costs the state of the running application.
+//!
+//! Spec: the plan diff reference (streamform-docs lines 1438-1552), the upgrading guide
+//! (789-922) and DECISIONS.md D6, whose rule tables this module implements:
+//!
+//! - nodes are matched by id, or through the hints (`renamed_from`, `nodes.<kind>.<ordinal>.was`);
+//! - a keyed node compares its grouping key, accumulators and retention; a keyed node whose
+//!   own state is unchanged is raised by any change upstream of it (propagation, across
+//!   model boundaries);
+//! - a stateless node is COMPATIBLE whatever changed, except a sink with a destination,
+//!   where a changed key or materialization, a changed destination, and a lost or retyped
+//!   column need a backfill; and a changed predicate in front of an upsert sink, with no
+//!   keyed node in between, needs one too (our rule);
+//! - added and removed nodes, and whole models, are classified as their nodes.
+//!
+//! Everything here is plain data over two [`Manifest`]s: no files, no backend. The result
+//! is `Eq` and `Hash` so the query database can memoize it.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::manifest::{
+    ChangelogEntry, Column, Manifest, ModelEntry, NodeEntry, StateEntry, render_columns as columns,
+};
+use crate::types::DataType;
+
+/// What a change costs the running state, least severe first (D6). The derived order is
+/// the severity order: the most severe classification wins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum Classification {
+    /// Nothing that state or readers depend on changed.
+    #[serde(rename = "SAFE")]
+    Safe,
+    /// Changed, but existing state and written rows stay valid.
+    #[serde(rename = "COMPATIBLE")]
+    Compatible,
+    /// Stored values stay valid, but how they are kept changes.
+    #[serde(rename = "STATE MIGRATION REQUIRED")]
+    StateMigrationRequired,
+    /// State could be loaded but would not equal what a fresh run produces.
+    #[serde(rename = "BACKFILL REQUIRED")]
+    BackfillRequired,
+    /// Existing state cannot be reused at all.
+    #[serde(rename = "STATE INCOMPATIBLE")]
+    StateIncompatible,
+}
+
+impl Classification {
+    /// Every classification, least severe first.
+    pub const ALL: [Classification; 5] = [
+        Classification::Safe,
+        Classification::Compatible,
+        Classification::StateMigrationRequired,
+        Classification::BackfillRequired,
+        Classification::StateIncompatible,
+    ];
+
+    /// `SAFE`, `COMPATIBLE`, `STATE MIGRATION REQUIRED`, `BACKFILL REQUIRED`,
+    /// `STATE INCOMPATIBLE`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Classification::Safe => "SAFE",
+            Classification::Compatible => "COMPATIBLE",
+            Classification::StateMigrationRequired => "STATE MIGRATION REQUIRED",
+            Classification::BackfillRequired => "BACKFILL REQUIRED",
+            Classification::StateIncompatible => "STATE INCOMPATIBLE",
+        }
+    }
+
+    /// What a model with this verdict needs, as its verdict line says it.
+    pub fn model_action(self) -> &'static str {
+        match self {
+            Classification::Safe => "nothing changed",
+            Classification::Compatible => "redeploy; existing state continues",
+            Classification::StateMigrationRequired => "migrate state before continuing",
+            Classification::BackfillRequired => "replay history through the new plan",
+            Classification::StateIncompatible => "rebuild required",
+        }
+    }
+
+    /// Whether the application can continue from its existing state (SAFE or COMPATIBLE):
+    /// `plan` exits 0 exactly then.
+    pub fn continues(self) -> bool {
+        self <= Classification::Compatible
+    }
+}
+
+impl fmt::Display for Classification {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// The identity hints of the desired project: which running node a desired node was.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Hints {
+    /// Desired model name → the model's name in the running plan (`renamed_from`).
+    pub renamed_from: BTreeMap<String, String>,
+    /// Desired node id → the running node id it was (`nodes.<kind>.<ordinal>.was`).
+    pub nodes: BTreeMap<String, String>,
+}
+
+/// A hint that names no running node: the rename it describes has been applied (or never
+/// happened), and the hint can be deleted.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum UnusedHint {
+    /// `renamed_from: old` on `model`, and nothing running belongs to `old`.
+    RenamedFrom {
+        /// The desired model carrying the hint.
+        model: String,
+        /// The name it says the model had.
+        old: String,
+    },
+    /// `nodes.<kind>.<ordinal>.was` on the desired node `node`, naming no running node.
+    Node {
+        /// The desired node carrying the hint.
+        node: String,
+        /// The running node id it names.
+        was: String,
+    },
+}
+
+/// One field of a node that differs between the sides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Field {
+    /// The operator kind (only differs when a hint pairs nodes of different kinds).
+    Operator,
+    /// The canonical definition.
+    Definition,
+    /// The nodes it reads, mapped through the matching.
+    Inputs,
+    /// The output columns.
+    Schema,
+    /// Bounded or unbounded.
+    Boundedness,
+    /// The changelog contract.
+    Changelog,
+    /// The grouping key of a keyed node, the declared key of a sink.
+    Key,
+    /// The event-time column carried.
+    Time,
+    /// Stateless or keyed.
+    State,
+    /// The accumulators of keyed state.
+    Accumulators,
+    /// The retention of keyed state.
+    Retention,
+    /// The state digest.
+    StateDigest,
+}
+
+impl Field {
+    /// The field's name in the text rendering (`state digest`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Field::Operator => "operator",
+            Field::Definition => "definition",
+            Field::Inputs => "inputs",
+            Field::Schema => "schema",
+            Field::Boundedness => "boundedness",
+            Field::Changelog => "changelog",
+            Field::Key => "key",
+            Field::Time => "time",
+            Field::State => "state",
+            Field::Accumulators => "accumulators",
+            Field::Retention => "retention",
+            Field::StateDigest => "state digest",
+        }
+    }
+}
+
+/// A field's old and new values, rendered canonically (digests in full).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct FieldChange {
+    /// Which field.
+    pub field: Field,
+    /// Its value in the running plan.
+    pub old: String,
+    /// Its value in the desired plan.
+    pub new: String,
+}
+
+/// One classification of a node and why.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct Reason {
+    /// The classification this reason gives.
+    pub classification: Classification,
+    /// Why, one line.
+    pub reason: String,
+}
+
+/// How a node differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeChange {
+    /// Only in the desired plan.
+    Added,
+    /// Only in the running plan.
+    Removed,
+    /// On both sides, and changed or raised by a change elsewhere.
+    Changed,
+}
+
+/// A node that is not SAFE.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct NodeDiff {
+    /// The node's id: the desired id, or the running id of a removed node.
+    pub id: String,
+    /// The running node it was compared with, when a hint paired it with another id.
+    pub was: Option<String>,
+    /// The operator kind, lowercase (`aggregate`).
+    pub operator: String,
+    /// Added, removed or changed.
+    pub change: NodeChange,
+    /// The most severe of the reasons' classifications.
+    pub classification: Classification,
+    /// Every reason, in rule order.
+    pub reasons: Vec<Reason>,
+    /// The fields that differ, in manifest order; empty for added and removed nodes and for
+    /// a node raised by a change elsewhere.
+    pub fields: Vec<FieldChange>,
+}
+
+/// How a model differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ModelChange {
+    /// Nothing runs yet: every model is new.
+    New,
+    /// Present on both sides, nothing changed.
+    Unchanged,
+    /// Present on both sides, something changed.
+    Changed,
+    /// Only in the desired plan.
+    Added,
+    /// Only in the running plan.
+    Removed,
+}
+
+/// One model's part of the diff.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct ModelDiff {
+    /// The model's name: the desired name, or the running name of a removed model.
+    pub name: String,
+    /// The running name, when `renamed_from` matched the model to it.
+    pub renamed_from: Option<String>,
+    /// New, unchanged, changed, added or removed.
+    pub change: ModelChange,
+    /// The most severe classification of its nodes; SAFE when none changed.
+    pub verdict: Classification,
+    /// Its nodes that are not SAFE, in plan order (removed ones where they stood).
+    pub nodes: Vec<NodeDiff>,
+}
+
+/// The comparison of a running plan with a desired plan.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PlanDiff {
+    /// The most severe model verdict; SAFE when there is none.
+    pub verdict: Classification,
+    /// Desired models in dependency order, then the removed ones in running order.
+    pub models: Vec<ModelDiff>,
+    /// Hints that name no running node.
+    pub unused_hints: Vec<UnusedHint>,
+}
+
+impl PlanDiff {
+    /// The diff when nothing runs: every model is new and the verdict is SAFE.
+    pub fn fresh(desired: &Manifest) -> PlanDiff {
+        PlanDiff {
+            verdict: Classification::Safe,
+            models: desired
+                .models
+                .iter()
+                .map(|m| ModelDiff {
+                    name: m.name.clone(),
+                    renamed_from: None,
+                    change: ModelChange::New,
+                    verdict: Classification::Safe,
+                    nodes: Vec::new(),
+                })
+                .collect(),
+            unused_hints: Vec::new(),
+        }
+    }
+}
+
+/// How many models need what, most severe first: `1 model to backfill, 1 model changed`.
+/// Empty when every model is SAFE.
+pub fn verdict_counts(models: &[ModelDiff]) -> String {
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    let mut add = |word: &'static str| match counts.iter_mut().find(|(w, _)| *w == word) {
+        Some((_, n)) => *n += 1,
+        None => counts.push((word, 1)),
+    };
+    let order = |m: &ModelDiff| {
+        let change_rank = match m.change {
+            ModelChange::Added => 1,
+            ModelChange::Removed => 2,
+            _ => 0,
+        };
+        (std::cmp::Reverse(m.verdict), change_rank)
+    };
+    let mut models: Vec<&ModelDiff> = models.iter().collect();
+    models.sort_by_key(|m| order(m));
+    for m in models {
+        add(match (m.verdict, m.change) {
+            (Classification::Safe, _) => continue,
+            (Classification::StateIncompatible, _) => "to rebuild",
+            (Classification::BackfillRequired, _) => "to backfill",
+            (Classification::StateMigrationRequired, _) => "to migrate",
+            (Classification::Compatible, ModelChange::Added) => "added",
+            (Classification::Compatible, ModelChange::Removed) => "removed",
+            (Classification::Compatible, _) => "changed",
+        });
+    }
+    counts
+        .iter()
+        .map(|(word, n)| format!("{n} model{} {word}", if *n == 1 { "" } else { "s" }))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Compares the running manifest with the desired one, using the desired project's hints.
+pub fn diff(running: &Manifest, desired: &Manifest, hints: &Hints) -> PlanDiff {
+    let matching = Matching::new(running, desired, hints);
+    let cx = Context {
+        running: Side::new(running),
+        desired: Side::new(desired),
+        matching: &matching,
+    };
+    let mut models = Vec::new();
+    for entry in &desired.models {
+        models.push(cx.desired_model(entry, hints));
+    }
+    // Running models no desired model continues.
+    let continued: HashSet<&str> = desired
+        .models
+        .iter()
+        .map(|m| {
+            hints
+                .renamed_from
+                .get(&m.name)
+                .map_or(m.name.as_str(), String::as_str)
+        })
+        .chain(desired.models.iter().map(|m| m.name.as_str()))
+        .collect();
+    for entry in &running.models {
+        if continued.contains(entry.name.as_str()) {
+            continue;
+        }
+        let nodes: Vec<NodeDiff> = running
+            .nodes
+            .iter()
+            .filter(|r| r.model == entry.name && !matching.running_matched(&r.id))
+            .map(|r| cx.removed(r))
+            .collect();
+        if nodes.is_empty() {
+            continue;
+        }
+        models.push(ModelDiff {
+            name: entry.name.clone(),
+            renamed_from: None,
+            change: ModelChange::Removed,
+            verdict: max_of(nodes.iter().map(|n| n.classification)),
+            nodes,
+        });
+    }
+    let mut unused_hints = Vec::new();
+    for (model, old) in &hints.renamed_from {
+        if desired.models.iter().any(|m| &m.name == model)
+            && !running.nodes.iter().any(|r| &r.model == old)
+        {
+            unused_hints.push(UnusedHint::RenamedFrom {
+                model: model.clone(),
+                old: old.clone(),
+            });
+        }
+    }
+    for (node, was) in &hints.nodes {
+        if desired.nodes.iter().any(|d| &d.id == node)
+            && !cx.running.nodes.contains_key(was.as_str())
+        {
+            unused_hints.push(UnusedHint::Node {
+                node: node.clone(),
+                was: was.clone(),
+            });
+        }
+    }
+    PlanDiff {
+        verdict: max_of(models.iter().map(|m| m.verdict)),
+        models,
+        unused_hints,
+    }
+}
+
+fn max_of(it: impl Iterator<Item = Classification>) -> Classification {
+    it.max().unwrap_or(Classification::Safe)
+}
+
+/// How a desired node finds its running counterpart, in order of precedence.
+#[derive(Clone, Copy)]
+enum Pass {
+    /// `nodes.<kind>.<ordinal>.was`.
+    NodeHint,
+    /// `renamed_from`: the same kind and ordinal under the old model name.
+    Renamed,
+    /// The same id.
+    SameId,
+}
+
+/// Which running node each desired node is compared with.
+struct Matching {
+    desired_to_running: HashMap<String, String>,
+    running_to_desired: HashMap<String, String>,
+}
+
+impl Matching {
+    /// Node hints first (they take precedence), then `renamed_from` prefixes, then ids.
+    fn new(running: &Manifest, desired: &Manifest, hints: &Hints) -> Matching {
+        let exists: HashSet<&str> = running.nodes.iter().map(|n| n.id.as_str()).collect();
+        let mut m = Matching {
+            desired_to_running: HashMap::new(),
+            running_to_desired: HashMap::new(),
+        };
+        for pass in [Pass::NodeHint, Pass::Renamed, Pass::SameId] {
+            for d in &desired.nodes {
+                if m.desired_to_running.contains_key(&d.id) {
+                    continue;
+                }
+                let candidate = match pass {
+                    Pass::NodeHint => hints.nodes.get(&d.id).cloned(),
+                    Pass::Renamed => hints.renamed_from.get(&d.model).and_then(|old| {
+                        let rest = d.id.strip_prefix(&format!("{}::", d.model))?;
+                        Some(format!("{old}::{rest}"))
+                    }),
+                    Pass::SameId => Some(d.id.clone()),
+                };
+                if let Some(r) = candidate
+                    && exists.contains(r.as_str())
+                    && !m.running_to_desired.contains_key(&r)
+                {
+                    m.desired_to_running.insert(d.id.clone(), r.clone());
+                    m.running_to_desired.insert(r, d.id.clone());
+                }
+            }
+        }
+        m
+    }
+
+    fn counterpart(&self, desired: &str) -> Option<&str> {
+        self.desired_to_running.get(desired).map(String::as_str)
+    }
+
+    fn running_matched(&self, running: &str) -> bool {
+        self.running_to_desired.contains_key(running)
+    }
+}
+
+/// The reasons found for one node, in rule order.
+#[derive(Default)]
+struct Reasons(Vec<Reason>);
+
+impl Reasons {
+    fn add(&mut self, classification: Classification, reason: impl Into<String>) {
+        self.0.push(Reason {
+            classification,
+            reason: reason.into(),
+        });
+    }
+}
+
+/// One manifest, indexed.
+struct Side<'a> {
+    nodes: HashMap<&'a str, &'a NodeEntry>,
+    order: HashMap<&'a str, usize>,
+    models: HashMap<&'a str, &'a ModelEntry>,
+    all: &'a [NodeEntry],
+}
+
+impl<'a> Side<'a> {
+    fn new(manifest: &'a Manifest) -> Side<'a> {
+        Side {
+            nodes: manifest.nodes.iter().map(|n| (n.id.as_str(), n)).collect(),
+            order: manifest
+                .nodes
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (n.id.as_str(), i))
+                .collect(),
+            models: manifest
+                .models
+                .iter()
+                .map(|m| (m.name.as_str(), m))
+                .collect(),
+            all: &manifest.nodes,
+        }
+    }
+
+    /// The nodes upstream of `node`, nearest first, following inputs across models.
+    fn upstream(&self, node: &'a NodeEntry) -> Vec<&'a NodeEntry> {
+        let mut out = Vec::new();
+        let mut seen: HashSet<&str> = HashSet::new();
+        let mut frontier: Vec<&'a NodeEntry> = vec![node];
+        while !frontier.is_empty() {
+            let mut next = Vec::new();
+            for n in frontier {
+                for input in &n.inputs {
+                    if let Some(up) = self.nodes.get(input.as_str())
+                        && seen.insert(up.id.as_str())
+                    {
+                        out.push(*up);
+                        next.push(*up);
+                    }
+                }
+            }
+            frontier = next;
+        }
+        out
+    }
+}
+
+struct Context<'a> {
+    running: Side<'a>,
+    desired: Side<'a>,
+    matching: &'a Matching,
+}
+
+fn is_keyed(n: &NodeEntry) -> bool {
+    matches!(n.state, StateEntry::Keyed { .. })
+}
+
+fn list(items: &[String]) -> String {
+    format!("[{}]", items.join(", "))
+}
+
+/// A sink's definition split into materialization and destination (`kafka customer-metrics`),
+/// following [`crate::manifest::definition`]: `upsert kafka customer-metrics`, or `upsert`.
+fn sink_destination(definition: &str) -> Option<(&str, &str)> {
+    let (_, destination) = definition.split_once(' ')?;
+    let (_, location) = destination.split_once(' ').unwrap_or((destination, ""));
+    Some((destination, location))
+}
+
+/// Whether every value of `old` fits `new` exactly: int32 → int64, or a decimal that keeps
+/// at least as many integral and fractional digits.
+fn widens_losslessly(old: &str, new: &str) -> bool {
+    match (DataType::parse(old), DataType::parse(new)) {
+        (Ok(DataType::Int32), Ok(DataType::Int64)) => true,
+        (
+            Ok(DataType::Decimal {
+                precision: p1,
+                scale: s1,
+            }),
+            Ok(DataType::Decimal {
+                precision: p2,
+                scale: s2,
+            }),
+        ) => (p1, s1) != (p2, s2) && s2 >= s1 && p2 - s2 >= p1 - s1,
+        _ => false,
+    }
+}
+
+impl<'a> Context<'a> {
+    /// The key a node is keyed by: a keyed node's grouping key, a sink's declared key.
+    fn key(&self, side: &Side<'a>, n: &NodeEntry) -> Option<Vec<String>> {
+        match &n.state {
+            StateEntry::Keyed { keys, .. } => Some(keys.clone()),
+            StateEntry::Stateless if n.operator == "sink" => {
+                side.models.get(n.model.as_str()).map(|m| m.key.clone())
+            }
+            StateEntry::Stateless => None,
+        }
+    }
+
+    /// The fields that differ between a running node and its desired counterpart.
+    fn fields(&self, r: &NodeEntry, d: &NodeEntry) -> Vec<FieldChange> {
+        let mut out = Vec::new();
+        let mut push = |field: Field, old: String, new: String| {
+            if old != new {
+                out.push(FieldChange { field, old, new });
+            }
+        };
+        push(Field::Operator, r.operator.clone(), d.operator.clone());
+        push(
+            Field::Definition,
+            r.definition.clone(),
+            d.definition.clone(),
+        );
+        let mapped: Vec<String> = d
+            .inputs
+            .iter()
+            .map(|i| self.matching.counterpart(i).unwrap_or(i).to_string())
+            .collect();
+        if mapped != r.inputs {
+            push(Field::Inputs, list(&r.inputs), list(&d.inputs));
+        }
+        push(Field::Schema, columns(&r.schema), columns(&d.schema));
+        push(
+            Field::Boundedness,
+            r.boundedness.clone(),
+            d.boundedness.clone(),
+        );
+        push(
+            Field::Changelog,
+            r.changelog.to_string(),
+            d.changelog.to_string(),
+        );
+        if let (Some(old), Some(new)) = (self.key(&self.running, r), self.key(&self.desired, d)) {
+            push(Field::Key, list(&old), list(&new));
+        }
+        let time = |t: &Option<String>| t.clone().unwrap_or_else(|| "none".into());
+        push(Field::Time, time(&r.time), time(&d.time));
+        match (&r.state, &d.state) {
+            (
+                StateEntry::Keyed {
+                    accumulators: a1,
+                    retention: t1,
+                    digest: g1,
+                    ..
+                },
+                StateEntry::Keyed {
+                    accumulators: a2,
+                    retention: t2,
+                    digest: g2,
+                    ..
+                },
+            ) => {
+                push(Field::Accumulators, columns(a1), columns(a2));
+                push(Field::Retention, t1.clone(), t2.clone());
+                push(Field::StateDigest, g1.clone(), g2.clone());
+            }
+            (StateEntry::Stateless, StateEntry::Stateless) => {}
+            (a, b) => push(Field::State, state_kind(a), state_kind(b)),
+        }
+        out
+    }
+
+    /// Whether a change to this node changes what flows to the nodes that read it: every
+    /// field but a sink's destination and declared key (which readers of the model do not see).
+    fn flow_changed(&self, r: &NodeEntry, d: &NodeEntry) -> bool {
+        self.fields(r, d)
+            .iter()
+            .any(|f| !(d.operator == "sink" && matches!(f.field, Field::Definition | Field::Key)))
+    }
+
+    /// The nearest node upstream of the desired node `d` (counterpart `r`) that was added,
+    /// removed or changed in what it passes on.
+    fn upstream_change(&self, r: &'a NodeEntry, d: &'a NodeEntry) -> Option<String> {
+        for u in self.desired.upstream(d) {
+            match self
+                .matching
+                .counterpart(&u.id)
+                .and_then(|c| self.running.nodes.get(c))
+            {
+                None => return Some(u.id.clone()),
+                Some(ru) if self.flow_changed(ru, u) => return Some(u.id.clone()),
+                Some(_) => {}
+            }
+        }
+        self.running
+            .upstream(r)
+            .into_iter()
+            .find(|ru| !self.matching.running_matched(&ru.id))
+            .map(|ru| ru.id.clone())
+    }
+
+    /// D6's rule beyond the texts: a predicate between an upsert sink with a destination and
+    /// the nearest keyed node above it that was changed, added or removed.
+    fn predicate_change(&self, r: &'a NodeEntry, d: &'a NodeEntry) -> Option<String> {
+        for u in self.desired.upstream(d) {
+            if is_keyed(u) {
+                break;
+            }
+            if u.operator != "filter" {
+                continue;
+            }
+            match self
+                .matching
+                .counterpart(&u.id)
+                .and_then(|c| self.running.nodes.get(c))
+            {
+                None => return Some(u.id.clone()),
+                Some(ru) if ru.definition != u.definition || ru.operator != u.operator => {
+                    return Some(u.id.clone());
+                }
+                Some(_) => {}
+            }
+        }
+        for ru in self.running.upstream(r) {
+            if is_keyed(ru) {
+                break;
+            }
+            if ru.operator == "filter" && !self.matching.running_matched(&ru.id) {
+                return Some(ru.id.clone());
+            }
+        }
+        None
+    }
+
+    /// The reasons for a node present on both sides.
+    fn reasons(&self, r: &'a NodeEntry, d: &'a NodeEntry, fields: &[FieldChange]) -> Vec<Reason> {
+        use Classification::*;
+        let mut out = Reasons::default();
+        match (&r.state, &d.state) {
+            (
+                StateEntry::Keyed {
+                    keys: k1,
+                    accumulators: a1,
+                    retention: t1,
+                    digest: g1,
+                },
+                StateEntry::Keyed {
+                    keys: k2,
+                    accumulators: a2,
+                    retention: t2,
+                    digest: g2,
+                },
+            ) => {
+                if k1 != k2 {
+                    out.add(
+                        StateIncompatible,
+                        "the grouping key changed; existing state cannot be reused",
+                    );
+                } else {
+                    for acc in a2.iter().filter(|a| !a1.iter().any(|o| o.name == a.name)) {
+                        out.add(
+                            BackfillRequired,
+                            format!(
+                                "accumulator `{}` added; it starts empty for every existing key, replay history to fill it",
+                                acc.name
+                            ),
+                        );
+                    }
+                    for acc in a1.iter().filter(|a| !a2.iter().any(|n| n.name == a.name)) {
+                        out.add(
+                            StateMigrationRequired,
+                            format!(
+                                "accumulator `{}` removed; its stored values are dropped, the others continue",
+                                acc.name
+                            ),
+                        );
+                    }
+                    for old in a1 {
+                        let Some(new) = a2.iter().find(|n| n.name == old.name) else {
+                            continue;
+                        };
+                        if old.ty == new.ty {
+                        } else if widens_losslessly(&old.ty, &new.ty) {
+                            out.add(
+                                StateMigrationRequired,
+                                format!(
+                                    "accumulator `{}` widens from {} to {}",
+                                    old.name, old.ty, new.ty
+                                ),
+                            );
+                        } else {
+                            out.add(
+                                StateIncompatible,
+                                format!(
+                                    "accumulator `{}` changes from {} to {}; stored values cannot be converted",
+                                    old.name, old.ty, new.ty
+                                ),
+                            );
+                        }
+                    }
+                    let common = |from: &[Column], other: &[Column]| -> Vec<String> {
+                        from.iter()
+                            .filter(|a| other.iter().any(|o| o.name == a.name))
+                            .map(|a| a.name.clone())
+                            .collect()
+                    };
+                    if common(a1, a2) != common(a2, a1) {
+                        out.add(
+                            StateMigrationRequired,
+                            "accumulators reordered; stored values are kept under the new layout",
+                        );
+                    }
+                }
+                if t1 != t2 {
+                    out.add(
+                        StateMigrationRequired,
+                        format!(
+                            "retention changes from {t1} to {t2}; timers change, stored values do not"
+                        ),
+                    );
+                }
+                if g1 != g2 && out.0.is_empty() {
+                    // Only a hand-written manifest gets here: the digest covers exactly the
+                    // fields compared above.
+                    out.add(
+                        StateIncompatible,
+                        format!(
+                            "the state digest changes from {} to {}; existing state cannot be reused",
+                            crate::identity::short(g1),
+                            crate::identity::short(g2)
+                        ),
+                    );
+                }
+                if g1 == g2 {
+                    if let Some(at) = self.upstream_change(r, d) {
+                        out.add(
+                            BackfillRequired,
+                            format!(
+                                "input definition changed upstream at `{at}`; existing state was accumulated under the previous definition"
+                            ),
+                        );
+                    } else if !fields.is_empty() {
+                        out.add(Compatible, "its state is unchanged");
+                    }
+                }
+            }
+            (StateEntry::Keyed { .. }, StateEntry::Stateless) => out.add(
+                Compatible,
+                "its keyed state is discarded when the old job stops",
+            ),
+            (StateEntry::Stateless, StateEntry::Keyed { .. }) => out.add(
+                BackfillRequired,
+                "its keyed state starts empty; replay history to fill it",
+            ),
+            (StateEntry::Stateless, StateEntry::Stateless) if d.operator == "sink" => {
+                self.sink_reasons(r, d, fields, &mut out);
+            }
+            (StateEntry::Stateless, StateEntry::Stateless) => {
+                if !fields.is_empty() {
+                    out.add(Compatible, "stateless; no stored value is affected");
+                }
+            }
+        }
+        out.0
+    }
+
+    /// The sink exceptions (D6): a sink's destination holds rows its readers keep.
+    fn sink_reasons(
+        &self,
+        r: &'a NodeEntry,
+        d: &'a NodeEntry,
+        fields: &[FieldChange],
+        out: &mut Reasons,
+    ) {
+        use Classification::*;
+        let old_dest = sink_destination(&r.definition);
+        let new_dest = sink_destination(&d.definition);
+        let mut raised = false;
+        match (old_dest, new_dest) {
+            (Some((old, _)), Some((new, location))) if old != new => {
+                out.add(
+                    BackfillRequired,
+                    format!(
+                        "the new destination `{location}` starts empty; replay history to fill it"
+                    ),
+                );
+                raised = true;
+            }
+            (None, Some((_, location))) => {
+                out.add(
+                    BackfillRequired,
+                    format!(
+                        "the new destination `{location}` starts empty; replay history to fill it"
+                    ),
+                );
+                raised = true;
+            }
+            (Some((_, location)), Some(_)) => {
+                let old_model = self.running.models.get(r.model.as_str());
+                let new_model = self.desired.models.get(d.model.as_str());
+                let declaration =
+                    |m: Option<&&ModelEntry>| m.map(|m| (m.materialized.clone(), m.key.clone()));
+                if declaration(old_model) != declaration(new_model) {
+                    out.add(
+                        BackfillRequired,
+                        format!(
+                            "rows already written to `{location}` are keyed the old way; rebuild the sink"
+                        ),
+                    );
+                    raised = true;
+                }
+                for old in &r.schema {
+                    match d.schema.iter().find(|c| c.name == old.name) {
+                        None => {
+                            out.add(
+                                BackfillRequired,
+                                format!(
+                                    "column `{}` is removed; readers of `{location}` see old rows and new rows in different shapes",
+                                    old.name
+                                ),
+                            );
+                            raised = true;
+                        }
+                        Some(new) if new.ty != old.ty => {
+                            out.add(
+                                BackfillRequired,
+                                format!(
+                                    "column `{}` changes from {} to {}; readers of `{location}` see old rows and new rows in different shapes",
+                                    old.name, old.ty, new.ty
+                                ),
+                            );
+                            raised = true;
+                        }
+                        Some(_) => {}
+                    }
+                }
+                if matches!(d.changelog, ChangelogEntry::Upsert { .. })
+                    && let Some(at) = self.predicate_change(r, d)
+                {
+                    out.add(
+                        BackfillRequired,
+                        format!(
+                            "rows already written to `{location}` were selected by the previous predicate at `{at}`; nothing will delete the ones it now drops, rebuild the sink"
+                        ),
+                    );
+                    raised = true;
+                }
+                if !raised && fields.iter().any(|f| f.field == Field::Schema) {
+                    out.add(
+                        Compatible,
+                        format!(
+                            "readers of `{location}` see the new columns; rows already written keep the old shape"
+                        ),
+                    );
+                    raised = true;
+                }
+            }
+            (Some((_, location)), None) => {
+                out.add(
+                    Compatible,
+                    format!("no longer writes to `{location}`; the rows already there stay"),
+                );
+                raised = true;
+            }
+            (None, None) => {}
+        }
+        if !raised && !fields.is_empty() {
+            out.add(Compatible, "stateless; no stored value is affected");
+        }
+    }
+
+    fn removed(&self, r: &NodeEntry) -> NodeDiff {
+        let reason = if is_keyed(r) {
+            "its keyed state is discarded when the old job stops"
+        } else {
+            "stateless; nothing is lost"
+        };
+        NodeDiff {
+            id: r.id.clone(),
+            was: None,
+            operator: r.operator.clone(),
+            change: NodeChange::Removed,
+            classification: Classification::Compatible,
+            reasons: vec![Reason {
+                classification: Classification::Compatible,
+                reason: reason.into(),
+            }],
+            fields: Vec::new(),
+        }
+    }
+
+    fn added(&self, d: &NodeEntry) -> NodeDiff {
+        let (classification, reason) = if is_keyed(d) {
+            (
+                Classification::BackfillRequired,
+                "new keyed state starts empty; history is in it only if the source replays it",
+            )
+        } else {
+            (
+                Classification::Compatible,
+                "stateless; nothing to carry over",
+            )
+        };
+        NodeDiff {
+            id: d.id.clone(),
+            was: None,
+            operator: d.operator.clone(),
+            change: NodeChange::Added,
+            classification,
+            reasons: vec![Reason {
+                classification,
+                reason: reason.into(),
+            }],
+            fields: Vec::new(),
+        }
+    }
+
+    fn changed(&self, r: &'a NodeEntry, d: &'a NodeEntry) -> Option<NodeDiff> {
+        let fields = self.fields(r, d);
+        let reasons = self.reasons(r, d, &fields);
+        if reasons.is_empty() {
+            return None;
+        }
+        Some(NodeDiff {
+            id: d.id.clone(),
+            was: (r.id != d.id).then(|| r.id.clone()),
+            operator: d.operator.clone(),
+            change: NodeChange::Changed,
+            classification: max_of(reasons.iter().map(|r| r.classification)),
+            reasons,
+            fields,
+        })
+    }
+
+    fn desired_model(&self, entry: &ModelEntry, hints: &Hints) -> ModelDiff {
+        let renamed_from = hints
+            .renamed_from
+            .get(&entry.name)
+            .filter(|old| self.running.all.iter().any(|r| &r.model == *old))
+            .cloned();
+        let running_name = renamed_from.as_deref().unwrap_or(&entry.name);
+        // Running nodes of this model (under either name) nothing matched, in running order.
+        let mut removed: Vec<&NodeEntry> = self
+            .running
+            .all
+            .iter()
+            .filter(|r| r.model == running_name || r.model == entry.name)
+            .filter(|r| !self.matching.running_matched(&r.id))
+            .collect();
+        let mut nodes = Vec::new();
+        let mut any_counterpart = false;
+        for d in self.desired.all.iter().filter(|d| d.model == entry.name) {
+            match self
+                .matching
+                .counterpart(&d.id)
+                .and_then(|c| self.running.nodes.get(c))
+            {
+                Some(r) => {
+                    any_counterpart = true;
+                    let at = self.running.order[r.id.as_str()];
+                    let (before, after): (Vec<&NodeEntry>, Vec<&NodeEntry>) = removed
+                        .into_iter()
+                        .partition(|x| self.running.order[x.id.as_str()] < at);
+                    nodes.extend(before.into_iter().map(|x| self.removed(x)));
+                    removed = after;
+                    nodes.extend(self.changed(r, d));
+                }
+                None => nodes.push(self.added(d)),
+            }
+        }
+        let had_running = any_counterpart || !removed.is_empty();
+        nodes.extend(removed.into_iter().map(|x| self.removed(x)));
+        let verdict = max_of(nodes.iter().map(|n| n.classification));
+        let change = if !had_running {
+            ModelChange::Added
+        } else if nodes.is_empty() {
+            ModelChange::Unchanged
+        } else {
+            ModelChange::Changed
+        };
+        ModelDiff {
+            name: entry.name.clone(),
+            renamed_from,
+            change,
+            verdict,
+            nodes,
+        }
+    }
+}
+
+fn state_kind(s: &StateEntry) -> String {
+    match s {
+        StateEntry::Stateless => "stateless".into(),
+        StateEntry::Keyed { .. } => "keyed".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

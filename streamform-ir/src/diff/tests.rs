@@ -1,0 +1,1053 @@
+//! D6's rule tables, one case per row, on hand-made manifests: each case edits a copy of one
+//! base application and asserts the classification and every reason of one node.
+//!
+//! The base application has four models:
+//! - `totals`: source `orders` → filter (WHERE) → aggregate by `[customer_id, region]` →
+//!   filter (HAVING) → project → upsert sink to topic `totals`;
+//! - `big`: reads `totals` → filter → upsert sink to topic `big` (a stateless model over an
+//!   updating one);
+//! - `regions`: reads `totals` → aggregate by `[region]` → upsert sink without a destination;
+//! - `events`: source `clicks` → filter → append sink to topic `events`.
+
+use super::*;
+use crate::identity::sha256_hex;
+use crate::manifest::MANIFEST_VERSION;
+
+fn col(name: &str, ty: &str) -> Column {
+    Column {
+        name: name.into(),
+        ty: ty.into(),
+    }
+}
+
+fn keyed(keys: &[&str], accumulators: &[(&str, &str)], retention: &str) -> StateEntry {
+    let accs: Vec<Column> = accumulators.iter().map(|(n, t)| col(n, t)).collect();
+    let fingerprint = format!(
+        "aggregate key=[{}] accumulators={} retention={retention}",
+        keys.join(", "),
+        columns(&accs)
+    );
+    StateEntry::Keyed {
+        keys: keys.iter().map(|k| k.to_string()).collect(),
+        accumulators: accs,
+        retention: retention.into(),
+        digest: sha256_hex(&fingerprint),
+    }
+}
+
+/// Edits the keyed state of `totals::aggregate::0` (keys, accumulators, retention) and
+/// recomputes its digest, as lowering would.
+fn edit_state(m: &mut Manifest, f: impl FnOnce(&mut Vec<String>, &mut Vec<Column>, &mut String)) {
+    let node = at(m, "totals::aggregate::0");
+    let StateEntry::Keyed {
+        keys,
+        accumulators,
+        retention,
+        ..
+    } = &mut node.state
+    else {
+        panic!("totals::aggregate::0 is keyed");
+    };
+    f(keys, accumulators, retention);
+    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+    let accs: Vec<(&str, &str)> = accumulators
+        .iter()
+        .map(|a| (a.name.as_str(), a.ty.as_str()))
+        .collect();
+    let state = keyed(&keys, &accs, retention);
+    node.state = state;
+}
+
+fn upsert(key: &[&str]) -> ChangelogEntry {
+    ChangelogEntry::Upsert {
+        key: key.iter().map(|k| k.to_string()).collect(),
+    }
+}
+
+fn node(
+    id: &str,
+    inputs: &[&str],
+    definition: &str,
+    schema: Vec<Column>,
+    changelog: ChangelogEntry,
+    state: StateEntry,
+) -> NodeEntry {
+    let mut parts = id.split("::");
+    let model = parts.next().unwrap().to_string();
+    let operator = parts.next().unwrap().to_string();
+    NodeEntry {
+        id: id.into(),
+        model,
+        operator,
+        inputs: inputs.iter().map(|i| i.to_string()).collect(),
+        definition: definition.into(),
+        schema_digest: sha256_hex(&columns(&schema)),
+        schema,
+        boundedness: "unbounded".into(),
+        changelog,
+        state,
+        time: None,
+    }
+}
+
+fn model(name: &str, materialized: &str, key: &[&str]) -> ModelEntry {
+    ModelEntry {
+        name: name.into(),
+        materialized: materialized.into(),
+        key: key.iter().map(|k| k.to_string()).collect(),
+        output: format!("{name}::sink::0"),
+    }
+}
+
+fn base() -> Manifest {
+    let orders = || {
+        vec![
+            col("amount", "decimal(38,9)"),
+            col("customer_id", "int64"),
+            col("price", "decimal(10,2)"),
+            col("qty", "int32"),
+            col("region", "string"),
+        ]
+    };
+    let agg_schema = || {
+        vec![
+            col("customer_id", "int64"),
+            col("region", "string"),
+            col("sum(amount)", "decimal(38,9)"),
+            col("count(*)", "int64"),
+            col("min(qty)", "int32"),
+            col("min(price)", "decimal(10,2)"),
+        ]
+    };
+    let totals_schema = || {
+        vec![
+            col("customer_id", "int64"),
+            col("region", "string"),
+            col("total", "decimal(38,9)"),
+            col("orders", "int64"),
+        ]
+    };
+    let key = || upsert(&["customer_id", "region"]);
+    let state = || {
+        keyed(
+            &["customer_id", "region"],
+            &[
+                ("sum(amount)", "decimal(38,9)"),
+                ("count(*)", "int64"),
+                ("min(qty)", "int32"),
+                ("min(price)", "decimal(10,2)"),
+            ],
+            "unbounded",
+        )
+    };
+    let nodes = vec![
+        node(
+            "totals::source::0",
+            &[],
+            "orders (kafka orders)",
+            orders(),
+            ChangelogEntry::Append,
+            StateEntry::Stateless,
+        ),
+        node(
+            "totals::filter::0",
+            &["totals::source::0"],
+            "(amount > 0)",
+            orders(),
+            ChangelogEntry::Append,
+            StateEntry::Stateless,
+        ),
+        node(
+            "totals::aggregate::0",
+            &["totals::filter::0"],
+            "key=[customer_id, region] aggregates=[sum(amount), count(*), min(qty), min(price)]",
+            agg_schema(),
+            key(),
+            state(),
+        ),
+        node(
+            "totals::filter::1",
+            &["totals::aggregate::0"],
+            "(count(*) > 1)",
+            agg_schema(),
+            key(),
+            StateEntry::Stateless,
+        ),
+        node(
+            "totals::project::0",
+            &["totals::filter::1"],
+            "customer_id, region, sum(amount) AS total, count(*) AS orders",
+            totals_schema(),
+            key(),
+            StateEntry::Stateless,
+        ),
+        node(
+            "totals::sink::0",
+            &["totals::project::0"],
+            "upsert kafka totals",
+            totals_schema(),
+            key(),
+            StateEntry::Stateless,
+        ),
+        node(
+            "big::filter::0",
+            &["totals::sink::0"],
+            "(total > 100)",
+            totals_schema(),
+            key(),
+            StateEntry::Stateless,
+        ),
+        node(
+            "big::sink::0",
+            &["big::filter::0"],
+            "upsert kafka big",
+            totals_schema(),
+            key(),
+            StateEntry::Stateless,
+        ),
+        node(
+            "regions::aggregate::0",
+            &["totals::sink::0"],
+            "key=[region] aggregates=[sum(total)]",
+            vec![col("region", "string"), col("sum(total)", "decimal(38,9)")],
+            upsert(&["region"]),
+            keyed(&["region"], &[("sum(total)", "decimal(38,9)")], "unbounded"),
+        ),
+        node(
+            "regions::sink::0",
+            &["regions::aggregate::0"],
+            "upsert",
+            vec![col("region", "string"), col("sum(total)", "decimal(38,9)")],
+            upsert(&["region"]),
+            StateEntry::Stateless,
+        ),
+        node(
+            "events::source::0",
+            &[],
+            "clicks (kafka clicks)",
+            vec![col("url", "string")],
+            ChangelogEntry::Append,
+            StateEntry::Stateless,
+        ),
+        node(
+            "events::filter::0",
+            &["events::source::0"],
+            "(url IS NOT NULL)",
+            vec![col("url", "string")],
+            ChangelogEntry::Append,
+            StateEntry::Stateless,
+        ),
+        node(
+            "events::sink::0",
+            &["events::filter::0"],
+            "append kafka events",
+            vec![col("url", "string")],
+            ChangelogEntry::Append,
+            StateEntry::Stateless,
+        ),
+    ];
+    let mut manifest = Manifest {
+        manifest_version: MANIFEST_VERSION,
+        application_digest: String::new(),
+        models: vec![
+            model("totals", "upsert", &["customer_id", "region"]),
+            model("big", "upsert", &["customer_id", "region"]),
+            model("regions", "upsert", &["region"]),
+            model("events", "append", &[]),
+        ],
+        nodes,
+    };
+    manifest.application_digest = manifest.compute_digest();
+    manifest
+}
+
+fn at<'a>(m: &'a mut Manifest, id: &str) -> &'a mut NodeEntry {
+    m.nodes.iter_mut().find(|n| n.id == id).expect(id)
+}
+
+fn remove(m: &mut Manifest, id: &str) {
+    let removed = m.nodes.iter().position(|n| n.id == id).expect(id);
+    let inputs = m.nodes.remove(removed).inputs;
+    for n in &mut m.nodes {
+        if n.inputs == [id.to_string()] {
+            n.inputs = inputs.clone();
+        }
+    }
+}
+
+fn insert_after(m: &mut Manifest, after: &str, mut new: NodeEntry) {
+    let i = m.nodes.iter().position(|n| n.id == after).expect(after);
+    for n in &mut m.nodes {
+        if n.inputs == [after.to_string()] {
+            n.inputs = vec![new.id.clone()];
+        }
+    }
+    new.inputs = vec![after.to_string()];
+    m.nodes.insert(i + 1, new);
+}
+
+/// Gives a node another id, and its reader the new input.
+fn renumber(m: &mut Manifest, from: &str, to: &str) {
+    for n in &mut m.nodes {
+        if n.id == from {
+            n.id = to.into();
+        }
+        for i in &mut n.inputs {
+            if i == from {
+                *i = to.into();
+            }
+        }
+    }
+}
+
+fn rename_model(m: &mut Manifest, old: &str, new: &str) {
+    let swap = |s: &mut String| {
+        if let Some(rest) = s.strip_prefix(&format!("{old}::")) {
+            *s = format!("{new}::{rest}");
+        }
+    };
+    for n in &mut m.nodes {
+        swap(&mut n.id);
+        n.inputs.iter_mut().for_each(swap);
+        if n.model == old {
+            n.model = new.into();
+        }
+    }
+    for e in &mut m.models {
+        if e.name == old {
+            e.name = new.into();
+            swap(&mut e.output);
+        }
+    }
+}
+
+/// The classification and every reason of one node in `diff`, or `None` when it is SAFE.
+fn verdict_of(diff: &PlanDiff, id: &str) -> Option<(Classification, Vec<String>)> {
+    diff.models
+        .iter()
+        .flat_map(|m| &m.nodes)
+        .find(|n| n.id == id)
+        .map(|n| {
+            (
+                n.classification,
+                n.reasons
+                    .iter()
+                    .map(|r| format!("{}: {}", r.classification, r.reason))
+                    .collect(),
+            )
+        })
+}
+
+struct Case {
+    row: &'static str,
+    edit: fn(&mut Manifest),
+    node: &'static str,
+    expect: Option<(Classification, &'static [&'static str])>,
+}
+
+use Classification::*;
+
+const STATELESS: &str = "COMPATIBLE: stateless; no stored value is affected";
+
+fn cases() -> Vec<Case> {
+    vec![
+        // A keyed node present on both sides.
+        Case {
+            row: "keyed: nothing changed, nothing upstream changed",
+            edit: |_| {},
+            node: "totals::aggregate::0",
+            expect: None,
+        },
+        Case {
+            row: "keyed: grouping key columns changed",
+            edit: |m| edit_state(m, |keys, _, _| drop(keys.pop())),
+            node: "totals::aggregate::0",
+            expect: Some((
+                StateIncompatible,
+                &["STATE INCOMPATIBLE: the grouping key changed; existing state cannot be reused"],
+            )),
+        },
+        Case {
+            row: "keyed: grouping key order changed",
+            edit: |m| edit_state(m, |keys, _, _| keys.reverse()),
+            node: "totals::aggregate::0",
+            expect: Some((
+                StateIncompatible,
+                &["STATE INCOMPATIBLE: the grouping key changed; existing state cannot be reused"],
+            )),
+        },
+        Case {
+            row: "keyed: accumulator added",
+            edit: |m| {
+                edit_state(m, |_, accs, _| {
+                    accs.push(col("max(amount)", "decimal(38,9)"))
+                })
+            },
+            node: "totals::aggregate::0",
+            expect: Some((
+                BackfillRequired,
+                &[
+                    "BACKFILL REQUIRED: accumulator `max(amount)` added; it starts empty for every existing key, replay history to fill it",
+                ],
+            )),
+        },
+        Case {
+            row: "keyed: accumulator removed",
+            edit: |m| edit_state(m, |_, accs, _| drop(accs.remove(1))),
+            node: "totals::aggregate::0",
+            expect: Some((
+                StateMigrationRequired,
+                &[
+                    "STATE MIGRATION REQUIRED: accumulator `count(*)` removed; its stored values are dropped, the others continue",
+                ],
+            )),
+        },
+        Case {
+            row: "keyed: accumulators reordered, same set",
+            edit: |m| edit_state(m, |_, accs, _| accs.swap(0, 1)),
+            node: "totals::aggregate::0",
+            expect: Some((
+                StateMigrationRequired,
+                &[
+                    "STATE MIGRATION REQUIRED: accumulators reordered; stored values are kept under the new layout",
+                ],
+            )),
+        },
+        Case {
+            row: "keyed: accumulator widened losslessly (int32 to int64)",
+            edit: |m| edit_state(m, |_, accs, _| accs[2].ty = "int64".into()),
+            node: "totals::aggregate::0",
+            expect: Some((
+                StateMigrationRequired,
+                &["STATE MIGRATION REQUIRED: accumulator `min(qty)` widens from int32 to int64"],
+            )),
+        },
+        Case {
+            row: "keyed: accumulator widened losslessly (larger precision and scale)",
+            edit: |m| edit_state(m, |_, accs, _| accs[3].ty = "decimal(12,4)".into()),
+            node: "totals::aggregate::0",
+            expect: Some((
+                StateMigrationRequired,
+                &[
+                    "STATE MIGRATION REQUIRED: accumulator `min(price)` widens from decimal(10,2) to decimal(12,4)",
+                ],
+            )),
+        },
+        Case {
+            row: "keyed: accumulator type changed otherwise (another family)",
+            edit: |m| edit_state(m, |_, accs, _| accs[2].ty = "float64".into()),
+            node: "totals::aggregate::0",
+            expect: Some((
+                StateIncompatible,
+                &[
+                    "STATE INCOMPATIBLE: accumulator `min(qty)` changes from int32 to float64; stored values cannot be converted",
+                ],
+            )),
+        },
+        Case {
+            row: "keyed: accumulator type changed otherwise (more scale, fewer integral digits)",
+            edit: |m| edit_state(m, |_, accs, _| accs[0].ty = "decimal(38,12)".into()),
+            node: "totals::aggregate::0",
+            expect: Some((
+                StateIncompatible,
+                &[
+                    "STATE INCOMPATIBLE: accumulator `sum(amount)` changes from decimal(38,9) to decimal(38,12); stored values cannot be converted",
+                ],
+            )),
+        },
+        Case {
+            row: "keyed: retention changed",
+            edit: |m| edit_state(m, |_, _, retention| *retention = "30d".into()),
+            node: "totals::aggregate::0",
+            expect: Some((
+                StateMigrationRequired,
+                &[
+                    "STATE MIGRATION REQUIRED: retention changes from unbounded to 30d; timers change, stored values do not",
+                ],
+            )),
+        },
+        Case {
+            row: "keyed: own state unchanged, an upstream filter's definition changed",
+            edit: |m| at(m, "totals::filter::0").definition = "(amount > 10)".into(),
+            node: "totals::aggregate::0",
+            expect: Some((
+                BackfillRequired,
+                &[
+                    "BACKFILL REQUIRED: input definition changed upstream at `totals::filter::0`; existing state was accumulated under the previous definition",
+                ],
+            )),
+        },
+        Case {
+            row: "keyed: own state unchanged, the source reads another topic",
+            edit: |m| at(m, "totals::source::0").definition = "orders (kafka orders-v2)".into(),
+            node: "totals::aggregate::0",
+            expect: Some((
+                BackfillRequired,
+                &[
+                    "BACKFILL REQUIRED: input definition changed upstream at `totals::source::0`; existing state was accumulated under the previous definition",
+                ],
+            )),
+        },
+        Case {
+            row: "keyed: own state unchanged, an upstream filter removed",
+            edit: |m| remove(m, "totals::filter::0"),
+            node: "totals::aggregate::0",
+            expect: Some((
+                BackfillRequired,
+                &[
+                    "BACKFILL REQUIRED: input definition changed upstream at `totals::filter::0`; existing state was accumulated under the previous definition",
+                ],
+            )),
+        },
+        Case {
+            row: "keyed: several rows apply, the most severe wins and every reason is kept",
+            edit: |m| {
+                edit_state(m, |_, accs, _| {
+                    accs.remove(1);
+                    accs.push(col("max(amount)", "decimal(38,9)"));
+                })
+            },
+            node: "totals::aggregate::0",
+            expect: Some((
+                BackfillRequired,
+                &[
+                    "BACKFILL REQUIRED: accumulator `max(amount)` added; it starts empty for every existing key, replay history to fill it",
+                    "STATE MIGRATION REQUIRED: accumulator `count(*)` removed; its stored values are dropped, the others continue",
+                ],
+            )),
+        },
+        // A stateless node present on both sides.
+        Case {
+            row: "stateless: any change is COMPATIBLE",
+            edit: |m| {
+                at(m, "totals::project::0").definition =
+                    "customer_id, region, sum(amount) AS total, count(*) AS orders_seen".into()
+            },
+            node: "totals::project::0",
+            expect: Some((Compatible, &[STATELESS])),
+        },
+        Case {
+            row: "stateless: a changed filter is COMPATIBLE itself",
+            edit: |m| at(m, "totals::filter::0").definition = "(amount > 10)".into(),
+            node: "totals::filter::0",
+            expect: Some((Compatible, &[STATELESS])),
+        },
+        Case {
+            row: "sink: changed key",
+            edit: |m| m.models[0].key = vec!["customer_id".into()],
+            node: "totals::sink::0",
+            expect: Some((
+                BackfillRequired,
+                &[
+                    "BACKFILL REQUIRED: rows already written to `totals` are keyed the old way; rebuild the sink",
+                ],
+            )),
+        },
+        Case {
+            row: "sink: changed materialization",
+            edit: |m| {
+                m.models[3].materialized = "upsert".into();
+                m.models[3].key = vec!["url".into()];
+                at(m, "events::sink::0").definition = "upsert kafka events".into();
+            },
+            node: "events::sink::0",
+            expect: Some((
+                BackfillRequired,
+                &[
+                    "BACKFILL REQUIRED: rows already written to `events` are keyed the old way; rebuild the sink",
+                ],
+            )),
+        },
+        Case {
+            row: "sink: changed destination",
+            edit: |m| at(m, "totals::sink::0").definition = "upsert kafka totals-v2".into(),
+            node: "totals::sink::0",
+            expect: Some((
+                BackfillRequired,
+                &[
+                    "BACKFILL REQUIRED: the new destination `totals-v2` starts empty; replay history to fill it",
+                ],
+            )),
+        },
+        Case {
+            row: "sink: a destination where there was none",
+            edit: |m| at(m, "regions::sink::0").definition = "upsert kafka regions".into(),
+            node: "regions::sink::0",
+            expect: Some((
+                BackfillRequired,
+                &[
+                    "BACKFILL REQUIRED: the new destination `regions` starts empty; replay history to fill it",
+                ],
+            )),
+        },
+        Case {
+            row: "sink: schema only gains columns",
+            edit: |m| {
+                for id in ["totals::project::0", "totals::sink::0"] {
+                    at(m, id).schema.push(col("max_price", "decimal(10,2)"));
+                }
+            },
+            node: "totals::sink::0",
+            expect: Some((
+                Compatible,
+                &[
+                    "COMPATIBLE: readers of `totals` see the new columns; rows already written keep the old shape",
+                ],
+            )),
+        },
+        Case {
+            row: "sink: schema loses a column",
+            edit: |m| {
+                for id in ["totals::project::0", "totals::sink::0"] {
+                    at(m, id).schema.pop();
+                }
+            },
+            node: "totals::sink::0",
+            expect: Some((
+                BackfillRequired,
+                &[
+                    "BACKFILL REQUIRED: column `orders` is removed; readers of `totals` see old rows and new rows in different shapes",
+                ],
+            )),
+        },
+        Case {
+            row: "sink: schema retypes a column",
+            edit: |m| {
+                for id in ["totals::project::0", "totals::sink::0"] {
+                    at(m, id).schema[2].ty = "float64".into();
+                }
+            },
+            node: "totals::sink::0",
+            expect: Some((
+                BackfillRequired,
+                &[
+                    "BACKFILL REQUIRED: column `total` changes from decimal(38,9) to float64; readers of `totals` see old rows and new rows in different shapes",
+                ],
+            )),
+        },
+        Case {
+            row: "sink without a destination: a changed key is COMPATIBLE (nothing is written)",
+            edit: |m| {
+                m.models[2].key = vec!["region".into(), "x".into()];
+            },
+            node: "regions::sink::0",
+            expect: Some((Compatible, &[STATELESS])),
+        },
+        // Added and removed nodes.
+        Case {
+            row: "added: a stateless node",
+            edit: |m| {
+                let schema = at(m, "big::filter::0").schema.clone();
+                insert_after(
+                    m,
+                    "big::filter::0",
+                    node(
+                        "big::project::0",
+                        &[],
+                        "customer_id, region, total, orders",
+                        schema,
+                        upsert(&["customer_id", "region"]),
+                        StateEntry::Stateless,
+                    ),
+                );
+            },
+            node: "big::project::0",
+            expect: Some((
+                Compatible,
+                &["COMPATIBLE: stateless; nothing to carry over"],
+            )),
+        },
+        Case {
+            row: "removed: a stateless node",
+            edit: |m| remove(m, "totals::project::0"),
+            node: "totals::project::0",
+            expect: Some((Compatible, &["COMPATIBLE: stateless; nothing is lost"])),
+        },
+        Case {
+            row: "added: a keyed node",
+            edit: |m| {
+                let schema = vec![col("url", "string"), col("count(*)", "int64")];
+                insert_after(
+                    m,
+                    "events::filter::0",
+                    node(
+                        "events::aggregate::0",
+                        &[],
+                        "key=[url] aggregates=[count(*)]",
+                        schema,
+                        upsert(&["url"]),
+                        keyed(&["url"], &[("count(*)", "int64")], "unbounded"),
+                    ),
+                );
+            },
+            node: "events::aggregate::0",
+            expect: Some((
+                BackfillRequired,
+                &[
+                    "BACKFILL REQUIRED: new keyed state starts empty; history is in it only if the source replays it",
+                ],
+            )),
+        },
+        Case {
+            row: "removed: a keyed node",
+            edit: |m| remove(m, "regions::aggregate::0"),
+            node: "regions::aggregate::0",
+            expect: Some((
+                Compatible,
+                &["COMPATIBLE: its keyed state is discarded when the old job stops"],
+            )),
+        },
+        // Propagation across model boundaries.
+        Case {
+            row: "propagation: a changed filter in an upstream model raises a downstream aggregate",
+            edit: |m| at(m, "totals::filter::0").definition = "(amount > 10)".into(),
+            node: "regions::aggregate::0",
+            expect: Some((
+                BackfillRequired,
+                &[
+                    "BACKFILL REQUIRED: input definition changed upstream at `totals::filter::0`; existing state was accumulated under the previous definition",
+                ],
+            )),
+        },
+        Case {
+            row: "propagation: the nearest change upstream is named",
+            edit: |m| {
+                at(m, "totals::filter::0").definition = "(amount > 10)".into();
+                at(m, "totals::filter::1").definition = "(count(*) > 2)".into();
+            },
+            node: "regions::aggregate::0",
+            expect: Some((
+                BackfillRequired,
+                &[
+                    "BACKFILL REQUIRED: input definition changed upstream at `totals::filter::1`; existing state was accumulated under the previous definition",
+                ],
+            )),
+        },
+        Case {
+            row: "propagation: a stateless model downstream holds nothing and stays SAFE",
+            edit: |m| at(m, "totals::filter::0").definition = "(amount > 10)".into(),
+            node: "big::sink::0",
+            expect: None,
+        },
+        Case {
+            row: "propagation: a new sink destination upstream does not change what readers see",
+            edit: |m| at(m, "totals::sink::0").definition = "upsert kafka totals-v2".into(),
+            node: "regions::aggregate::0",
+            expect: None,
+        },
+        // Our rule: a predicate in front of an upsert sink, with no keyed node in between.
+        Case {
+            row: "predicate: a changed HAVING after the model's last aggregate",
+            edit: |m| at(m, "totals::filter::1").definition = "(count(*) > 2)".into(),
+            node: "totals::sink::0",
+            expect: Some((
+                BackfillRequired,
+                &[
+                    "BACKFILL REQUIRED: rows already written to `totals` were selected by the previous predicate at `totals::filter::1`; nothing will delete the ones it now drops, rebuild the sink",
+                ],
+            )),
+        },
+        Case {
+            row: "predicate: a changed WHERE in a stateless model that reads an updating model",
+            edit: |m| at(m, "big::filter::0").definition = "(total > 200)".into(),
+            node: "big::sink::0",
+            expect: Some((
+                BackfillRequired,
+                &[
+                    "BACKFILL REQUIRED: rows already written to `big` were selected by the previous predicate at `big::filter::0`; nothing will delete the ones it now drops, rebuild the sink",
+                ],
+            )),
+        },
+        Case {
+            row: "predicate: a WHERE added in a stateless model that reads an updating model",
+            edit: |m| {
+                let schema = at(m, "big::filter::0").schema.clone();
+                insert_after(
+                    m,
+                    "big::filter::0",
+                    node(
+                        "big::filter::1",
+                        &[],
+                        "(orders > 3)",
+                        schema,
+                        upsert(&["customer_id", "region"]),
+                        StateEntry::Stateless,
+                    ),
+                );
+            },
+            node: "big::sink::0",
+            expect: Some((
+                BackfillRequired,
+                &[
+                    "BACKFILL REQUIRED: rows already written to `big` were selected by the previous predicate at `big::filter::1`; nothing will delete the ones it now drops, rebuild the sink",
+                ],
+            )),
+        },
+        Case {
+            row: "predicate: a WHERE removed from a stateless model that reads an updating model",
+            edit: |m| remove(m, "big::filter::0"),
+            node: "big::sink::0",
+            expect: Some((
+                BackfillRequired,
+                &[
+                    "BACKFILL REQUIRED: rows already written to `big` were selected by the previous predicate at `big::filter::0`; nothing will delete the ones it now drops, rebuild the sink",
+                ],
+            )),
+        },
+        Case {
+            row: "predicate: a change above the last keyed node is left to propagation",
+            edit: |m| at(m, "totals::filter::0").definition = "(amount > 10)".into(),
+            node: "totals::sink::0",
+            expect: None,
+        },
+        Case {
+            row: "predicate: an append sink is not raised",
+            edit: |m| at(m, "events::filter::0").definition = "(url <> '')".into(),
+            node: "events::sink::0",
+            expect: None,
+        },
+    ]
+}
+
+#[test]
+fn every_row_of_the_rule_tables() {
+    let running = base();
+    let mut failures = Vec::new();
+    for case in cases() {
+        let mut desired = base();
+        (case.edit)(&mut desired);
+        let diff = diff(&running, &desired, &Hints::default());
+        let actual = verdict_of(&diff, case.node);
+        let expected = case
+            .expect
+            .map(|(c, reasons)| (c, reasons.iter().map(|r| r.to_string()).collect()));
+        if actual != expected {
+            failures.push(format!(
+                "{}\n  node {}\n  expected {expected:?}\n  actual   {actual:?}",
+                case.row, case.node
+            ));
+        }
+        // The verdict is the most severe model verdict, and a model's the most severe of its
+        // nodes'.
+        for m in &diff.models {
+            assert_eq!(
+                m.verdict,
+                m.nodes
+                    .iter()
+                    .map(|n| n.classification)
+                    .max()
+                    .unwrap_or(Safe),
+                "{}",
+                case.row
+            );
+        }
+        assert_eq!(
+            diff.verdict,
+            diff.models.iter().map(|m| m.verdict).max().unwrap_or(Safe),
+            "{}",
+            case.row
+        );
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn an_unchanged_application_is_safe_with_nothing_listed() {
+    let diff = diff(&base(), &base(), &Hints::default());
+    assert_eq!(diff.verdict, Safe);
+    assert!(
+        diff.models
+            .iter()
+            .all(|m| m.change == ModelChange::Unchanged && m.nodes.is_empty())
+    );
+    assert_eq!(verdict_counts(&diff.models), "");
+}
+
+#[test]
+fn a_whole_model_added_and_removed_is_classified_as_its_nodes() {
+    let running = base();
+    let mut desired = base();
+    desired.models.retain(|m| m.name != "regions");
+    desired.nodes.retain(|n| n.model != "regions");
+    let diff = diff(&running, &desired, &Hints::default());
+    let regions = diff.models.iter().find(|m| m.name == "regions").unwrap();
+    assert_eq!(regions.change, ModelChange::Removed);
+    assert_eq!(regions.verdict, Compatible);
+    assert_eq!(regions.nodes.len(), 2);
+    assert!(
+        regions
+            .nodes
+            .iter()
+            .all(|n| n.change == NodeChange::Removed)
+    );
+    assert_eq!(diff.verdict, Compatible);
+    assert_eq!(verdict_counts(&diff.models), "1 model removed");
+
+    // The other way round: the model is added, and its aggregate needs a backfill.
+    let diff = super::diff(&desired, &running, &Hints::default());
+    let regions = diff.models.iter().find(|m| m.name == "regions").unwrap();
+    assert_eq!(regions.change, ModelChange::Added);
+    assert_eq!(regions.verdict, BackfillRequired);
+    assert_eq!(verdict_counts(&diff.models), "1 model to backfill");
+}
+
+#[test]
+fn a_rename_without_a_hint_is_removed_and_added_and_with_one_is_the_same_model() {
+    let running = base();
+    let mut desired = base();
+    rename_model(&mut desired, "regions", "region_totals");
+    let without = diff(&running, &desired, &Hints::default());
+    let changes: Vec<(&str, ModelChange, Classification)> = without
+        .models
+        .iter()
+        .filter(|m| m.verdict > Safe)
+        .map(|m| (m.name.as_str(), m.change, m.verdict))
+        .collect();
+    assert_eq!(
+        changes,
+        [
+            ("region_totals", ModelChange::Added, BackfillRequired),
+            ("regions", ModelChange::Removed, Compatible)
+        ]
+    );
+    assert_eq!(
+        verdict_counts(&without.models),
+        "1 model to backfill, 1 model removed"
+    );
+
+    let hints = Hints {
+        renamed_from: [("region_totals".to_string(), "regions".to_string())].into(),
+        ..Hints::default()
+    };
+    let with = diff(&running, &desired, &hints);
+    assert_eq!(with.verdict, Safe);
+    let renamed = with
+        .models
+        .iter()
+        .find(|m| m.name == "region_totals")
+        .unwrap();
+    assert_eq!(renamed.renamed_from.as_deref(), Some("regions"));
+    assert_eq!(renamed.change, ModelChange::Unchanged);
+    assert!(with.unused_hints.is_empty());
+    assert!(!with.models.iter().any(|m| m.name == "regions"));
+
+    // Once the rename is what runs, the hint names nothing running and is reported.
+    let after = diff(&desired, &desired, &hints);
+    assert_eq!(after.verdict, Safe);
+    assert_eq!(
+        after.unused_hints,
+        [UnusedHint::RenamedFrom {
+            model: "region_totals".into(),
+            old: "regions".into()
+        }]
+    );
+}
+
+#[test]
+fn a_node_hint_pairs_a_shifted_ordinal_with_the_node_it_was() {
+    // A new WHERE before the existing one shifts the ordinals: the old WHERE becomes
+    // filter::1 and the HAVING filter::2.
+    let running = base();
+    let mut desired = base();
+    renumber(&mut desired, "totals::filter::1", "totals::filter::2");
+    renumber(&mut desired, "totals::filter::0", "totals::filter::1");
+    let orders = at(&mut desired, "totals::source::0").schema.clone();
+    let new = node(
+        "totals::filter::0",
+        &[],
+        "(qty > 0)",
+        orders,
+        ChangelogEntry::Append,
+        StateEntry::Stateless,
+    );
+    insert_after(&mut desired, "totals::source::0", new);
+
+    let hints = Hints {
+        nodes: [
+            (
+                "totals::filter::1".to_string(),
+                "totals::filter::0".to_string(),
+            ),
+            (
+                "totals::filter::2".to_string(),
+                "totals::filter::1".to_string(),
+            ),
+        ]
+        .into(),
+        ..Hints::default()
+    };
+    let with = diff(&running, &desired, &hints);
+    let totals = &with.models[0];
+    let listed: Vec<(&str, NodeChange, Option<&str>)> = totals
+        .nodes
+        .iter()
+        .map(|n| (n.id.as_str(), n.change, n.was.as_deref()))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("totals::filter::0", NodeChange::Added, None),
+            (
+                "totals::filter::1",
+                NodeChange::Changed,
+                Some("totals::filter::0")
+            ),
+            ("totals::aggregate::0", NodeChange::Changed, None),
+        ],
+        "{totals:#?}"
+    );
+    // The old WHERE is the same node; only its input moved. The aggregate sees a new
+    // filter in front of it.
+    assert_eq!(
+        totals.nodes[1].fields,
+        [FieldChange {
+            field: Field::Inputs,
+            old: "[totals::source::0]".into(),
+            new: "[totals::filter::0]".into()
+        }]
+    );
+    assert_eq!(
+        verdict_of(&with, "totals::aggregate::0").unwrap().1,
+        [
+            "BACKFILL REQUIRED: input definition changed upstream at `totals::filter::1`; existing state was accumulated under the previous definition"
+        ]
+    );
+    assert!(with.unused_hints.is_empty());
+
+    let stale = Hints {
+        nodes: [(
+            "totals::filter::0".to_string(),
+            "totals::filter::7".to_string(),
+        )]
+        .into(),
+        ..Hints::default()
+    };
+    assert_eq!(
+        diff(&running, &running, &stale).unused_hints,
+        [UnusedHint::Node {
+            node: "totals::filter::0".into(),
+            was: "totals::filter::7".into()
+        }]
+    );
+}
+
+#[test]
+fn nothing_running_makes_every_model_new_and_the_verdict_safe() {
+    let fresh = PlanDiff::fresh(&base());
+    assert_eq!(fresh.verdict, Safe);
+    assert_eq!(fresh.models.len(), 4);
+    assert!(fresh.models.iter().all(|m| m.change == ModelChange::New));
+}
+
+#[test]
+fn lossless_widening_keeps_every_value() {
+    assert!(widens_losslessly("int32", "int64"));
+    assert!(widens_losslessly("decimal(10,2)", "decimal(12,2)"));
+    assert!(widens_losslessly("decimal(10,2)", "decimal(12,4)"));
+    assert!(!widens_losslessly("decimal(10,2)", "decimal(10,2)"));
+    assert!(!widens_losslessly("decimal(10,2)", "decimal(10,4)"));
+    assert!(!widens_losslessly("decimal(38,9)", "decimal(38,12)"));
+    assert!(!widens_losslessly("int64", "int32"));
+    assert!(!widens_losslessly("int64", "decimal(38,0)"));
+    assert!(!widens_losslessly("int64", "float64"));
+}

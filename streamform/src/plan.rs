@@ -1,0 +1,183 @@
+//! `streamform plan`: compare the running plan with the plan the project describes and
+//! classify every change; `apply` runs the same comparison before it applies.
+//!
+//! Spec: the `plan` command reference (streamform-docs lines 1040-1056), the plan diff
+//! reference (1438-1552) and the upgrading guide (789-922). The comparison itself is
+//! `streamform_ir::diff`, asked through the `plan_diff` query.
+
+use std::path::Path;
+
+use streamform_db::db::{
+    PlanComparison, RunningRead, application_manifest, file_text, plan_diff, project_config,
+    running_plan,
+};
+use streamform_db::diagnostic::line_col;
+use streamform_db::load::load_file;
+use streamform_db::target::{ChosenTarget, Need, applied_record_path};
+use streamform_db::{Database, Project};
+use streamform_ir::diff::Classification;
+use streamform_ir::diff_document::{DiffDocument, DiffWarning, RunningSide};
+use streamform_ir::record::Running;
+
+use crate::build::{cannot_run, choose, compiled};
+use crate::{INVALID, OK, Output, render};
+
+/// Runs `plan`; `root` is the project directory the target's record is under.
+pub fn plan(
+    db: &Database,
+    project: Project,
+    root: &Path,
+    target: Option<&str>,
+    against: Option<&Path>,
+    json: bool,
+    color: bool,
+) -> (Output, u8) {
+    let plans = match compiled(db, project, color) {
+        Ok(plans) => plans,
+        Err(refused) => return refused,
+    };
+    let need = if against.is_some() {
+        Need::Optional
+    } else {
+        Need::Plan
+    };
+    let chosen = match choose(db, project, target, need, plans) {
+        Ok(chosen) => chosen,
+        Err(refused) => return refused,
+    };
+    let compared = match compare(db, project, root, chosen.as_ref(), against) {
+        Ok(compared) => compared,
+        Err(refused) => return refused,
+    };
+    let mut out = Output::default();
+    if json {
+        out.stdout = compared.document.to_json_pretty();
+    } else {
+        out.stdout = compared.document.render_text();
+        for d in &compared.comparison.warnings {
+            out.stderr
+                .push_str(&render::diagnostic(db, project, d, color));
+        }
+    }
+    let code = if compared.document.verdict.continues() {
+        OK
+    } else {
+        INVALID
+    };
+    (out, code)
+}
+
+/// A comparison ready to print: the document and the diagnostics behind its warnings.
+pub struct Compared {
+    /// The diff document (`plan --json`), from which the text is rendered too.
+    pub document: DiffDocument,
+    /// The comparison the query returned.
+    pub comparison: PlanComparison,
+}
+
+/// Reads the running side (`against`, or the chosen target's applied record) and compares
+/// it with the project's plan. Refusals are exit 2: a file that cannot be read as a record
+/// or a manifest, a missing `--against` file, a record of another target.
+pub fn compare(
+    db: &Database,
+    project: Project,
+    root: &Path,
+    chosen: Option<&ChosenTarget>,
+    against: Option<&Path>,
+) -> Result<Compared, (Output, u8)> {
+    let (file, help) = match (against, chosen) {
+        (Some(path), _) => {
+            let shown = path.display().to_string();
+            (
+                load_file(db, &shown, path),
+                "--against takes a plan manifest (build/plan.json, inspect-plan --json) or an applied record (.streamform/applied/<target>.json)",
+            )
+        }
+        (None, Some(target)) => {
+            let relative = applied_record_path(&target.name);
+            (
+                load_file(db, &relative, &root.join(&relative)),
+                "streamform apply writes this record and plan reads it strictly; restore it from where your team keeps records (a newer Streamform may have written it), or compare with a manifest: --against build/plan.json",
+            )
+        }
+        (None, None) => unreachable!("plan without --against needs a target"),
+    };
+    let shown = file.path(db).clone();
+    let refuse = |why: String| {
+        cannot_run(
+            format!("cannot read the running plan from {shown}: {why}"),
+            Some(help.into()),
+        )
+    };
+    let running = match running_plan(db, file) {
+        RunningRead::Missing if against.is_some() => {
+            return Err(refuse("the file does not exist".into()));
+        }
+        RunningRead::Missing => None,
+        RunningRead::Refused(why) => return Err(refuse(why.clone())),
+        RunningRead::Read(running) => Some(running),
+    };
+    if let (None, Some(target), Some(Running::Record(record))) = (against, chosen, running)
+        && record.target != target.name
+    {
+        return Err(cannot_run(
+            format!(
+                "{shown} records an apply to target `{}`, not to `{}`",
+                record.target, target.name
+            ),
+            Some("the file belongs to another target (copied by hand?); put that target's record back, or compare with it explicitly: --against FILE".into()),
+        ));
+    }
+    let Some(comparison) = plan_diff(db, project, file).clone() else {
+        return Err(cannot_run(
+            "the application could not be planned".into(),
+            None,
+        ));
+    };
+    let desired = application_manifest(db, project)
+        .as_ref()
+        .expect("plan_diff compiled the application");
+    let side = match running {
+        None => RunningSide::nothing(shown.clone()),
+        Some(Running::Record(record)) => RunningSide::record(shown.clone(), record),
+        Some(Running::Manifest(manifest)) => RunningSide::manifest(shown.clone(), manifest),
+    };
+    let name = project_config(db, project)
+        .config
+        .as_ref()
+        .map(|c| c.name.clone())
+        .unwrap_or_default();
+    let mut document = DiffDocument::new(
+        name,
+        chosen.map(|c| c.name.clone()),
+        against.map(|_| shown.clone()),
+        side,
+        desired,
+        &comparison.diff,
+    );
+    let backend = chosen
+        .map(|c| c.backend.as_str())
+        .or(document.running.backend.as_deref());
+    if backend == Some("flink") && document.verdict > Classification::Safe {
+        document.note = Some(streamform_flink::STATE_NOTE.to_string());
+    }
+    let config = file_text(db, *project.config(db)).unwrap_or("");
+    document.warnings = comparison
+        .warnings
+        .iter()
+        .map(|d| {
+            let position = d.span.as_ref().map(|s| line_col(config, s.start));
+            DiffWarning {
+                path: d.path.clone(),
+                line: position.map(|p| p.0),
+                column: position.map(|p| p.1),
+                message: d.message.clone(),
+                help: d.help.clone(),
+            }
+        })
+        .collect();
+    Ok(Compared {
+        document,
+        comparison,
+    })
+}

@@ -1,0 +1,109 @@
+//! `apply` compares the plan with the target's applied record before it applies, and says
+//! so: the verdict line, and the whole diff when the application cannot continue from its
+//! state. Each case runs the binary against a fake SQL Gateway that accepts every statement
+//! and compares the output with a snapshot (`snapshots/`).
+//!
+//! Spec: the `apply` command reference (streamform-docs lines 1006-1025) and "What apply
+//! does with the verdict" in the upgrading guide.
+
+mod common;
+
+use std::path::Path;
+use std::process::Output;
+
+use common::fake_gateway::{FakeGateway, JOB_ID, accepting, fake_gateway, project_with_gateway};
+use common::streamform;
+
+/// The run as a snapshot: exit code, stdout, stderr, with the gateway's address replaced.
+fn rendered(out: &Output, gateway: &FakeGateway) -> String {
+    let clean = |b: &[u8]| String::from_utf8_lossy(b).replace(&gateway.address, "{gateway}");
+    format!(
+        "exit: {}\n--- stdout\n{}--- stderr\n{}",
+        out.status.code().unwrap_or(-1),
+        clean(&out.stdout),
+        clean(&out.stderr)
+    )
+}
+
+/// Writes an applied record of the project as it is now, applied at a fixed time, as if an
+/// earlier apply had recorded it.
+fn record_as_applied(project: &Path) {
+    let manifest = streamform(&["inspect-plan", "--json"], project);
+    assert_eq!(manifest.status.code(), Some(0));
+    let manifest = String::from_utf8(manifest.stdout).unwrap();
+    let record = format!(
+        "{{\n  \"record_version\": 1,\n  \"target\": \"local\",\n  \"applied_at\": \"2026-08-27T10:12:03Z\",\n  \"streamform_version\": \"0.4.0\",\n  \"backend\": \"flink\",\n  \"jobs\": [\"9d1f2c4b7a3e5f6081c2d3e4f5a6b7c8\"],\n  \"manifest\": {manifest}}}\n"
+    );
+    std::fs::create_dir_all(project.join(".streamform/applied")).unwrap();
+    std::fs::write(project.join(".streamform/applied/local.json"), record).unwrap();
+}
+
+fn recorded_jobs(project: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(project.join(".streamform/applied/local.json")).unwrap();
+    streamform_ir::record::AppliedRecord::from_json(&text)
+        .unwrap()
+        .jobs
+}
+
+/// The example's model with `COUNT(*)` added, and no fixture (it would need the new column).
+fn add_an_accumulator(project: &Path) {
+    std::fs::write(
+        project.join("models/customer_metrics.sql"),
+        "SELECT customer_id, SUM(amount) AS total_spend, COUNT(*) AS orders\nFROM source('orders')\nGROUP BY customer_id\n",
+    )
+    .unwrap();
+    std::fs::remove_dir_all(project.join("tests")).unwrap();
+}
+
+#[test]
+fn with_nothing_recorded_apply_says_the_application_starts_fresh() {
+    let gateway = fake_gateway(accepting);
+    let project = project_with_gateway(&gateway);
+    let out = streamform(&["apply"], project.path());
+    insta::assert_snapshot!(rendered(&out, &gateway));
+    assert_eq!(recorded_jobs(project.path()), [JOB_ID]);
+}
+
+#[test]
+fn against_an_unchanged_record_apply_prints_safe_and_when_it_was_applied() {
+    let gateway = fake_gateway(accepting);
+    let project = project_with_gateway(&gateway);
+    record_as_applied(project.path());
+    let out = streamform(&["apply"], project.path());
+    insta::assert_snapshot!(rendered(&out, &gateway));
+    assert_eq!(recorded_jobs(project.path()), [JOB_ID]);
+}
+
+#[test]
+fn above_compatible_apply_prints_the_whole_diff_and_applies_anyway() {
+    let gateway = fake_gateway(accepting);
+    let project = project_with_gateway(&gateway);
+    record_as_applied(project.path());
+    add_an_accumulator(project.path());
+    let out = streamform(&["apply"], project.path());
+    insta::assert_snapshot!(rendered(&out, &gateway));
+    assert_eq!(recorded_jobs(project.path()), [JOB_ID]);
+}
+
+#[test]
+fn a_record_that_cannot_be_read_stops_apply_before_the_gateway_is_asked() {
+    let gateway = fake_gateway(accepting);
+    let project = project_with_gateway(&gateway);
+    record_as_applied(project.path());
+    let path = project.path().join(".streamform/applied/local.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let truncated = &text[..text.len() / 3];
+    std::fs::write(&path, truncated).unwrap();
+    let out = streamform(&["apply"], project.path());
+    insta::assert_snapshot!(rendered(&out, &gateway));
+    assert!(
+        gateway.requests.lock().unwrap().is_empty(),
+        "nothing may be sent: {:?}",
+        gateway.requests.lock().unwrap()
+    );
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        truncated,
+        "the record is left as it was"
+    );
+}
