@@ -24,8 +24,8 @@ use streamform_db::{Database, Diagnostic, Project, Severity};
 use streamform_ir::ModelPlan;
 use streamform_ir::manifest::ModelSlice;
 
-/// Test stateful streaming SQL: check, explain and test a Streamform project, then build it
-/// as Flink SQL and apply it to a Flink cluster.
+/// Test stateful streaming SQL: check, explain and test a Streamform project, build it as
+/// Flink SQL, say what a change costs the running state, and apply it to a Flink cluster.
 #[derive(Parser)]
 #[command(name = "streamform", version, about, long_about = None)]
 struct Cli {
@@ -71,18 +71,13 @@ enum Command {
         #[arg(long, value_name = "NAME")]
         model: Option<String>,
     },
-    /// Print the stable identity of the plan: node ids, digests, schemas, and contracts.
-    ///
-    /// Without a model, every model in dependency order followed by the application digest.
-    /// Exit 2 for an unknown model, a model that does not compile, or a reference cycle.
-    InspectPlan {
-        /// The model to inspect.
-        model: Option<String>,
+    /// Print the model dependency graph: sources, models, and sinks.
+    Graph {
         #[command(flatten)]
         project: ProjectArg,
-        /// Print the plan manifest (or the model's slice of it) as JSON instead.
-        #[arg(long)]
-        json: bool,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = GraphFormat::Text)]
+        format: GraphFormat,
     },
     /// Generate the application for a backend, without submitting it.
     ///
@@ -105,12 +100,13 @@ enum Command {
     },
     /// Build the application and submit it to a target's Flink SQL Gateway.
     ///
-    /// Opens a gateway session, runs each statement in order, prints the job id Flink
-    /// assigns, closes the session, and records what was applied in
-    /// .streamform/applied/<target>.json. Exit 1 when Flink rejects a statement or the
+    /// First compares the plan with the target's applied record, as `plan` does, and prints
+    /// the verdict (the whole diff when it is above COMPATIBLE; it applies anyway). Then opens
+    /// a gateway session, runs each statement in order, prints the job id Flink assigns,
+    /// closes the session, and records what was applied in .streamform/applied/<target>.json. Exit 1 when Flink rejects a statement or the
     /// backend cannot represent the application; 2 when the project does not pass check,
-    /// the target is unknown, the gateway cannot be reached or does not answer in time, or
-    /// the record cannot be written.
+    /// the target is unknown, the applied record cannot be read, the gateway cannot be
+    /// reached or does not answer in time, or the record cannot be written.
     Apply {
         #[command(flatten)]
         project: ProjectArg,
@@ -120,6 +116,19 @@ enum Command {
         /// How long to wait for each statement, in seconds.
         #[arg(long, value_name = "SECONDS", default_value_t = 60)]
         timeout: u64,
+    },
+    /// Print the stable identity of the plan: node ids, digests, schemas, and contracts.
+    ///
+    /// Without a model, every model in dependency order followed by the application digest.
+    /// Exit 2 for an unknown model, a model that does not compile, or a reference cycle.
+    InspectPlan {
+        /// The model to inspect.
+        model: Option<String>,
+        #[command(flatten)]
+        project: ProjectArg,
+        /// Print the plan manifest (or the model's slice of it) as JSON instead.
+        #[arg(long)]
+        json: bool,
     },
     /// Compare the running plan with the desired plan and classify every change.
     ///
@@ -142,14 +151,6 @@ enum Command {
         /// Print the diff document (diff_version 1) instead.
         #[arg(long)]
         json: bool,
-    },
-    /// Print the model dependency graph: sources, models, and sinks.
-    Graph {
-        #[command(flatten)]
-        project: ProjectArg,
-        /// Output format.
-        #[arg(long, value_enum, default_value_t = GraphFormat::Text)]
-        format: GraphFormat,
     },
 }
 
