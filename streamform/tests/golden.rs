@@ -1,16 +1,19 @@
-//! Data-driven tests of the binary against golden text.
+//! Data-driven tests of the binary against golden text, one test per case.
 //!
-//! Each folder under `tests/cases/` (at the repository root) is one case:
+//! Each folder under `tests/cases/` (at the repository root) is one case, and one test named
+//! after the folder:
 //! - `args`: the command line after `streamform`, one line; `{root}` is the repository root.
-//!   Without `--project`, the case folder itself is the project.
+//!   Without `--project`, the case folder's `project/` is the project.
 //! - `expected`: the exit code, stdout and stderr the command must produce.
 //!
 //! `UPDATE_GOLDEN=1 cargo test -p streamform --test golden` rewrites every `expected` from
-//! the binary's current output; review the diff before committing it.
+//! the binary's current output; review the diff before committing it. A filter works as
+//! with any test: `cargo test -p streamform --test golden -- plan-` runs the plan cases.
 
 mod common;
 
 use common::repo_root;
+use libtest_mimic::{Arguments, Failed, Trial};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -41,8 +44,55 @@ fn run(case: &Path) -> String {
     )
 }
 
-#[test]
-fn golden_cases() {
+/// One golden case: the binary's output must equal `expected` (or, with UPDATE_GOLDEN,
+/// becomes it).
+fn golden_case(case: &Path) -> Result<(), Failed> {
+    let actual = run(case);
+    if actual.contains("panicked") {
+        return Err(format!("the binary panicked:\n{actual}").into());
+    }
+    let expected_path = case.join("expected");
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&expected_path, &actual).map_err(|e| e.to_string())?;
+        return Ok(());
+    }
+    let expected = std::fs::read_to_string(&expected_path).unwrap_or_default();
+    if expected == actual {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} differs\n--- expected\n{expected}\n--- actual\n{actual}",
+            case.display()
+        )
+        .into())
+    }
+}
+
+/// The acceptance fixture gives the same output on every run (spec: "Determinism").
+fn acceptance_fixture_is_deterministic() -> Result<(), Failed> {
+    let project = repo_root().join("examples/order-pipeline");
+    let run = || {
+        Command::new(env!("CARGO_BIN_EXE_streamform"))
+            .args(["test", "--project"])
+            .arg(&project)
+            .output()
+            .expect("run")
+    };
+    let first = run();
+    if first.status.code() != Some(0) {
+        return Err(format!("exit {:?}", first.status.code()).into());
+    }
+    for i in 1..100 {
+        let again = run();
+        if again.stdout != first.stdout || again.status.code() != Some(0) {
+            return Err(format!("run {i} differs from the first").into());
+        }
+    }
+    Ok(())
+}
+
+fn main() {
+    let args = Arguments::from_args();
     let dir = repo_root().join("tests/cases");
     let mut cases: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("tests/cases")
@@ -56,55 +106,16 @@ fn golden_cases() {
         "expected the golden corpus under {}",
         dir.display()
     );
-    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
-    let mut failures = Vec::new();
-    for case in &cases {
-        let actual = run(case);
-        let expected_path = case.join("expected");
-        if update {
-            std::fs::write(&expected_path, &actual).expect("write expected");
-            continue;
-        }
-        let expected = std::fs::read_to_string(&expected_path).unwrap_or_default();
-        if expected != actual {
-            failures.push(format!(
-                "--- case {}\n--- expected\n{expected}\n--- actual\n{actual}",
-                case.display()
-            ));
-        }
-        assert!(
-            !actual.contains("panicked"),
-            "{} panicked:\n{actual}",
-            case.display()
-        );
-    }
-    assert!(
-        failures.is_empty(),
-        "{} of {} golden cases differ:\n{}",
-        failures.len(),
-        cases.len(),
-        failures.join("\n")
-    );
-}
-
-/// The acceptance fixture gives the same output on every run (spec: "Determinism").
-#[test]
-fn acceptance_fixture_is_deterministic() {
-    let root = repo_root();
-    let project = root.join("examples/order-pipeline");
-    let first = Command::new(env!("CARGO_BIN_EXE_streamform"))
-        .args(["test", "--project"])
-        .arg(&project)
-        .output()
-        .expect("run");
-    assert_eq!(first.status.code(), Some(0));
-    for _ in 0..99 {
-        let again = Command::new(env!("CARGO_BIN_EXE_streamform"))
-            .args(["test", "--project"])
-            .arg(&project)
-            .output()
-            .expect("run");
-        assert_eq!(again.stdout, first.stdout);
-        assert_eq!(again.status.code(), Some(0));
-    }
+    let mut trials: Vec<Trial> = cases
+        .into_iter()
+        .map(|case| {
+            let name = case.file_name().unwrap().to_string_lossy().into_owned();
+            Trial::test(name, move || golden_case(&case))
+        })
+        .collect();
+    trials.push(Trial::test(
+        "acceptance_fixture_is_deterministic",
+        acceptance_fixture_is_deterministic,
+    ));
+    libtest_mimic::run(&args, trials).exit();
 }
