@@ -840,7 +840,7 @@ pub fn check_report(db: &dyn Db, project: Project) -> Vec<Diagnostic> {
                     .iter()
                     .any(|n| n.id.kind == hint.kind && n.id.ordinal == hint.ordinal)
                 {
-                    out.push(Diagnostic::error("streamform.yml", format!("model `{name}` has a hint for {}.{}, but its plan has no such node", hint.kind.id_name(), hint.ordinal)).with_span(Some(hint.span.clone())).with_help("hints name nodes of the model's current plan as <kind>.<ordinal>, counted in plan order (see streamform explain)"));
+                    out.push(Diagnostic::error("streamform.yml", format!("model `{name}` has a hint for {}.{}, but its plan has no such node", hint.kind.id_name(), hint.ordinal)).with_span(Some(hint.span.clone())).with_help("hints name nodes of the model's current plan as <kind>.<ordinal>, counted in plan order (streamform inspect-plan lists the node ids)"));
                 }
             }
         }

@@ -327,11 +327,7 @@ pub fn verdict_counts(models: &[ModelDiff]) -> String {
 /// Compares the running manifest with the desired one, using the desired project's hints.
 pub fn diff(running: &Manifest, desired: &Manifest, hints: &Hints) -> PlanDiff {
     let matching = Matching::new(running, desired, hints);
-    let cx = Context {
-        running: Side::new(running),
-        desired: Side::new(desired),
-        matching: &matching,
-    };
+    let cx = Context::new(running, desired, &matching);
     let mut models = Vec::new();
     for entry in &desired.models {
         models.push(cx.desired_model(entry, hints));
@@ -352,10 +348,11 @@ pub fn diff(running: &Manifest, desired: &Manifest, hints: &Hints) -> PlanDiff {
         if continued.contains(entry.name.as_str()) {
             continue;
         }
-        let nodes: Vec<NodeDiff> = running
-            .nodes
+        let nodes: Vec<NodeDiff> = cx
+            .running
+            .of_model(&entry.name)
             .iter()
-            .filter(|r| r.model == entry.name && !matching.running_matched(&r.id))
+            .filter(|r| !matching.running_matched(&r.id))
             .map(|r| cx.removed(r))
             .collect();
         if nodes.is_empty() {
@@ -371,9 +368,7 @@ pub fn diff(running: &Manifest, desired: &Manifest, hints: &Hints) -> PlanDiff {
     }
     let mut unused_hints = Vec::new();
     for (model, old) in &hints.renamed_from {
-        if desired.models.iter().any(|m| &m.name == model)
-            && !running.nodes.iter().any(|r| &r.model == old)
-        {
+        if cx.desired.models.contains_key(model.as_str()) && cx.running.of_model(old).is_empty() {
             unused_hints.push(UnusedHint::RenamedFrom {
                 model: model.clone(),
                 old: old.clone(),
@@ -381,7 +376,7 @@ pub fn diff(running: &Manifest, desired: &Manifest, hints: &Hints) -> PlanDiff {
         }
     }
     for (node, was) in &hints.nodes {
-        if desired.nodes.iter().any(|d| &d.id == node)
+        if cx.desired.nodes.contains_key(node.as_str())
             && !cx.running.nodes.contains_key(was.as_str())
         {
             unused_hints.push(UnusedHint::Node {
@@ -478,7 +473,8 @@ struct Side<'a> {
     nodes: HashMap<&'a str, &'a NodeEntry>,
     order: HashMap<&'a str, usize>,
     models: HashMap<&'a str, &'a ModelEntry>,
-    all: &'a [NodeEntry],
+    /// Each model's nodes, in plan order.
+    by_model: HashMap<&'a str, Vec<&'a NodeEntry>>,
 }
 
 impl<'a> Side<'a> {
@@ -496,30 +492,16 @@ impl<'a> Side<'a> {
                 .iter()
                 .map(|m| (m.name.as_str(), m))
                 .collect(),
-            all: &manifest.nodes,
+            by_model: manifest.nodes.iter().fold(HashMap::new(), |mut map, n| {
+                map.entry(n.model.as_str()).or_insert_with(Vec::new).push(n);
+                map
+            }),
         }
     }
 
-    /// The nodes upstream of `node`, nearest first, following inputs across models.
-    fn upstream(&self, node: &'a NodeEntry) -> Vec<&'a NodeEntry> {
-        let mut out = Vec::new();
-        let mut seen: HashSet<&str> = HashSet::new();
-        let mut frontier: Vec<&'a NodeEntry> = vec![node];
-        while !frontier.is_empty() {
-            let mut next = Vec::new();
-            for n in frontier {
-                for input in &n.inputs {
-                    if let Some(up) = self.nodes.get(input.as_str())
-                        && seen.insert(up.id.as_str())
-                    {
-                        out.push(*up);
-                        next.push(*up);
-                    }
-                }
-            }
-            frontier = next;
-        }
-        out
+    /// The nodes of `model`, in plan order.
+    fn of_model(&self, model: &str) -> &[&'a NodeEntry] {
+        self.by_model.get(model).map_or(&[], Vec::as_slice)
     }
 }
 
@@ -527,6 +509,85 @@ struct Context<'a> {
     running: Side<'a>,
     desired: Side<'a>,
     matching: &'a Matching,
+    /// Desired node → the fields that differ from its counterpart (matched nodes only).
+    fields: HashMap<&'a str, Vec<FieldChange>>,
+    /// Desired node → the nearest desired node upstream that was added or changed what it
+    /// passes on.
+    changed_above: HashMap<&'a str, Option<String>>,
+    /// Running node → the nearest running node upstream that was removed.
+    removed_above: HashMap<&'a str, Option<String>>,
+    /// Desired node → the nearest filter upstream, below the nearest keyed node, that was
+    /// added or changed.
+    filter_changed_above: HashMap<&'a str, Option<String>>,
+    /// Running node → the nearest filter upstream, below the nearest keyed node, that was
+    /// removed.
+    filter_removed_above: HashMap<&'a str, Option<String>>,
+}
+
+/// For every node, the first `hit` found walking up its inputs: `step(input)` is
+/// `Some(hit)` to stop with a hit, `Some(None)` to stop without one, `None` to keep walking
+/// above the input. Linear: nodes are visited inputs first (a manifest lists them so, but a
+/// hand-written one need not; nodes on an input cycle find nothing).
+fn nearest_above<'a>(
+    nodes: &'a [NodeEntry],
+    step: impl Fn(&'a NodeEntry) -> Option<Option<String>>,
+) -> HashMap<&'a str, Option<String>> {
+    let by_id: HashMap<&str, &NodeEntry> = nodes.iter().map(|n| (n.id.as_str(), n)).collect();
+    let mut out: HashMap<&'a str, Option<String>> = HashMap::new();
+    for n in inputs_first(nodes, &by_id) {
+        let found = n.inputs.iter().find_map(|input| {
+            let up = by_id.get(input.as_str())?;
+            match step(up) {
+                Some(hit) => hit,
+                None => out.get(up.id.as_str()).cloned().flatten(),
+            }
+        });
+        out.insert(n.id.as_str(), found);
+    }
+    for n in nodes {
+        out.entry(n.id.as_str()).or_insert(None);
+    }
+    out
+}
+
+/// The nodes ordered so that every node comes after the nodes it reads (Kahn's algorithm);
+/// nodes on an input cycle are left out.
+fn inputs_first<'a>(
+    nodes: &'a [NodeEntry],
+    by_id: &HashMap<&str, &'a NodeEntry>,
+) -> Vec<&'a NodeEntry> {
+    let mut waiting: HashMap<&str, usize> = HashMap::new();
+    let mut readers: HashMap<&str, Vec<&'a NodeEntry>> = HashMap::new();
+    let mut ready: Vec<&'a NodeEntry> = Vec::new();
+    for n in nodes {
+        let known: Vec<&str> = n
+            .inputs
+            .iter()
+            .map(String::as_str)
+            .filter(|i| by_id.contains_key(i))
+            .collect();
+        for i in &known {
+            readers.entry(i).or_default().push(n);
+        }
+        waiting.insert(n.id.as_str(), known.len());
+        if known.is_empty() {
+            ready.push(n);
+        }
+    }
+    let mut order = Vec::with_capacity(nodes.len());
+    while let Some(n) = ready.pop() {
+        order.push(n);
+        for reader in readers.get(n.id.as_str()).into_iter().flatten() {
+            let left = waiting
+                .get_mut(reader.id.as_str())
+                .expect("every node waits");
+            *left -= 1;
+            if *left == 0 {
+                ready.push(reader);
+            }
+        }
+    }
+    order
 }
 
 fn is_keyed(n: &NodeEntry) -> bool {
@@ -565,6 +626,64 @@ fn widens_losslessly(old: &str, new: &str) -> bool {
 }
 
 impl<'a> Context<'a> {
+    fn new(running: &'a Manifest, desired: &'a Manifest, matching: &'a Matching) -> Context<'a> {
+        let mut cx = Context {
+            running: Side::new(running),
+            desired: Side::new(desired),
+            matching,
+            fields: HashMap::new(),
+            changed_above: HashMap::new(),
+            removed_above: HashMap::new(),
+            filter_changed_above: HashMap::new(),
+            filter_removed_above: HashMap::new(),
+        };
+        let counterpart = |d: &NodeEntry| {
+            matching
+                .counterpart(&d.id)
+                .and_then(|c| cx.running.nodes.get(c).copied())
+        };
+        let fields: HashMap<&str, Vec<FieldChange>> = desired
+            .nodes
+            .iter()
+            .filter_map(|d| Some((d.id.as_str(), cx.field_changes(counterpart(d)?, d))))
+            .collect();
+        // What a node passes on to its readers: every field but a sink's destination and
+        // declared key, which readers of the model do not see.
+        let passes_on_changed = |d: &NodeEntry| match fields.get(d.id.as_str()) {
+            None => true,
+            Some(changes) => changes.iter().any(|f| {
+                !(d.operator == "sink" && matches!(f.field, Field::Definition | Field::Key))
+            }),
+        };
+        let changed_above = nearest_above(&desired.nodes, |u| {
+            passes_on_changed(u).then(|| Some(u.id.clone()))
+        });
+        let removed_above = nearest_above(&running.nodes, |u| {
+            (!matching.running_matched(&u.id)).then(|| Some(u.id.clone()))
+        });
+        let filter_changed_above = nearest_above(&desired.nodes, |u| {
+            if is_keyed(u) {
+                return Some(None);
+            }
+            let changed = u.operator == "filter"
+                && counterpart(u)
+                    .is_none_or(|r| r.definition != u.definition || r.operator != u.operator);
+            changed.then(|| Some(u.id.clone()))
+        });
+        let filter_removed_above = nearest_above(&running.nodes, |u| {
+            if is_keyed(u) {
+                return Some(None);
+            }
+            (u.operator == "filter" && !matching.running_matched(&u.id)).then(|| Some(u.id.clone()))
+        });
+        cx.fields = fields;
+        cx.changed_above = changed_above;
+        cx.removed_above = removed_above;
+        cx.filter_changed_above = filter_changed_above;
+        cx.filter_removed_above = filter_removed_above;
+        cx
+    }
+
     /// The key a node is keyed by: a keyed node's grouping key, a sink's declared key.
     fn key(&self, side: &Side<'a>, n: &NodeEntry) -> Option<Vec<String>> {
         match &n.state {
@@ -577,43 +696,45 @@ impl<'a> Context<'a> {
     }
 
     /// The fields that differ between a running node and its desired counterpart.
-    fn fields(&self, r: &NodeEntry, d: &NodeEntry) -> Vec<FieldChange> {
+    fn field_changes(&self, r: &NodeEntry, d: &NodeEntry) -> Vec<FieldChange> {
         let mut out = Vec::new();
-        let mut push = |field: Field, old: String, new: String| {
-            if old != new {
+        // Values are compared as they are, and rendered only when they differ.
+        let mut add = |field: Field, differs: bool, values: &dyn Fn() -> (String, String)| {
+            if differs {
+                let (old, new) = values();
                 out.push(FieldChange { field, old, new });
             }
         };
-        push(Field::Operator, r.operator.clone(), d.operator.clone());
-        push(
-            Field::Definition,
-            r.definition.clone(),
-            d.definition.clone(),
-        );
-        let mapped: Vec<String> = d
-            .inputs
-            .iter()
-            .map(|i| self.matching.counterpart(i).unwrap_or(i).to_string())
-            .collect();
-        if mapped != r.inputs {
-            push(Field::Inputs, list(&r.inputs), list(&d.inputs));
-        }
-        push(Field::Schema, columns(&r.schema), columns(&d.schema));
-        push(
-            Field::Boundedness,
-            r.boundedness.clone(),
-            d.boundedness.clone(),
-        );
-        push(
-            Field::Changelog,
-            r.changelog.to_string(),
-            d.changelog.to_string(),
-        );
+        add(Field::Operator, r.operator != d.operator, &|| {
+            (r.operator.clone(), d.operator.clone())
+        });
+        add(Field::Definition, r.definition != d.definition, &|| {
+            (r.definition.clone(), d.definition.clone())
+        });
+        let inputs_moved = d.inputs.len() != r.inputs.len()
+            || d.inputs
+                .iter()
+                .zip(&r.inputs)
+                .any(|(i, old)| self.matching.counterpart(i).unwrap_or(i) != old.as_str());
+        add(Field::Inputs, inputs_moved, &|| {
+            (list(&r.inputs), list(&d.inputs))
+        });
+        add(Field::Schema, r.schema != d.schema, &|| {
+            (columns(&r.schema), columns(&d.schema))
+        });
+        add(Field::Boundedness, r.boundedness != d.boundedness, &|| {
+            (r.boundedness.clone(), d.boundedness.clone())
+        });
+        add(Field::Changelog, r.changelog != d.changelog, &|| {
+            (r.changelog.to_string(), d.changelog.to_string())
+        });
         if let (Some(old), Some(new)) = (self.key(&self.running, r), self.key(&self.desired, d)) {
-            push(Field::Key, list(&old), list(&new));
+            add(Field::Key, old != new, &|| (list(&old), list(&new)));
         }
         let time = |t: &Option<String>| t.clone().unwrap_or_else(|| "none".into());
-        push(Field::Time, time(&r.time), time(&d.time));
+        add(Field::Time, r.time != d.time, &|| {
+            (time(&r.time), time(&d.time))
+        });
         match (&r.state, &d.state) {
             (
                 StateEntry::Keyed {
@@ -629,76 +750,32 @@ impl<'a> Context<'a> {
                     ..
                 },
             ) => {
-                push(Field::Accumulators, columns(a1), columns(a2));
-                push(Field::Retention, t1.clone(), t2.clone());
-                push(Field::StateDigest, g1.clone(), g2.clone());
+                add(Field::Accumulators, a1 != a2, &|| {
+                    (columns(a1), columns(a2))
+                });
+                add(Field::Retention, t1 != t2, &|| (t1.clone(), t2.clone()));
+                add(Field::StateDigest, g1 != g2, &|| (g1.clone(), g2.clone()));
             }
             (StateEntry::Stateless, StateEntry::Stateless) => {}
-            (a, b) => push(Field::State, state_kind(a), state_kind(b)),
+            (a, b) => add(Field::State, true, &|| (state_kind(a), state_kind(b))),
         }
         out
     }
 
-    /// Whether a change to this node changes what flows to the nodes that read it: every
-    /// field but a sink's destination and declared key (which readers of the model do not see).
-    fn flow_changed(&self, r: &NodeEntry, d: &NodeEntry) -> bool {
-        self.fields(r, d)
-            .iter()
-            .any(|f| !(d.operator == "sink" && matches!(f.field, Field::Definition | Field::Key)))
-    }
-
     /// The nearest node upstream of the desired node `d` (counterpart `r`) that was added,
     /// removed or changed in what it passes on.
-    fn upstream_change(&self, r: &'a NodeEntry, d: &'a NodeEntry) -> Option<String> {
-        for u in self.desired.upstream(d) {
-            match self
-                .matching
-                .counterpart(&u.id)
-                .and_then(|c| self.running.nodes.get(c))
-            {
-                None => return Some(u.id.clone()),
-                Some(ru) if self.flow_changed(ru, u) => return Some(u.id.clone()),
-                Some(_) => {}
-            }
-        }
-        self.running
-            .upstream(r)
-            .into_iter()
-            .find(|ru| !self.matching.running_matched(&ru.id))
-            .map(|ru| ru.id.clone())
+    fn upstream_change(&self, r: &NodeEntry, d: &NodeEntry) -> Option<String> {
+        self.changed_above[d.id.as_str()]
+            .clone()
+            .or_else(|| self.removed_above[r.id.as_str()].clone())
     }
 
-    /// D6's rule beyond the texts: a predicate between an upsert sink with a destination and
-    /// the nearest keyed node above it that was changed, added or removed.
-    fn predicate_change(&self, r: &'a NodeEntry, d: &'a NodeEntry) -> Option<String> {
-        for u in self.desired.upstream(d) {
-            if is_keyed(u) {
-                break;
-            }
-            if u.operator != "filter" {
-                continue;
-            }
-            match self
-                .matching
-                .counterpart(&u.id)
-                .and_then(|c| self.running.nodes.get(c))
-            {
-                None => return Some(u.id.clone()),
-                Some(ru) if ru.definition != u.definition || ru.operator != u.operator => {
-                    return Some(u.id.clone());
-                }
-                Some(_) => {}
-            }
-        }
-        for ru in self.running.upstream(r) {
-            if is_keyed(ru) {
-                break;
-            }
-            if ru.operator == "filter" && !self.matching.running_matched(&ru.id) {
-                return Some(ru.id.clone());
-            }
-        }
-        None
+    /// D6's rule beyond the texts: a predicate between an upsert sink and the nearest keyed
+    /// node above it that was changed, added or removed.
+    fn predicate_change(&self, r: &NodeEntry, d: &NodeEntry) -> Option<String> {
+        self.filter_changed_above[d.id.as_str()]
+            .clone()
+            .or_else(|| self.filter_removed_above[r.id.as_str()].clone())
     }
 
     /// The reasons for a node present on both sides.
@@ -985,7 +1062,7 @@ impl<'a> Context<'a> {
     }
 
     fn changed(&self, r: &'a NodeEntry, d: &'a NodeEntry) -> Option<NodeDiff> {
-        let fields = self.fields(r, d);
+        let fields = self.fields[d.id.as_str()].clone();
         let reasons = self.reasons(r, d, &fields);
         if reasons.is_empty() {
             return None;
@@ -1005,20 +1082,19 @@ impl<'a> Context<'a> {
         let renamed_from = hints
             .renamed_from
             .get(&entry.name)
-            .filter(|old| self.running.all.iter().any(|r| &r.model == *old))
+            .filter(|old| !self.running.of_model(old).is_empty())
             .cloned();
         let running_name = renamed_from.as_deref().unwrap_or(&entry.name);
         // Running nodes of this model (under either name) nothing matched, in running order.
-        let mut removed: Vec<&NodeEntry> = self
-            .running
-            .all
-            .iter()
-            .filter(|r| r.model == running_name || r.model == entry.name)
-            .filter(|r| !self.matching.running_matched(&r.id))
-            .collect();
+        let mut removed: Vec<&NodeEntry> = self.running.of_model(running_name).to_vec();
+        if running_name != entry.name {
+            removed.extend(self.running.of_model(&entry.name));
+            removed.sort_by_key(|r| self.running.order[r.id.as_str()]);
+        }
+        removed.retain(|r| !self.matching.running_matched(&r.id));
         let mut nodes = Vec::new();
         let mut any_counterpart = false;
-        for d in self.desired.all.iter().filter(|d| d.model == entry.name) {
+        for d in self.desired.of_model(&entry.name) {
             match self
                 .matching
                 .counterpart(&d.id)

@@ -101,9 +101,10 @@ enum Command {
     /// Build the application and submit it to a target's Flink SQL Gateway.
     ///
     /// First compares the plan with the target's applied record, as `plan` does, and prints
-    /// the verdict (the whole diff when it is above COMPATIBLE; it applies anyway). Then opens
-    /// a gateway session, runs each statement in order, prints the job id Flink assigns,
-    /// closes the session, and records what was applied in .streamform/applied/<target>.json. Exit 1 when Flink rejects a statement or the
+    /// the verdict (the whole diff when it is above COMPATIBLE; it applies anyway). Then
+    /// opens a gateway session, runs each statement in order, prints the job id Flink
+    /// assigns, closes the session, and records what was applied in
+    /// .streamform/applied/<target>.json. Exit 1 when Flink rejects a statement or the
     /// backend cannot represent the application; 2 when the project does not pass check,
     /// the target is unknown, the applied record cannot be read, the gateway cannot be
     /// reached or does not answer in time, or the record cannot be written.
@@ -137,12 +138,12 @@ enum Command {
     /// --against, a plan manifest (build/plan.json) or an applied record. Each change is
     /// SAFE, COMPATIBLE, STATE MIGRATION REQUIRED, BACKFILL REQUIRED or STATE INCOMPATIBLE.
     /// Exit 0 when the verdict is SAFE or COMPATIBLE, 1 above, 2 when the project does not
-    /// compile or the running plan cannot be read.
+    /// pass check, no target can be chosen, or the running plan cannot be read.
     Plan {
         #[command(flatten)]
         project: ProjectArg,
         /// The target whose applied record is the running plan (required when the project
-        /// declares more than one).
+        /// declares more than one, unless --against names the running plan).
         #[arg(long, value_name = "NAME")]
         target: Option<String>,
         /// Compare with this plan manifest or applied record instead of the target's record.
