@@ -1,5 +1,0 @@
-SELECT
-    category,
-    revenue
-FROM ref('category_revenue')
-WHERE revenue >= 50
