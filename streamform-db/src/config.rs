@@ -442,14 +442,30 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
             let s = span_of(&hint, text);
             let parsed = reference
                 .split_once('.')
-                .and_then(|(k, o)| Some((kind_of(k)?, o.parse::<u32>().ok()?)));
+                .and_then(|(k, o)| Some((kind_of(k)?, ordinal(o)?)));
             let Some((kind, ordinal)) = parsed else {
                 diags.push(Diagnostic::error(path, format!("{what}: node hint `{reference}` is not of the form <kind>.<ordinal>")).with_span(Some(s)).with_help("write e.g. `aggregate.0`; kinds are source, filter, project, aggregate, sort, sink"));
                 continue;
             };
             let was = &hint.value.was.value;
-            if parse_node_id(was).is_none() {
+            let Some((_, was_kind, _)) = parse_node_id(was) else {
                 diags.push(Diagnostic::error(path, format!("{what}: `was: {was}` is not a node id")).with_span(Some(span_of(&hint.value.was, text))).with_help("a node id is <model>::<kind>::<ordinal>, e.g. customer_metrics::aggregate::0"));
+                continue;
+            };
+            if was_kind != kind {
+                diags.push(
+                    Diagnostic::error(
+                        path,
+                        format!(
+                            "{what}: the hint for {reference} names {was}, a node of another kind",
+                        ),
+                    )
+                    .with_span(Some(span_of(&hint.value.was, text)))
+                    .with_help(format!(
+                        "a node keeps its kind across versions; name the running {} node it was (streamform inspect-plan lists the node ids)",
+                        kind.id_name()
+                    )),
+                );
                 continue;
             }
             nodes.push(NodeHint {
@@ -595,7 +611,12 @@ pub fn parse_node_id(id: &str) -> Option<(String, NodeKind, u32)> {
     if !is_identifier(m) {
         return None;
     }
-    Some((m.to_string(), kind_of(k)?, o.parse().ok()?))
+    Some((m.to_string(), kind_of(k)?, ordinal(o)?))
+}
+
+/// An ordinal as ids write it: digits without a leading zero (`0`, `12`, not `00`).
+fn ordinal(text: &str) -> Option<u32> {
+    text.parse::<u32>().ok().filter(|o| o.to_string() == text)
 }
 
 /// The typed `sources.yml`: the valid sources, the diagnostics, and the names of declared

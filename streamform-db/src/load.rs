@@ -94,7 +94,40 @@ pub fn load_project(db: &Database, root: &Path) -> Result<Project, LoadError> {
 /// Loads one file outside the project's layout as an input: the running plan, a target's
 /// applied record or a file named by `--against`. `shown` is the path messages use for it.
 pub fn load_file(db: &Database, shown: &str, path: &Path) -> SourceFile {
-    SourceFile::new(db, shown.to_string(), read_contents(path))
+    SourceFile::new(db, shown.to_string(), read_document(path))
+}
+
+/// The largest running-plan file read: a manifest of ten thousand models is a few
+/// megabytes.
+pub const MAX_DOCUMENT_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Reads a document file, refusing what is not a regular file of a sane size (a FIFO would
+/// block forever, a device never ends) and a symbolic link to nothing (it is not "no file").
+fn read_document(path: &Path) -> FileContents {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return FileContents::Missing,
+        Err(e) => return FileContents::Unreadable(e.to_string()),
+        Ok(_) => {}
+    }
+    let metadata = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return FileContents::Unreadable(
+                "it is a symbolic link to a file that does not exist".into(),
+            );
+        }
+        Err(e) => return FileContents::Unreadable(e.to_string()),
+    };
+    if !metadata.is_file() {
+        return FileContents::Unreadable("it is not a regular file".into());
+    }
+    if metadata.len() > MAX_DOCUMENT_BYTES {
+        return FileContents::Unreadable(format!(
+            "it is {} bytes long; a plan manifest or record is at most {MAX_DOCUMENT_BYTES}",
+            metadata.len()
+        ));
+    }
+    read_contents(path)
 }
 
 /// Builds a project from in-memory files (`(relative path, text)`), for tests and tools.

@@ -516,78 +516,58 @@ struct Context<'a> {
     changed_above: HashMap<&'a str, Option<String>>,
     /// Running node → the nearest running node upstream that was removed.
     removed_above: HashMap<&'a str, Option<String>>,
-    /// Desired node → the nearest filter upstream, below the nearest keyed node, that was
-    /// added or changed.
-    filter_changed_above: HashMap<&'a str, Option<String>>,
-    /// Running node → the nearest filter upstream, below the nearest keyed node, that was
-    /// removed.
-    filter_removed_above: HashMap<&'a str, Option<String>>,
 }
 
-/// For every node, the first `hit` found walking up its inputs: `step(input)` is
-/// `Some(hit)` to stop with a hit, `Some(None)` to stop without one, `None` to keep walking
-/// above the input. Linear: nodes are visited inputs first (a manifest lists them so, but a
-/// hand-written one need not; nodes on an input cycle find nothing).
+/// For every node, the id of the nearest node above it (following inputs, across models)
+/// for which `hit` holds. Linear: nodes are visited inputs first (a manifest lists them so,
+/// but a hand-written one need not).
 fn nearest_above<'a>(
     nodes: &'a [NodeEntry],
-    step: impl Fn(&'a NodeEntry) -> Option<Option<String>>,
+    hit: impl Fn(&'a NodeEntry) -> bool,
 ) -> HashMap<&'a str, Option<String>> {
     let by_id: HashMap<&str, &NodeEntry> = nodes.iter().map(|n| (n.id.as_str(), n)).collect();
     let mut out: HashMap<&'a str, Option<String>> = HashMap::new();
-    for n in inputs_first(nodes, &by_id) {
+    for n in crate::manifest::inputs_first(nodes, &by_id) {
         let found = n.inputs.iter().find_map(|input| {
             let up = by_id.get(input.as_str())?;
-            match step(up) {
-                Some(hit) => hit,
-                None => out.get(up.id.as_str()).cloned().flatten(),
+            match hit(up) {
+                true => Some(up.id.clone()),
+                false => out.get(up.id.as_str()).cloned().flatten(),
             }
         });
         out.insert(n.id.as_str(), found);
     }
-    for n in nodes {
-        out.entry(n.id.as_str()).or_insert(None);
-    }
     out
 }
 
-/// The nodes ordered so that every node comes after the nodes it reads (Kahn's algorithm);
-/// nodes on an input cycle are left out.
-fn inputs_first<'a>(
-    nodes: &'a [NodeEntry],
-    by_id: &HashMap<&str, &'a NodeEntry>,
-) -> Vec<&'a NodeEntry> {
-    let mut waiting: HashMap<&str, usize> = HashMap::new();
-    let mut readers: HashMap<&str, Vec<&'a NodeEntry>> = HashMap::new();
-    let mut ready: Vec<&'a NodeEntry> = Vec::new();
-    for n in nodes {
-        let known: Vec<&str> = n
-            .inputs
-            .iter()
-            .map(String::as_str)
-            .filter(|i| by_id.contains_key(i))
-            .collect();
-        for i in &known {
-            readers.entry(i).or_default().push(n);
+/// The first node of another model above `n`: where `n`'s model reads from (`None` when it
+/// reads a source of its own).
+fn entered_from<'a>(side: &Side<'a>, n: &NodeEntry) -> Option<&'a NodeEntry> {
+    let mut current = side.nodes.get(n.id.as_str()).copied()?;
+    for _ in 0..side.nodes.len() {
+        let up = side.nodes.get(current.inputs.first()?.as_str()).copied()?;
+        if up.model != n.model {
+            return Some(up);
         }
-        waiting.insert(n.id.as_str(), known.len());
-        if known.is_empty() {
-            ready.push(n);
-        }
+        current = up;
     }
-    let mut order = Vec::with_capacity(nodes.len());
-    while let Some(n) = ready.pop() {
-        order.push(n);
-        for reader in readers.get(n.id.as_str()).into_iter().flatten() {
-            let left = waiting
-                .get_mut(reader.id.as_str())
-                .expect("every node waits");
-            *left -= 1;
-            if *left == 0 {
-                ready.push(reader);
-            }
-        }
-    }
-    order
+    None
+}
+
+/// The nodes above `n`, nearest first, following first inputs across models, up to (not
+/// including) the nearest keyed node.
+fn below_keyed<'s, 'a>(
+    side: &'s Side<'a>,
+    n: &'a NodeEntry,
+) -> impl Iterator<Item = &'a NodeEntry> + 's {
+    let up = |n: &NodeEntry| {
+        n.inputs
+            .first()
+            .and_then(|i| side.nodes.get(i.as_str()).copied())
+    };
+    std::iter::successors(up(n), move |n| up(n))
+        .take(side.nodes.len())
+        .take_while(|n| !is_keyed(n))
 }
 
 fn is_keyed(n: &NodeEntry) -> bool {
@@ -634,53 +614,14 @@ impl<'a> Context<'a> {
             fields: HashMap::new(),
             changed_above: HashMap::new(),
             removed_above: HashMap::new(),
-            filter_changed_above: HashMap::new(),
-            filter_removed_above: HashMap::new(),
         };
-        let counterpart = |d: &NodeEntry| {
-            matching
-                .counterpart(&d.id)
-                .and_then(|c| cx.running.nodes.get(c).copied())
-        };
-        let fields: HashMap<&str, Vec<FieldChange>> = desired
+        cx.fields = desired
             .nodes
             .iter()
-            .filter_map(|d| Some((d.id.as_str(), cx.field_changes(counterpart(d)?, d))))
+            .filter_map(|d| Some((d.id.as_str(), cx.field_changes(cx.counterpart(d)?, d))))
             .collect();
-        // What a node passes on to its readers: every field but a sink's destination and
-        // declared key, which readers of the model do not see.
-        let passes_on_changed = |d: &NodeEntry| match fields.get(d.id.as_str()) {
-            None => true,
-            Some(changes) => changes.iter().any(|f| {
-                !(d.operator == "sink" && matches!(f.field, Field::Definition | Field::Key))
-            }),
-        };
-        let changed_above = nearest_above(&desired.nodes, |u| {
-            passes_on_changed(u).then(|| Some(u.id.clone()))
-        });
-        let removed_above = nearest_above(&running.nodes, |u| {
-            (!matching.running_matched(&u.id)).then(|| Some(u.id.clone()))
-        });
-        let filter_changed_above = nearest_above(&desired.nodes, |u| {
-            if is_keyed(u) {
-                return Some(None);
-            }
-            let changed = u.operator == "filter"
-                && counterpart(u)
-                    .is_none_or(|r| r.definition != u.definition || r.operator != u.operator);
-            changed.then(|| Some(u.id.clone()))
-        });
-        let filter_removed_above = nearest_above(&running.nodes, |u| {
-            if is_keyed(u) {
-                return Some(None);
-            }
-            (u.operator == "filter" && !matching.running_matched(&u.id)).then(|| Some(u.id.clone()))
-        });
-        cx.fields = fields;
-        cx.changed_above = changed_above;
-        cx.removed_above = removed_above;
-        cx.filter_changed_above = filter_changed_above;
-        cx.filter_removed_above = filter_removed_above;
+        cx.changed_above = nearest_above(&desired.nodes, |u| cx.passes_on_changed(u));
+        cx.removed_above = nearest_above(&running.nodes, |u| !matching.running_matched(&u.id));
         cx
     }
 
@@ -765,17 +706,80 @@ impl<'a> Context<'a> {
     /// The nearest node upstream of the desired node `d` (counterpart `r`) that was added,
     /// removed or changed in what it passes on.
     fn upstream_change(&self, r: &NodeEntry, d: &NodeEntry) -> Option<String> {
-        self.changed_above[d.id.as_str()]
-            .clone()
-            .or_else(|| self.removed_above[r.id.as_str()].clone())
+        if let Some(input) = self.reads_another_model(r, d) {
+            return Some(input);
+        }
+        let above = |map: &HashMap<&str, Option<String>>, id: &str| map.get(id).cloned().flatten();
+        above(&self.changed_above, &d.id).or_else(|| above(&self.removed_above, &r.id))
     }
 
-    /// D6's rule beyond the texts: a predicate between an upsert sink and the nearest keyed
-    /// node above it that was changed, added or removed.
-    fn predicate_change(&self, r: &NodeEntry, d: &NodeEntry) -> Option<String> {
-        self.filter_changed_above[d.id.as_str()]
-            .clone()
-            .or_else(|| self.filter_removed_above[r.id.as_str()].clone())
+    /// When the desired node (counterpart `r`) now gets its rows from another model than it
+    /// did, or from another model instead of a source or the other way round: the node of
+    /// the other model it reads now (or the node itself).
+    fn reads_another_model(&self, r: &NodeEntry, d: &NodeEntry) -> Option<String> {
+        let now = entered_from(&self.desired, d);
+        let before = entered_from(&self.running, r);
+        let now_was = now.and_then(|n| self.matching.counterpart(&n.id));
+        (now_was != before.map(|n| n.id.as_str()))
+            .then(|| now.map_or_else(|| d.id.clone(), |n| n.id.clone()))
+    }
+
+    /// D6's rule beyond the texts, for an upsert sink: what changed which rows reach it
+    /// between the nearest keyed node above it and itself. A predicate (WHERE or HAVING)
+    /// changed, added or removed; a change in the values a predicate there reads; or a
+    /// node there that now reads another model.
+    fn selection_change(&self, r: &'a NodeEntry, d: &'a NodeEntry) -> Option<String> {
+        if let Some(r) = self.counterpart(d)
+            && let Some(input) = self.reads_another_model(r, d)
+        {
+            return Some(input);
+        }
+        let mut below_a_filter = false;
+        for up in below_keyed(&self.desired, d) {
+            let is_filter = up.operator == "filter";
+            let changed = match self.counterpart(up) {
+                None => is_filter || below_a_filter,
+                Some(ru) => {
+                    (is_filter && (ru.definition != up.definition || ru.operator != up.operator))
+                        || (below_a_filter && self.passes_on_changed(up))
+                }
+            };
+            if changed {
+                return Some(up.id.clone());
+            }
+            if let Some(ru) = self.counterpart(up)
+                && let Some(input) = self.reads_another_model(ru, up)
+            {
+                return Some(input);
+            }
+            below_a_filter |= is_filter;
+        }
+        let mut below_a_filter = false;
+        for up in below_keyed(&self.running, r) {
+            let is_filter = up.operator == "filter";
+            if !self.matching.running_matched(&up.id) && (is_filter || below_a_filter) {
+                return Some(up.id.clone());
+            }
+            below_a_filter |= is_filter;
+        }
+        None
+    }
+
+    /// The running counterpart of a desired node.
+    fn counterpart(&self, d: &NodeEntry) -> Option<&'a NodeEntry> {
+        self.matching
+            .counterpart(&d.id)
+            .and_then(|c| self.running.nodes.get(c).copied())
+    }
+
+    /// Whether a matched node changed what it passes on to its readers: any field but a
+    /// sink's destination and declared key, which readers of the model do not see.
+    fn passes_on_changed(&self, d: &NodeEntry) -> bool {
+        self.fields.get(d.id.as_str()).is_none_or(|changes| {
+            changes.iter().any(|f| {
+                !(d.operator == "sink" && matches!(f.field, Field::Definition | Field::Key))
+            })
+        })
     }
 
     /// The reasons for a node present on both sides.
@@ -803,6 +807,22 @@ impl<'a> Context<'a> {
                         "the grouping key changed; existing state cannot be reused",
                     );
                 } else {
+                    let type_of = |n: &NodeEntry, column: &str| {
+                        n.schema
+                            .iter()
+                            .find(|c| c.name == column)
+                            .map(|c| c.ty.clone())
+                    };
+                    for key in k2 {
+                        if let (Some(old), Some(new)) = (type_of(r, key), type_of(d, key))
+                            && old != new
+                        {
+                            out.add(
+                                StateIncompatible,
+                                format!("grouping column `{key}` changes from {old} to {new}; stored keys cannot be found under the new type"),
+                            );
+                        }
+                    }
                     for acc in a2.iter().filter(|a| !a1.iter().any(|o| o.name == a.name)) {
                         out.add(
                             BackfillRequired,
@@ -877,17 +897,18 @@ impl<'a> Context<'a> {
                         ),
                     );
                 }
-                if g1 == g2 {
-                    if let Some(at) = self.upstream_change(r, d) {
-                        out.add(
-                            BackfillRequired,
-                            format!(
-                                "input definition changed upstream at `{at}`; existing state was accumulated under the previous definition"
-                            ),
-                        );
-                    } else if !fields.is_empty() {
-                        out.add(Compatible, "its state is unchanged");
-                    }
+                // Whatever happened to the state itself, values accumulated from an input
+                // that changed are not what the new plan would accumulate.
+                if let Some(at) = self.upstream_change(r, d) {
+                    out.add(
+                        BackfillRequired,
+                        format!(
+                            "input definition changed upstream at `{at}`; existing state was accumulated under the previous definition"
+                        ),
+                    );
+                }
+                if out.0.is_empty() && !fields.is_empty() {
+                    out.add(Compatible, "its state is unchanged");
                 }
             }
             (StateEntry::Keyed { .. }, StateEntry::Stateless) => out.add(
@@ -981,22 +1002,28 @@ impl<'a> Context<'a> {
                     }
                 }
                 if matches!(d.changelog, ChangelogEntry::Upsert { .. })
-                    && let Some(at) = self.predicate_change(r, d)
+                    && let Some(at) = self.selection_change(r, d)
                 {
                     out.add(
                         BackfillRequired,
                         format!(
-                            "rows already written to `{location}` were selected by the previous predicate at `{at}`; nothing will delete the ones it now drops, rebuild the sink"
+                            "rows already written to `{location}` were selected under the previous definition at `{at}`; nothing rewrites or deletes them for the change, rebuild the sink"
                         ),
                     );
                     raised = true;
                 }
                 if !raised && fields.iter().any(|f| f.field == Field::Schema) {
+                    let gained = d
+                        .schema
+                        .iter()
+                        .any(|c| !r.schema.iter().any(|o| o.name == c.name));
                     out.add(
                         Compatible,
-                        format!(
-                            "readers of `{location}` see the new columns; rows already written keep the old shape"
-                        ),
+                        if gained {
+                            format!("readers of `{location}` see the new columns; rows already written keep the old shape")
+                        } else {
+                            format!("readers of `{location}` see the columns in another order; rows already written keep the old order")
+                        },
                     );
                     raised = true;
                 }

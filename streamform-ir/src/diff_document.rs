@@ -182,7 +182,7 @@ impl DiffDocument {
     /// ``plan: SAFE against target `local`, applied 2026-08-27T10:12:03Z``, or
     /// ``plan: nothing is recorded as applied to target `local`; the application starts fresh``.
     pub fn verdict_line(&self) -> String {
-        match self.running.kind {
+        let line = match self.running.kind {
             RunningKind::Nothing => format!(
                 "plan: nothing is recorded as applied to {}; the application starts fresh",
                 self.against_what()
@@ -194,35 +194,38 @@ impl DiffDocument {
                 }
                 line
             }
-        }
+        };
+        crate::printable(&line).into_owned()
     }
 
     /// The `plan` text: the header, every model, the verdict and the backend's note. Ends
     /// with a newline. Warnings are not included; they are diagnostics.
     pub fn render_text(&self) -> String {
         let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "plan: {} against {}",
-            self.project,
-            self.against_what()
+        push_line(
+            &mut out,
+            format!("plan: {} against {}", self.project, self.against_what()),
         );
         let running = &self.running;
         let digest = |d: &Option<String>| d.as_deref().map(short).unwrap_or_default().to_string();
         match running.kind {
             RunningKind::Nothing => {
-                let _ = writeln!(
-                    out,
-                    "  running: nothing is recorded as applied to {}",
-                    self.against_what()
+                push_line(
+                    &mut out,
+                    format!(
+                        "  running: nothing is recorded as applied to {}",
+                        self.against_what()
+                    ),
                 );
             }
             RunningKind::Manifest => {
-                let _ = writeln!(
-                    out,
-                    "  running: plan manifest {}, application digest {}",
-                    running.path,
-                    digest(&running.application_digest)
+                push_line(
+                    &mut out,
+                    format!(
+                        "  running: plan manifest {}, application digest {}",
+                        running.path,
+                        digest(&running.application_digest)
+                    ),
                 );
             }
             RunningKind::Record => {
@@ -236,17 +239,21 @@ impl DiffDocument {
                     let word = if jobs.len() == 1 { "job" } else { "jobs" };
                     let _ = write!(line, ", {word} {}", jobs.join(", "));
                 }
-                let _ = writeln!(
-                    out,
-                    "{line}, application digest {}",
-                    digest(&running.application_digest)
+                push_line(
+                    &mut out,
+                    format!(
+                        "{line}, application digest {}",
+                        digest(&running.application_digest)
+                    ),
                 );
             }
         }
-        let _ = writeln!(
-            out,
-            "  desired: application digest {}",
-            short(&self.desired.application_digest)
+        push_line(
+            &mut out,
+            format!(
+                "  desired: application digest {}",
+                short(&self.desired.application_digest)
+            ),
         );
         for model in &self.models {
             out.push('\n');
@@ -255,12 +262,12 @@ impl DiffDocument {
         out.push('\n');
         let counts = verdict_counts(&self.models);
         if counts.is_empty() {
-            let _ = writeln!(out, "verdict: {}", self.verdict);
+            push_line(&mut out, format!("verdict: {}", self.verdict));
         } else {
-            let _ = writeln!(out, "verdict: {} ({counts})", self.verdict);
+            push_line(&mut out, format!("verdict: {} ({counts})", self.verdict));
         }
         if let Some(note) = &self.note {
-            let _ = writeln!(out, "note: {note}");
+            push_line(&mut out, format!("note: {note}"));
         }
         out
     }
@@ -277,12 +284,15 @@ fn render_model(out: &mut String, model: &ModelDiff) {
             None => "changed".to_string(),
         },
     };
-    let _ = writeln!(out, "{}  {status}", model.name);
+    push_line(out, format!("{}  {status}", model.name));
     for node in &model.nodes {
         render_node(out, node);
     }
     if model.change != ModelChange::New && model.verdict > Classification::Safe {
-        let _ = writeln!(out, "  {}: {}", model.verdict, model.verdict.model_action());
+        push_line(
+            out,
+            format!("  {}: {}", model.verdict, model.verdict.model_action()),
+        );
     }
 }
 
@@ -298,15 +308,22 @@ fn render_node(out: &mut String, node: &NodeDiff) {
         .as_ref()
         .map(|w| format!(" (was {w})"))
         .unwrap_or_default();
-    let _ = writeln!(out, "  {}  {title}  {change}{was}", node.id);
+    push_line(out, format!("  {}  {title}  {change}{was}", node.id));
     for f in &node.fields {
         let (old, new) = match f.field {
             Field::StateDigest => (short(&f.old), short(&f.new)),
             _ => (f.old.as_str(), f.new.as_str()),
         };
-        let _ = writeln!(out, "    {}: {old} → {new}", f.field.label());
+        push_line(out, format!("    {}: {old} → {new}", f.field.label()));
     }
     for r in &node.reasons {
-        let _ = writeln!(out, "    {}: {}", r.classification, r.reason);
+        push_line(out, format!("    {}: {}", r.classification, r.reason));
     }
+}
+
+/// Appends one line, with every control character in it escaped: the values come from
+/// files (a record, a manifest) that may hold anything.
+fn push_line(out: &mut String, line: String) {
+    out.push_str(&crate::printable(&line));
+    out.push('\n');
 }

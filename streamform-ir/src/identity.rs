@@ -38,9 +38,12 @@ pub fn sha256_hex(text: &str) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The first twelve characters of a digest, as text output shows it.
+/// The first twelve characters of a digest (or job id), as text output shows it.
 pub fn short(digest: &str) -> &str {
-    &digest[..12.min(digest.len())]
+    match digest.char_indices().nth(12) {
+        Some((end, _)) => &digest[..end],
+        None => digest,
+    }
 }
 
 /// A node's digests: the schema digest always, the state digest for a keyed node.

@@ -9,12 +9,14 @@
 //! The manifest is derived from [`ModelPlan`]s and never turned back into one; `plan`
 //! compares two manifests.
 
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
 use crate::identity::{node_digests, sha256_hex};
-use crate::plan::{Changelog, Input, Materialized, ModelPlan, Node, Operator, State};
+use crate::plan::{Changelog, Input, Materialized, ModelPlan, Node, NodeKind, Operator, State};
+use crate::types::DataType;
 
 /// The `manifest_version` this build writes and reads.
 pub const MANIFEST_VERSION: u32 = 1;
@@ -224,6 +226,10 @@ pub enum ManifestError {
         /// serde's message, with its line and column.
         message: String,
     },
+    /// The manifest has the right shape but does not hold together: a digest that is not
+    /// one, a node id twice, an input that names no node, an application digest that does
+    /// not match the content.
+    Inconsistent(String),
 }
 
 impl fmt::Display for ManifestError {
@@ -250,6 +256,9 @@ impl fmt::Display for ManifestError {
                 document.version_field(),
                 document.version()
             ),
+            ManifestError::Inconsistent(message) => {
+                write!(f, "the plan manifest is not consistent: {message}")
+            }
         }
     }
 }
@@ -345,11 +354,188 @@ impl Manifest {
         let object = parse_object(text)?;
         check_version(&object, Document::Manifest)?;
         // From the text, not the value, so serde's message carries the line and column.
-        serde_json::from_str(text).map_err(|e| ManifestError::Shape {
+        let manifest: Manifest = serde_json::from_str(text).map_err(|e| ManifestError::Shape {
             document: Document::Manifest,
             message: e.to_string(),
-        })
+        })?;
+        manifest.check().map_err(ManifestError::Inconsistent)?;
+        Ok(manifest)
     }
+
+    /// Checks that the manifest holds together, as one this build writes does: every digest
+    /// is 64 lowercase hex characters and the application digest matches the content; node
+    /// ids are well formed, unique, of a declared model and of their operator; every input
+    /// and every model's output names a node, and inputs form no cycle; types, boundedness
+    /// and materializations are spelled canonically.
+    ///
+    /// # Errors
+    /// What does not hold, naming the node or model (with control characters escaped).
+    pub fn check(&self) -> Result<(), String> {
+        let quote = |text: &str| crate::printable(text).into_owned();
+        if !is_digest(&self.application_digest) {
+            return Err(format!(
+                "application_digest `{}` is not a SHA-256 digest (64 lowercase hex characters)",
+                quote(&self.application_digest)
+            ));
+        }
+        let mut models = HashSet::new();
+        for m in &self.models {
+            if !models.insert(m.name.as_str()) {
+                return Err(format!("model `{}` is listed twice", quote(&m.name)));
+            }
+            if m.materialized != "append" && m.materialized != "upsert" {
+                return Err(format!(
+                    "model `{}` has materialized `{}`; it is append or upsert",
+                    quote(&m.name),
+                    quote(&m.materialized)
+                ));
+            }
+        }
+        let mut ids = HashMap::new();
+        for n in &self.nodes {
+            let id = quote(&n.id);
+            let parts: Vec<&str> = n.id.split("::").collect();
+            let well_formed = matches!(parts.as_slice(), [model, kind, ordinal]
+                if !model.is_empty()
+                    && NodeKind::ALL.iter().any(|k| k.id_name() == *kind)
+                    && ordinal.parse::<u32>().is_ok_and(|o| o.to_string() == *ordinal));
+            if !well_formed {
+                return Err(format!("node id `{id}` is not <model>::<kind>::<ordinal>"));
+            }
+            if parts[0] != n.model || parts[1] != n.operator {
+                return Err(format!(
+                    "node `{id}` says model `{}` and operator `{}`",
+                    quote(&n.model),
+                    quote(&n.operator)
+                ));
+            }
+            if !models.contains(n.model.as_str()) {
+                return Err(format!(
+                    "node `{id}` belongs to model `{}`, which the manifest does not list",
+                    quote(&n.model)
+                ));
+            }
+            if ids.insert(n.id.as_str(), n).is_some() {
+                return Err(format!("node `{id}` is listed twice"));
+            }
+            if !is_digest(&n.schema_digest) {
+                return Err(format!(
+                    "node `{id}` has a schema_digest that is not a SHA-256 digest"
+                ));
+            }
+            if n.boundedness != "bounded" && n.boundedness != "unbounded" {
+                return Err(format!(
+                    "node `{id}` has boundedness `{}`",
+                    quote(&n.boundedness)
+                ));
+            }
+            let mut types: Vec<&Column> = n.schema.iter().collect();
+            if let StateEntry::Keyed {
+                accumulators,
+                digest,
+                ..
+            } = &n.state
+            {
+                if !is_digest(digest) {
+                    return Err(format!(
+                        "node `{id}` has a state digest that is not a SHA-256 digest"
+                    ));
+                }
+                types.extend(accumulators);
+            }
+            for c in types {
+                if DataType::parse(&c.ty).map(|t| t.to_string()).as_deref() != Ok(c.ty.as_str()) {
+                    return Err(format!(
+                        "node `{id}`: column `{}` has type `{}`, which is not a type in canonical spelling",
+                        quote(&c.name),
+                        quote(&c.ty)
+                    ));
+                }
+            }
+        }
+        for n in &self.nodes {
+            if let Some(missing) = n.inputs.iter().find(|i| !ids.contains_key(i.as_str())) {
+                return Err(format!(
+                    "node `{}` reads `{}`, which is not a node of the manifest",
+                    quote(&n.id),
+                    quote(missing)
+                ));
+            }
+        }
+        for m in &self.models {
+            if ids
+                .get(m.output.as_str())
+                .is_none_or(|n| n.model != m.name)
+            {
+                return Err(format!(
+                    "model `{}` has output `{}`, which is not one of its nodes",
+                    quote(&m.name),
+                    quote(&m.output)
+                ));
+            }
+        }
+        let ordered: HashSet<&str> = inputs_first(&self.nodes, &ids)
+            .into_iter()
+            .map(|n| n.id.as_str())
+            .collect();
+        if let Some(n) = self.nodes.iter().find(|n| !ordered.contains(n.id.as_str())) {
+            return Err(format!("node `{}` is on a cycle of inputs", quote(&n.id)));
+        }
+        if self.application_digest != self.compute_digest() {
+            return Err(
+                "its application_digest does not match its content (was it edited by hand?)".into(),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The nodes ordered so that every node comes after the nodes it reads (Kahn's algorithm);
+/// nodes on an input cycle are left out.
+pub(crate) fn inputs_first<'a>(
+    nodes: &'a [NodeEntry],
+    by_id: &HashMap<&str, &'a NodeEntry>,
+) -> Vec<&'a NodeEntry> {
+    let mut waiting: HashMap<&str, usize> = HashMap::new();
+    let mut readers: HashMap<&str, Vec<&'a NodeEntry>> = HashMap::new();
+    let mut ready: Vec<&'a NodeEntry> = Vec::new();
+    for n in nodes {
+        let known: Vec<&str> = n
+            .inputs
+            .iter()
+            .map(String::as_str)
+            .filter(|i| by_id.contains_key(i))
+            .collect();
+        for i in &known {
+            readers.entry(i).or_default().push(n);
+        }
+        waiting.insert(n.id.as_str(), known.len());
+        if known.is_empty() {
+            ready.push(n);
+        }
+    }
+    let mut order = Vec::with_capacity(nodes.len());
+    while let Some(n) = ready.pop() {
+        order.push(n);
+        for reader in readers.get(n.id.as_str()).into_iter().flatten() {
+            let left = waiting
+                .get_mut(reader.id.as_str())
+                .expect("every node waits");
+            *left -= 1;
+            if *left == 0 {
+                ready.push(reader);
+            }
+        }
+    }
+    order
+}
+
+/// Whether `text` is a SHA-256 digest as documents carry it: 64 lowercase hex characters.
+pub fn is_digest(text: &str) -> bool {
+    text.len() == 64
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 impl ModelSlice {
@@ -500,15 +686,31 @@ pub fn definition(op: &Operator) -> String {
 mod tests {
     use super::*;
 
-    /// The reference's example manifest (streamform-docs "The plan manifest"), with its
-    /// elided digests filled in.
+    /// The reference's example manifest (streamform-docs "The plan manifest"), completed so
+    /// that it holds together: the Source its aggregate reads, the Sink its model names as
+    /// output, and real digests in place of the elided ones (filled in by [`reference`]).
     const REFERENCE: &str = r#"{
   "manifest_version": 1,
-  "application_digest": "DIGEST",
+  "application_digest": "APPLICATION",
   "models": [
     { "name": "customer_metrics", "materialized": "upsert", "key": ["customer_id"], "output": "customer_metrics::sink::0" }
   ],
   "nodes": [
+    {
+      "id": "customer_metrics::source::0",
+      "model": "customer_metrics",
+      "operator": "source",
+      "inputs": [],
+      "definition": "orders (kafka orders)",
+      "schema": [
+        { "name": "amount", "type": "decimal(38,9)" },
+        { "name": "customer_id", "type": "int64" }
+      ],
+      "schema_digest": "SOURCE",
+      "boundedness": "unbounded",
+      "changelog": { "mode": "append" },
+      "state": { "kind": "stateless" }
+    },
     {
       "id": "customer_metrics::aggregate::0",
       "model": "customer_metrics",
@@ -519,7 +721,7 @@ mod tests {
         { "name": "customer_id", "type": "int64" },
         { "name": "sum(amount)", "type": "decimal(38,9)" }
       ],
-      "schema_digest": "322eb3aa5330",
+      "schema_digest": "AGGREGATE",
       "boundedness": "unbounded",
       "changelog": { "mode": "upsert", "key": ["customer_id"] },
       "state": {
@@ -527,17 +729,52 @@ mod tests {
         "keys": ["customer_id"],
         "accumulators": [ { "name": "sum(amount)", "type": "decimal(38,9)" } ],
         "retention": "unbounded",
-        "digest": "4aead023aa01"
+        "digest": "STATE"
       }
+    },
+    {
+      "id": "customer_metrics::sink::0",
+      "model": "customer_metrics",
+      "operator": "sink",
+      "inputs": ["customer_metrics::aggregate::0"],
+      "definition": "upsert kafka customer-metrics",
+      "schema": [
+        { "name": "customer_id", "type": "int64" },
+        { "name": "sum(amount)", "type": "decimal(38,9)" }
+      ],
+      "schema_digest": "AGGREGATE",
+      "boundedness": "unbounded",
+      "changelog": { "mode": "upsert", "key": ["customer_id"] },
+      "state": { "kind": "stateless" }
     }
   ]
 }"#;
 
+    /// The golden digests of the specification's README, in full.
+    const STATE_4AEAD: &str = "4aead023aa01440bcb26dd8f6d004bd6e44ba5ce846b4c1c78aa3076b36803bb";
+
+    /// [`REFERENCE`] with its digests filled in: the application digest computed over it.
+    fn reference() -> String {
+        let text = REFERENCE
+            .replace(
+                "SOURCE",
+                &sha256_hex("[amount: decimal(38,9), customer_id: int64]"),
+            )
+            .replace(
+                "AGGREGATE",
+                &sha256_hex("[customer_id: int64, sum(amount): decimal(38,9)]"),
+            )
+            .replace("STATE", STATE_4AEAD);
+        let parsed: Manifest = serde_json::from_str(&text).unwrap();
+        text.replace("APPLICATION", &parsed.compute_digest())
+    }
+
     #[test]
     fn reads_the_reference_shape_and_writes_it_back_with_the_same_fields() {
-        let manifest = Manifest::from_json(REFERENCE).expect("the reference shape is accepted");
+        let text = reference();
+        let manifest = Manifest::from_json(&text).expect("the reference shape is accepted");
         assert_eq!(
-            manifest.nodes[0].state,
+            manifest.nodes[1].state,
             StateEntry::Keyed {
                 keys: vec!["customer_id".into()],
                 accumulators: vec![Column {
@@ -545,34 +782,111 @@ mod tests {
                     ty: "decimal(38,9)".into()
                 }],
                 retention: "unbounded".into(),
-                digest: "4aead023aa01".into(),
+                digest: STATE_4AEAD.into(),
             }
         );
         let written: serde_json::Value = serde_json::from_str(&manifest.to_json_pretty()).unwrap();
-        let reference: serde_json::Value = serde_json::from_str(REFERENCE).unwrap();
+        let reference: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(written, reference);
     }
 
     #[test]
     fn the_application_digest_covers_everything_but_itself() {
-        let mut manifest = Manifest::from_json(REFERENCE).unwrap();
+        let mut manifest = Manifest::from_json(&reference()).unwrap();
         let digest = manifest.compute_digest();
-        assert_eq!(digest.len(), 64);
+        assert_eq!(digest, manifest.application_digest);
         manifest.application_digest = "anything".into();
         assert_eq!(manifest.compute_digest(), digest);
-        manifest.nodes[0].definition = "key=[amount] aggregates=[sum(amount)]".into();
+        manifest.nodes[1].definition = "key=[amount] aggregates=[sum(amount)]".into();
         assert_ne!(manifest.compute_digest(), digest);
     }
 
     #[test]
+    fn refuses_a_manifest_that_does_not_hold_together() {
+        type Edit = fn(&mut Manifest);
+        let cases: [(&str, Edit); 12] = [
+            (
+                "its application_digest does not match its content (was it edited by hand?)",
+                |m| m.nodes[0].definition = "orders (kafka orders-v2)".into(),
+            ),
+            (
+                "node `customer_metrics::aggregate::0` has a state digest that is not a SHA-256 digest",
+                |m| {
+                    if let StateEntry::Keyed { digest, .. } = &mut m.nodes[1].state {
+                        *digest = "4aead023aa01".into();
+                    }
+                },
+            ),
+            (
+                "node `customer_metrics::source::0` has a schema_digest that is not a SHA-256 digest",
+                |m| m.nodes[0].schema_digest = "é".repeat(32),
+            ),
+            (
+                "node `customer_metrics::aggregate::0` is listed twice",
+                |m| {
+                    let copy = m.nodes[1].clone();
+                    m.nodes.push(copy);
+                },
+            ),
+            (
+                "node `customer_metrics::aggregate::0` reads `customer_metrics::filter::0`, which is not a node of the manifest",
+                |m| m.nodes[1].inputs = vec!["customer_metrics::filter::0".into()],
+            ),
+            (
+                "node `customer_metrics::source::0` is on a cycle of inputs",
+                |m| m.nodes[0].inputs = vec!["customer_metrics::sink::0".into()],
+            ),
+            (
+                "node id `customer_metrics::aggregate::00` is not <model>::<kind>::<ordinal>",
+                |m| m.nodes[1].id = "customer_metrics::aggregate::00".into(),
+            ),
+            (
+                "node `other::sink::0` says model `customer_metrics` and operator `sink`",
+                |m| m.nodes[2].id = "other::sink::0".into(),
+            ),
+            (
+                "node `other::sink::0` belongs to model `other`, which the manifest does not list",
+                |m| {
+                    m.nodes[2].id = "other::sink::0".into();
+                    m.nodes[2].model = "other".into();
+                },
+            ),
+            (
+                "model `customer_metrics` has output `customer_metrics::sink::1`, which is not one of its nodes",
+                |m| m.models[0].output = "customer_metrics::sink::1".into(),
+            ),
+            (
+                "node `customer_metrics::aggregate::0`: column `sum(amount)` has type `decimal(38, 9)`, which is not a type in canonical spelling",
+                |m| m.nodes[1].schema[1].ty = "decimal(38, 9)".into(),
+            ),
+            (
+                "node `customer_metrics\\u{1b}[2J::source::0` says model `customer_metrics` and operator `source`",
+                |m| m.nodes[0].id = "customer_metrics\u{1b}[2J::source::0".into(),
+            ),
+        ];
+        for (message, edit) in cases {
+            let mut manifest: Manifest = serde_json::from_str(&reference()).unwrap();
+            edit(&mut manifest);
+            if !message.starts_with("its application_digest") {
+                manifest.application_digest = manifest.compute_digest();
+            }
+            let err = Manifest::from_json(&manifest.to_json_pretty()).unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                format!("the plan manifest is not consistent: {message}")
+            );
+        }
+    }
+
+    #[test]
     fn refuses_another_version() {
-        let text = REFERENCE.replace("\"manifest_version\": 1", "\"manifest_version\": 2");
+        let text = reference().replace("\"manifest_version\": 1", "\"manifest_version\": 2");
         let err = Manifest::from_json(&text).unwrap_err();
         assert_eq!(
             err.to_string(),
             "the plan manifest has manifest_version 2; this build speaks manifest_version 1"
         );
-        let text = REFERENCE.replace("\"manifest_version\": 1,", "");
+        let text = reference().replace("\"manifest_version\": 1,", "");
         assert_eq!(
             Manifest::from_json(&text).unwrap_err().to_string(),
             "the plan manifest has manifest_version (missing); this build speaks manifest_version 1"
@@ -592,8 +906,8 @@ mod tests {
                 "{ \"name\": \"customer_id\", \"type\": \"int64\", \"nullable\": true }",
             ),
         ] {
-            let text = REFERENCE.replacen(from, to, 1);
-            assert_ne!(text, REFERENCE, "{from}");
+            let text = reference().replacen(from, to, 1);
+            assert_ne!(text, reference(), "{from}");
             let err = Manifest::from_json(&text).unwrap_err();
             assert!(matches!(err, ManifestError::Shape { .. }), "{from}: {err}");
             assert!(err.to_string().contains("unknown field"), "{from}: {err}");

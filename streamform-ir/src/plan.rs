@@ -328,6 +328,16 @@ pub enum NodeKind {
 }
 
 impl NodeKind {
+    /// Every kind, in the order ids list them.
+    pub const ALL: [NodeKind; 6] = [
+        NodeKind::Source,
+        NodeKind::Filter,
+        NodeKind::Project,
+        NodeKind::Aggregate,
+        NodeKind::Sort,
+        NodeKind::Sink,
+    ];
+
     /// `source`, `aggregate`, ... as in node ids.
     pub fn id_name(self) -> &'static str {
         match self {

@@ -65,11 +65,50 @@ impl AppliedRecord {
             None => {}
         }
         // From the text, not the value, so serde's message carries the line and column.
-        serde_json::from_str(text).map_err(|e| ManifestError::Shape {
-            document: Document::Record,
-            message: e.to_string(),
-        })
+        let record: AppliedRecord =
+            serde_json::from_str(text).map_err(|e| ManifestError::Shape {
+                document: Document::Record,
+                message: e.to_string(),
+            })?;
+        record
+            .manifest
+            .check()
+            .map_err(ManifestError::Inconsistent)?;
+        record.check()?;
+        Ok(record)
     }
+
+    /// Checks the record's own fields: `applied_at` is an RFC 3339 time and every job id is
+    /// a Flink job id (32 lowercase hex characters).
+    fn check(&self) -> Result<(), ManifestError> {
+        let inconsistent = |message: String| {
+            Err(ManifestError::Shape {
+                document: Document::Record,
+                message,
+            })
+        };
+        if !crate::time::is_rfc3339(&self.applied_at) {
+            return inconsistent(format!(
+                "applied_at `{}` is not an RFC 3339 time",
+                crate::printable(&self.applied_at)
+            ));
+        }
+        if let Some(job) = self.jobs.iter().find(|j| !is_job_id(j)) {
+            return inconsistent(format!(
+                "`{}` is not a Flink job id (32 lowercase hex characters)",
+                crate::printable(job)
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Whether `text` is a Flink job id as the REST API writes it: 32 lowercase hex characters.
+fn is_job_id(text: &str) -> bool {
+    text.len() == 32
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// A running plan as read from a file: an applied record, or a bare plan manifest (such as
@@ -213,5 +252,28 @@ mod tests {
             err.starts_with("the file is not valid JSON: EOF while parsing"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn refuses_a_job_id_or_a_time_that_is_not_one() {
+        let text = record().to_json_pretty();
+        for (from, to, message) in [
+            (
+                "9d1f2c4b7a3e5f6081c2d3e4f5a6b7c8",
+                "9d1f2c4b7a3eé",
+                "the applied record does not have the shape of record_version 1: `9d1f2c4b7a3eé` is not a Flink job id (32 lowercase hex characters)",
+            ),
+            (
+                "2026-08-27T10:12:03Z",
+                "yesterday\\u001b[2J",
+                "the applied record does not have the shape of record_version 1: applied_at `yesterday\\u{1b}[2J` is not an RFC 3339 time",
+            ),
+        ] {
+            let bad = text.replace(from, to);
+            assert_eq!(
+                AppliedRecord::from_json(&bad).unwrap_err().to_string(),
+                message
+            );
+        }
     }
 }

@@ -255,9 +255,19 @@ fn run(cli: Cli) -> ExitCode {
         }
     };
     let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(out.stdout.as_bytes());
-    let _ = stdout.flush();
+    let written = stdout
+        .write_all(out.stdout.as_bytes())
+        .and_then(|()| stdout.flush());
     let _ = std::io::stderr().write_all(out.stderr.as_bytes());
+    if let Err(e) = written {
+        // A report that did not reach its reader (a full disk, a closed pipe) is not a
+        // result a script may act on.
+        let _ = writeln!(
+            std::io::stderr(),
+            "error: could not write to standard output: {e}"
+        );
+        return ExitCode::from(CANNOT_RUN);
+    }
     ExitCode::from(code)
 }
 

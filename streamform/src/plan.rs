@@ -17,6 +17,7 @@ use streamform_db::target::{ChosenTarget, Need, applied_record_path};
 use streamform_db::{Database, Project};
 use streamform_ir::diff::Classification;
 use streamform_ir::diff_document::{DiffDocument, DiffWarning, RunningSide};
+use streamform_ir::printable;
 use streamform_ir::record::Running;
 
 use crate::build::{cannot_run, choose, compiled};
@@ -102,19 +103,27 @@ pub fn compare(
         }
         (None, None) => unreachable!("plan without --against needs a target"),
     };
-    let shown = file.path(db).clone();
-    let refuse = |why: String| {
+    let shown = printable(file.path(db)).into_owned();
+    let refuse = |why: &str| {
         cannot_run(
-            format!("cannot read the running plan from {shown}: {why}"),
+            format!(
+                "cannot read the running plan from {shown}: {}",
+                printable(why)
+            ),
             Some(help.into()),
         )
     };
     let running = match running_plan(db, file) {
         RunningRead::Missing if against.is_some() => {
-            return Err(refuse("the file does not exist".into()));
+            return Err(refuse("the file does not exist"));
         }
         RunningRead::Missing => None,
-        RunningRead::Refused(why) => return Err(refuse(why.clone())),
+        RunningRead::Refused(why) => return Err(refuse(why)),
+        RunningRead::Read(Running::Manifest(_)) if against.is_none() => {
+            return Err(refuse(
+                "it holds a plan manifest, not the applied record apply writes there; compare with a manifest through --against FILE",
+            ));
+        }
         RunningRead::Read(running) => Some(running),
     };
     if let (None, Some(target), Some(Running::Record(record))) = (against, chosen, running)
@@ -123,7 +132,8 @@ pub fn compare(
         return Err(cannot_run(
             format!(
                 "{shown} records an apply to target `{}`, not to `{}`",
-                record.target, target.name
+                printable(&record.target),
+                target.name
             ),
             Some("the file belongs to another target (copied by hand?); put that target's record back, or compare with it explicitly: --against FILE".into()),
         ));

@@ -516,6 +516,49 @@ fn cases() -> Vec<Case> {
                 ],
             )),
         },
+        Case {
+            row: "keyed: own state unchanged, it now reads another model",
+            edit: |m| at(m, "regions::aggregate::0").inputs = vec!["big::sink::0".into()],
+            node: "regions::aggregate::0",
+            expect: Some((
+                BackfillRequired,
+                &[
+                    "BACKFILL REQUIRED: input definition changed upstream at `big::sink::0`; existing state was accumulated under the previous definition",
+                ],
+            )),
+        },
+        Case {
+            row: "keyed: own state changed and an upstream filter changed, both reasons",
+            edit: |m| {
+                edit_state(m, |_, accs, _| drop(accs.remove(1)));
+                at(m, "totals::filter::0").definition = "(amount > 10)".into();
+            },
+            node: "totals::aggregate::0",
+            expect: Some((
+                BackfillRequired,
+                &[
+                    "STATE MIGRATION REQUIRED: accumulator `count(*)` removed; its stored values are dropped, the others continue",
+                    "BACKFILL REQUIRED: input definition changed upstream at `totals::filter::0`; existing state was accumulated under the previous definition",
+                ],
+            )),
+        },
+        Case {
+            row: "keyed: a grouping column's type changed",
+            edit: |m| {
+                for id in ["totals::source::0", "totals::filter::0"] {
+                    at(m, id).schema[1].ty = "int32".into();
+                }
+                at(m, "totals::aggregate::0").schema[0].ty = "int32".into();
+            },
+            node: "totals::aggregate::0",
+            expect: Some((
+                StateIncompatible,
+                &[
+                    "STATE INCOMPATIBLE: grouping column `customer_id` changes from int64 to int32; stored keys cannot be found under the new type",
+                    "BACKFILL REQUIRED: input definition changed upstream at `totals::filter::0`; existing state was accumulated under the previous definition",
+                ],
+            )),
+        },
         // A stateless node present on both sides.
         Case {
             row: "stateless: any change is COMPATIBLE",
@@ -622,6 +665,21 @@ fn cases() -> Vec<Case> {
                 BackfillRequired,
                 &[
                     "BACKFILL REQUIRED: column `total` changes from decimal(38,9) to float64; readers of `totals` see old rows and new rows in different shapes",
+                ],
+            )),
+        },
+        Case {
+            row: "sink: columns only reordered (stateless, COMPATIBLE)",
+            edit: |m| {
+                for id in ["totals::project::0", "totals::sink::0"] {
+                    at(m, id).schema.swap(2, 3);
+                }
+            },
+            node: "totals::sink::0",
+            expect: Some((
+                Compatible,
+                &[
+                    "COMPATIBLE: readers of `totals` see the columns in another order; rows already written keep the old order",
                 ],
             )),
         },
@@ -743,7 +801,7 @@ fn cases() -> Vec<Case> {
             expect: Some((
                 BackfillRequired,
                 &[
-                    "BACKFILL REQUIRED: rows already written to `totals` were selected by the previous predicate at `totals::filter::1`; nothing will delete the ones it now drops, rebuild the sink",
+                    "BACKFILL REQUIRED: rows already written to `totals` were selected under the previous definition at `totals::filter::1`; nothing rewrites or deletes them for the change, rebuild the sink",
                 ],
             )),
         },
@@ -754,7 +812,7 @@ fn cases() -> Vec<Case> {
             expect: Some((
                 BackfillRequired,
                 &[
-                    "BACKFILL REQUIRED: rows already written to `big` were selected by the previous predicate at `big::filter::0`; nothing will delete the ones it now drops, rebuild the sink",
+                    "BACKFILL REQUIRED: rows already written to `big` were selected under the previous definition at `big::filter::0`; nothing rewrites or deletes them for the change, rebuild the sink",
                 ],
             )),
         },
@@ -779,7 +837,7 @@ fn cases() -> Vec<Case> {
             expect: Some((
                 BackfillRequired,
                 &[
-                    "BACKFILL REQUIRED: rows already written to `big` were selected by the previous predicate at `big::filter::1`; nothing will delete the ones it now drops, rebuild the sink",
+                    "BACKFILL REQUIRED: rows already written to `big` were selected under the previous definition at `big::filter::1`; nothing rewrites or deletes them for the change, rebuild the sink",
                 ],
             )),
         },
@@ -790,7 +848,41 @@ fn cases() -> Vec<Case> {
             expect: Some((
                 BackfillRequired,
                 &[
-                    "BACKFILL REQUIRED: rows already written to `big` were selected by the previous predicate at `big::filter::0`; nothing will delete the ones it now drops, rebuild the sink",
+                    "BACKFILL REQUIRED: rows already written to `big` were selected under the previous definition at `big::filter::0`; nothing rewrites or deletes them for the change, rebuild the sink",
+                ],
+            )),
+        },
+        Case {
+            row: "predicate: the values a predicate in front of an upsert sink reads changed",
+            edit: |m| {
+                at(m, "totals::project::0").definition =
+                    "customer_id, region, -sum(amount) AS total, count(*) AS orders".into()
+            },
+            node: "big::sink::0",
+            expect: Some((
+                BackfillRequired,
+                &[
+                    "BACKFILL REQUIRED: rows already written to `big` were selected under the previous definition at `totals::project::0`; nothing rewrites or deletes them for the change, rebuild the sink",
+                ],
+            )),
+        },
+        Case {
+            row: "predicate: a value change with no predicate in front of the sink is COMPATIBLE",
+            edit: |m| {
+                at(m, "totals::project::0").definition =
+                    "customer_id, region, -sum(amount) AS total, count(*) AS orders".into()
+            },
+            node: "totals::sink::0",
+            expect: None,
+        },
+        Case {
+            row: "predicate: a stateless model in front of an upsert sink now reads another model",
+            edit: |m| at(m, "big::filter::0").inputs = vec!["regions::sink::0".into()],
+            node: "big::sink::0",
+            expect: Some((
+                BackfillRequired,
+                &[
+                    "BACKFILL REQUIRED: rows already written to `big` were selected under the previous definition at `regions::sink::0`; nothing rewrites or deletes them for the change, rebuild the sink",
                 ],
             )),
         },
