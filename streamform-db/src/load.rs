@@ -105,7 +105,15 @@ pub const MAX_DOCUMENT_BYTES: u64 = 256 * 1024 * 1024;
 /// block forever, a device never ends) and a symbolic link to nothing (it is not "no file").
 fn read_document(path: &Path) -> FileContents {
     match std::fs::symlink_metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return FileContents::Missing,
+        // A folder on the way that does not exist, or is a file: nothing can be there.
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return FileContents::Missing;
+        }
         Err(e) => return FileContents::Unreadable(e.to_string()),
         Ok(_) => {}
     }
