@@ -842,6 +842,39 @@ pub fn check_report(db: &dyn Db, project: Project) -> Vec<Diagnostic> {
                 {
                     out.push(Diagnostic::error("streamform.yml", format!("model `{name}` has a hint for {}.{}, but its plan has no such node", hint.kind.id_name(), hint.ordinal)).with_span(Some(hint.span.clone())).with_help("hints name nodes of the model's current plan as <kind>.<ordinal>, counted in plan order (streamform inspect-plan lists the node ids)"));
                 }
+                // A model renamed from the hint's model claims that node too, when it has
+                // a node of the same kind and ordinal without a hint of its own.
+                let Some((old, kind, ordinal)) = config::parse_node_id(&hint.was) else {
+                    continue;
+                };
+                let Some(owner) = renamed.get(&old).filter(|owner| *owner != name) else {
+                    continue;
+                };
+                let owner_claims =
+                    model_plan(db, project, owner.clone())
+                        .as_ref()
+                        .is_some_and(|p| {
+                            p.nodes
+                                .iter()
+                                .any(|n| n.id.kind == kind && n.id.ordinal == ordinal)
+                        })
+                        && !config.models[owner]
+                            .nodes
+                            .iter()
+                            .any(|h| h.kind == kind && h.ordinal == ordinal);
+                if owner_claims {
+                    out.push(
+                        Diagnostic::error(
+                            "streamform.yml",
+                            format!(
+                                "model `{name}` has a hint for the running node {}, which model `{owner}` also claims by being renamed_from `{old}`",
+                                hint.was
+                            ),
+                        )
+                        .with_span(Some(hint.span.clone()))
+                        .with_help(format!("each running node can be matched once; remove this hint, or give the node of `{owner}` a hint of its own")),
+                    );
+                }
             }
         }
     }
@@ -950,7 +983,7 @@ fn unused_hint_warning(config: &ProjectConfig, hint: &UnusedHint) -> Diagnostic 
                 ),
             )
             .with_span(span)
-            .with_help("the rename has been applied, so the hint does nothing; delete renamed_from")
+            .with_help("once a rename is applied the hint does nothing (is the name misspelt?); delete renamed_from")
         }
         UnusedHint::Node { node, was } => {
             let (model, rest) = node.split_once("::").unwrap_or((node.as_str(), ""));
@@ -968,7 +1001,7 @@ fn unused_hint_warning(config: &ProjectConfig, hint: &UnusedHint) -> Diagnostic 
                 ),
             )
             .with_span(span)
-            .with_help("the change has been applied, so the hint does nothing; delete it from `nodes:`")
+            .with_help("once a change is applied the hint does nothing (is the id misspelt?); delete it from `nodes:`")
         }
     }
 }

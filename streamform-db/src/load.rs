@@ -28,9 +28,48 @@ impl std::fmt::Display for LoadError {
     }
 }
 
-/// Reads one file's contents; a missing file is `Missing`, bytes that are not UTF-8 are
-/// `NotUtf8`.
+/// The largest file read: a project file, or a plan manifest of ten thousand models, is a
+/// few megabytes.
+pub const MAX_FILE_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Reads one file's contents: `Missing` when there is nothing at the path (nor can be: a
+/// folder on the way is missing or is a file), `NotUtf8` for bytes that are not UTF-8, and
+/// `Unreadable` for what is not a regular file of a sane size (a FIFO would block forever,
+/// a device never ends) and for a symbolic link, on the path or at its end, to nothing (that
+/// is not "no file").
 pub fn read_contents(path: &Path) -> FileContents {
+    use std::io::ErrorKind;
+    match std::fs::symlink_metadata(path) {
+        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+            return match dangling_folder(path) {
+                Some(folder) => FileContents::Unreadable(format!(
+                    "{} is a symbolic link to something that does not exist",
+                    folder.display()
+                )),
+                None => FileContents::Missing,
+            };
+        }
+        Err(e) => return FileContents::Unreadable(e.to_string()),
+        Ok(_) => {}
+    }
+    let metadata = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            return FileContents::Unreadable(
+                "it is a symbolic link to a file that does not exist".into(),
+            );
+        }
+        Err(e) => return FileContents::Unreadable(e.to_string()),
+    };
+    if !metadata.is_file() {
+        return FileContents::Unreadable("it is not a regular file".into());
+    }
+    if metadata.len() > MAX_FILE_BYTES {
+        return FileContents::Unreadable(format!(
+            "it is {} bytes long; Streamform reads files of at most {MAX_FILE_BYTES} bytes",
+            metadata.len()
+        ));
+    }
     match std::fs::read(path) {
         Ok(bytes) => match String::from_utf8(bytes) {
             // A byte-order mark is not part of the text.
@@ -39,9 +78,17 @@ pub fn read_contents(path: &Path) -> FileContents {
             }
             Err(_) => FileContents::NotUtf8,
         },
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => FileContents::Missing,
+        Err(e) if e.kind() == ErrorKind::NotFound => FileContents::Missing,
         Err(e) => FileContents::Unreadable(e.to_string()),
     }
+}
+
+/// The nearest folder on `path` that is a symbolic link to nothing, if any.
+fn dangling_folder(path: &Path) -> Option<&Path> {
+    path.ancestors().skip(1).find(|folder| {
+        std::fs::symlink_metadata(folder).is_ok_and(|m| m.file_type().is_symlink())
+            && std::fs::metadata(folder).is_err()
+    })
 }
 
 /// The files directly under `dir` with extension `ext`, as project-relative paths, sorted.
@@ -51,7 +98,9 @@ fn list(root: &Path, dir: &str, ext: &str) -> Vec<String> {
     };
     let mut out: Vec<String> = entries
         .filter_map(Result::ok)
-        .filter(|e| std::fs::metadata(e.path()).is_ok_and(|m| m.is_file()))
+        // Anything but a folder: a FIFO or a device named like a model is reported by
+        // read_contents rather than skipped without a word.
+        .filter(|e| std::fs::metadata(e.path()).map_or(true, |m| !m.is_dir()))
         .filter_map(|e| e.file_name().into_string().ok())
         .filter(|n| !n.starts_with('.'))
         .filter(|n| {
@@ -94,48 +143,7 @@ pub fn load_project(db: &Database, root: &Path) -> Result<Project, LoadError> {
 /// Loads one file outside the project's layout as an input: the running plan, a target's
 /// applied record or a file named by `--against`. `shown` is the path messages use for it.
 pub fn load_file(db: &Database, shown: &str, path: &Path) -> SourceFile {
-    SourceFile::new(db, shown.to_string(), read_document(path))
-}
-
-/// The largest running-plan file read: a manifest of ten thousand models is a few
-/// megabytes.
-pub const MAX_DOCUMENT_BYTES: u64 = 256 * 1024 * 1024;
-
-/// Reads a document file, refusing what is not a regular file of a sane size (a FIFO would
-/// block forever, a device never ends) and a symbolic link to nothing (it is not "no file").
-fn read_document(path: &Path) -> FileContents {
-    match std::fs::symlink_metadata(path) {
-        // A folder on the way that does not exist, or is a file: nothing can be there.
-        Err(e)
-            if matches!(
-                e.kind(),
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-            ) =>
-        {
-            return FileContents::Missing;
-        }
-        Err(e) => return FileContents::Unreadable(e.to_string()),
-        Ok(_) => {}
-    }
-    let metadata = match std::fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return FileContents::Unreadable(
-                "it is a symbolic link to a file that does not exist".into(),
-            );
-        }
-        Err(e) => return FileContents::Unreadable(e.to_string()),
-    };
-    if !metadata.is_file() {
-        return FileContents::Unreadable("it is not a regular file".into());
-    }
-    if metadata.len() > MAX_DOCUMENT_BYTES {
-        return FileContents::Unreadable(format!(
-            "it is {} bytes long; a plan manifest or record is at most {MAX_DOCUMENT_BYTES}",
-            metadata.len()
-        ));
-    }
-    read_contents(path)
+    SourceFile::new(db, shown.to_string(), read_contents(path))
 }
 
 /// Builds a project from in-memory files (`(relative path, text)`), for tests and tools.

@@ -570,6 +570,22 @@ fn below_keyed<'s, 'a>(
         .take_while(|n| !is_keyed(n))
 }
 
+/// The first node of `n`'s chain: following inputs up to a node that reads nothing.
+fn top_of<'a>(side: &Side<'a>, n: &'a NodeEntry) -> &'a NodeEntry {
+    let mut current = n;
+    for _ in 0..side.nodes.len() {
+        match current
+            .inputs
+            .first()
+            .and_then(|i| side.nodes.get(i.as_str()))
+        {
+            Some(up) => current = up,
+            None => break,
+        }
+    }
+    current
+}
+
 fn is_keyed(n: &NodeEntry) -> bool {
     matches!(n.state, StateEntry::Keyed { .. })
 }
@@ -658,7 +674,18 @@ impl<'a> Context<'a> {
                 .zip(&r.inputs)
                 .any(|(i, old)| self.matching.counterpart(i).unwrap_or(i) != old.as_str());
         add(Field::Inputs, inputs_moved, &|| {
-            (list(&r.inputs), list(&d.inputs))
+            // An id alone can mislead when the node it names was paired with another one:
+            // say which running node each input is, or that it is new.
+            let new: Vec<String> = d
+                .inputs
+                .iter()
+                .map(|i| match self.matching.counterpart(i) {
+                    Some(c) if c == i => i.clone(),
+                    Some(c) => format!("{i} (was {c})"),
+                    None => format!("{i} (new)"),
+                })
+                .collect();
+            (list(&r.inputs), list(&new))
         });
         add(Field::Schema, r.schema != d.schema, &|| {
             (columns(&r.schema), columns(&d.schema))
@@ -706,11 +733,16 @@ impl<'a> Context<'a> {
     /// The nearest node upstream of the desired node `d` (counterpart `r`) that was added,
     /// removed or changed in what it passes on.
     fn upstream_change(&self, r: &NodeEntry, d: &NodeEntry) -> Option<String> {
-        if let Some(input) = self.reads_another_model(r, d) {
-            return Some(input);
-        }
         let above = |map: &HashMap<&str, Option<String>>, id: &str| map.get(id).cloned().flatten();
-        above(&self.changed_above, &d.id).or_else(|| above(&self.removed_above, &r.id))
+        above(&self.changed_above, &d.id)
+            .or_else(|| above(&self.removed_above, &r.id))
+            .or_else(|| self.reads_another_model(r, d))
+            // Its own input is another node than before: a WHERE removed while a HAVING
+            // took over its ordinal, a node paired by a hint that reads something else.
+            .or_else(|| {
+                self.inputs_moved(d)
+                    .then(|| r.inputs.first().cloned().unwrap_or_else(|| d.id.clone()))
+            })
     }
 
     /// When the desired node (counterpart `r`) now gets its rows from another model than it
@@ -721,7 +753,23 @@ impl<'a> Context<'a> {
         let before = entered_from(&self.running, r);
         let now_was = now.and_then(|n| self.matching.counterpart(&n.id));
         (now_was != before.map(|n| n.id.as_str()))
-            .then(|| now.map_or_else(|| d.id.clone(), |n| n.id.clone()))
+            .then(|| now.map_or_else(|| top_of(&self.desired, d).id.clone(), |n| n.id.clone()))
+    }
+
+    /// Whether a matched node's inputs are other nodes than its counterpart's.
+    fn inputs_moved(&self, d: &NodeEntry) -> bool {
+        self.fields
+            .get(d.id.as_str())
+            .is_some_and(|f| f.iter().any(|f| f.field == Field::Inputs))
+    }
+
+    /// Whether `n` reads a node of another model (on its side): it is the first node of a
+    /// model that reads `ref()`.
+    fn crosses_models(side: &Side, n: &NodeEntry) -> bool {
+        n.inputs
+            .first()
+            .and_then(|i| side.nodes.get(i.as_str()))
+            .is_some_and(|up| up.model != n.model)
     }
 
     /// D6's rule beyond the texts, for an upsert sink: what changed which rows reach it
@@ -729,7 +777,7 @@ impl<'a> Context<'a> {
     /// changed, added or removed; a change in the values a predicate there reads; or a
     /// node there that now reads another model.
     fn selection_change(&self, r: &'a NodeEntry, d: &'a NodeEntry) -> Option<String> {
-        if let Some(r) = self.counterpart(d)
+        if (Self::crosses_models(&self.desired, d) || Self::crosses_models(&self.running, r))
             && let Some(input) = self.reads_another_model(r, d)
         {
             return Some(input);
@@ -748,6 +796,8 @@ impl<'a> Context<'a> {
                 return Some(up.id.clone());
             }
             if let Some(ru) = self.counterpart(up)
+                && (Self::crosses_models(&self.desired, up)
+                    || Self::crosses_models(&self.running, ru))
                 && let Some(input) = self.reads_another_model(ru, up)
             {
                 return Some(input);
@@ -1063,15 +1113,35 @@ impl<'a> Context<'a> {
     }
 
     fn added(&self, d: &NodeEntry) -> NodeDiff {
+        let reused = (d.operator == "sink")
+            .then(|| sink_destination(&d.definition))
+            .flatten()
+            .and_then(|(destination, location)| {
+                self.running
+                    .nodes
+                    .values()
+                    .filter(|r| r.operator == "sink" && !self.matching.running_matched(&r.id))
+                    .filter(|r| sink_destination(&r.definition).map(|x| x.0) == Some(destination))
+                    .map(|r| (location, r.id.as_str()))
+                    .min()
+            });
         let (classification, reason) = if is_keyed(d) {
             (
                 Classification::BackfillRequired,
-                "new keyed state starts empty; history is in it only if the source replays it",
+                "new keyed state starts empty; history is in it only if the source replays it"
+                    .to_string(),
+            )
+        } else if let Some((location, old)) = reused {
+            (
+                Classification::BackfillRequired,
+                format!(
+                    "`{location}` holds the rows `{old}` wrote, and this new sink writes among them; rebuild the sink, or if the model was only renamed, say so with renamed_from"
+                ),
             )
         } else {
             (
                 Classification::Compatible,
-                "stateless; nothing to carry over",
+                "stateless; nothing to carry over".to_string(),
             )
         };
         NodeDiff {
@@ -1082,7 +1152,7 @@ impl<'a> Context<'a> {
             classification,
             reasons: vec![Reason {
                 classification,
-                reason: reason.into(),
+                reason,
             }],
             fields: Vec::new(),
         }

@@ -443,12 +443,53 @@ impl Manifest {
                 }
                 types.extend(accumulators);
             }
+            let mut names = HashSet::new();
+            if let Some(twice) = n.schema.iter().find(|c| !names.insert(c.name.as_str())) {
+                return Err(format!(
+                    "node `{id}` has two columns named `{}`",
+                    quote(&twice.name)
+                ));
+            }
+            if let StateEntry::Keyed { accumulators, .. } = &n.state {
+                let mut names = HashSet::new();
+                if let Some(twice) = accumulators.iter().find(|a| !names.insert(a.name.as_str())) {
+                    return Err(format!(
+                        "node `{id}` has two accumulators named `{}`",
+                        quote(&twice.name)
+                    ));
+                }
+            }
             for c in types {
                 if DataType::parse(&c.ty).map(|t| t.to_string()).as_deref() != Ok(c.ty.as_str()) {
                     return Err(format!(
                         "node `{id}`: column `{}` has type `{}`, which is not a type in canonical spelling",
                         quote(&c.name),
                         quote(&c.ty)
+                    ));
+                }
+            }
+            // The digests are derived from the fields beside them; a file where they
+            // disagree was edited, and which of the two is right cannot be known.
+            if n.schema_digest != sha256_hex(&render_columns(&n.schema)) {
+                return Err(format!(
+                    "node `{id}` has a schema_digest that is not the digest of its schema"
+                ));
+            }
+            if let StateEntry::Keyed {
+                keys,
+                accumulators,
+                retention,
+                digest,
+            } = &n.state
+            {
+                let fingerprint = format!(
+                    "aggregate key=[{}] accumulators={} retention={retention}",
+                    keys.join(", "),
+                    render_columns(accumulators)
+                );
+                if *digest != sha256_hex(&fingerprint) {
+                    return Err(format!(
+                        "node `{id}` has a state digest that is not the digest of its state"
                     ));
                 }
             }
@@ -463,10 +504,7 @@ impl Manifest {
             }
         }
         for m in &self.models {
-            if ids
-                .get(m.output.as_str())
-                .is_none_or(|n| n.model != m.name)
-            {
+            if ids.get(m.output.as_str()).is_none_or(|n| n.model != m.name) {
                 return Err(format!(
                     "model `{}` has output `{}`, which is not one of its nodes",
                     quote(&m.name),
@@ -804,7 +842,27 @@ mod tests {
     #[test]
     fn refuses_a_manifest_that_does_not_hold_together() {
         type Edit = fn(&mut Manifest);
-        let cases: [(&str, Edit); 12] = [
+        let cases: [(&str, Edit); 15] = [
+            (
+                "node `customer_metrics::source::0` has a schema_digest that is not the digest of its schema",
+                |m| m.nodes[0].schema[0].name = "price".into(),
+            ),
+            (
+                "node `customer_metrics::aggregate::0` has a state digest that is not the digest of its state",
+                |m| {
+                    if let StateEntry::Keyed { retention, .. } = &mut m.nodes[1].state {
+                        *retention = "30d".into();
+                    }
+                },
+            ),
+            (
+                "node `customer_metrics::aggregate::0` has two accumulators named `sum(amount)`",
+                |m| {
+                    if let StateEntry::Keyed { accumulators, .. } = &mut m.nodes[1].state {
+                        accumulators.push(accumulators[0].clone());
+                    }
+                },
+            ),
             (
                 "its application_digest does not match its content (was it edited by hand?)",
                 |m| m.nodes[0].definition = "orders (kafka orders-v2)".into(),

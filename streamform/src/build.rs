@@ -137,9 +137,10 @@ pub fn build(
 
 /// A refusal that stops a command: `error:` and an optional `help:` line, exit 2.
 pub fn cannot_run(message: String, help: Option<String>) -> (Output, u8) {
-    let mut stderr = format!("error: {message}\n");
+    // Messages quote what the user typed (a target's name) and what files hold.
+    let mut stderr = format!("error: {}\n", streamform_ir::printable(&message));
     if let Some(help) = help {
-        stderr.push_str(&format!("  help: {help}\n"));
+        stderr.push_str(&format!("  help: {}\n", streamform_ir::printable(&help)));
     }
     (
         Output {

@@ -17,7 +17,6 @@ use streamform_db::target::{ChosenTarget, Need, applied_record_path};
 use streamform_db::{Database, Project};
 use streamform_ir::diff::Classification;
 use streamform_ir::diff_document::{DiffDocument, DiffWarning, RunningSide};
-use streamform_ir::printable;
 use streamform_ir::record::Running;
 
 use crate::build::{cannot_run, choose, compiled};
@@ -103,13 +102,11 @@ pub fn compare(
         }
         (None, None) => unreachable!("plan without --against needs a target"),
     };
-    let shown = printable(file.path(db)).into_owned();
+    // The path as given: the document holds it as it is, messages print it escaped.
+    let shown = file.path(db).clone();
     let refuse = |why: &str| {
         cannot_run(
-            format!(
-                "cannot read the running plan from {shown}: {}",
-                printable(why)
-            ),
+            format!("cannot read the running plan from {shown}: {why}"),
             Some(help.into()),
         )
     };
@@ -132,8 +129,7 @@ pub fn compare(
         return Err(cannot_run(
             format!(
                 "{shown} records an apply to target `{}`, not to `{}`",
-                printable(&record.target),
-                target.name
+                record.target, target.name
             ),
             Some("the file belongs to another target (copied by hand?); put that target's record back, or compare with it explicitly: --against FILE".into()),
         ));

@@ -12,7 +12,7 @@ use streamform_db::db::{
 use streamform_db::diagnostic::line_col;
 use streamform_db::fixture::Expected;
 use streamform_db::{Database, Diagnostic, Project, Severity};
-use streamform_ir::{Connector, Input, Materialized, SinkTarget};
+use streamform_ir::{Connector, Input, Materialized, SinkTarget, printable};
 
 /// `1 model`, `3 models`.
 pub fn plural(n: usize, word: &str) -> String {
@@ -141,8 +141,9 @@ pub fn diagnostic(db: &Database, project: Project, d: &Diagnostic, color: bool) 
         Severity::Warning => "warning",
     };
     let mut out = String::new();
-    let _ = writeln!(out, "{severity}: {}", d.message);
-    let text = text_for(db, project, &d.path);
+    let _ = writeln!(out, "{severity}: {}", printable(&d.message));
+    let source = text_for(db, project, &d.path).map(harmless);
+    let text = source.as_deref();
     match (&d.span, text) {
         (Some(span), Some(text)) if !text.is_empty() => {
             let start = floor_char(text, span.start);
@@ -180,9 +181,33 @@ pub fn diagnostic(db: &Database, project: Project, d: &Diagnostic, color: bool) 
         }
     }
     if let Some(h) = &d.help {
-        let _ = writeln!(out, "  help: {h}");
+        let _ = writeln!(out, "  help: {}", printable(h));
     }
     out
+}
+
+/// The source text an excerpt shows, with every control character but the line breaks and
+/// tabs (and every bidirectional override) replaced by `?`s of the same byte length, so
+/// spans still point where they did and a file cannot drive the terminal.
+fn harmless(text: &str) -> std::borrow::Cow<'_, str> {
+    let hostile = |c: char| {
+        !matches!(c, '\n' | '\t' | '\r')
+            && printable(c.encode_utf8(&mut [0; 4])).len() > c.len_utf8()
+    };
+    if !text.chars().any(hostile) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(
+        text.chars()
+            .map(|c| {
+                if hostile(c) {
+                    "?".repeat(c.len_utf8())
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect(),
+    )
 }
 
 fn record(schema: &[streamform_ir::Field], r: Option<&Expected>) -> String {

@@ -559,6 +559,20 @@ fn cases() -> Vec<Case> {
                 ],
             )),
         },
+        Case {
+            row: "keyed: its WHERE removed while the HAVING takes over the WHERE's ordinal",
+            edit: |m| {
+                remove(m, "totals::filter::0");
+                renumber(m, "totals::filter::1", "totals::filter::0");
+            },
+            node: "totals::aggregate::0",
+            expect: Some((
+                BackfillRequired,
+                &[
+                    "BACKFILL REQUIRED: input definition changed upstream at `totals::filter::0`; existing state was accumulated under the previous definition",
+                ],
+            )),
+        },
         // A stateless node present on both sides.
         Case {
             row: "stateless: any change is COMPATIBLE",
@@ -743,6 +757,17 @@ fn cases() -> Vec<Case> {
                 BackfillRequired,
                 &[
                     "BACKFILL REQUIRED: new keyed state starts empty; history is in it only if the source replays it",
+                ],
+            )),
+        },
+        Case {
+            row: "added: a sink writing where a removed sink wrote (a rename without its hint)",
+            edit: |m| rename_model(m, "big", "vip"),
+            node: "vip::sink::0",
+            expect: Some((
+                BackfillRequired,
+                &[
+                    "BACKFILL REQUIRED: `big` holds the rows `big::sink::0` wrote, and this new sink writes among them; rebuild the sink, or if the model was only renamed, say so with renamed_from",
                 ],
             )),
         },
@@ -1095,7 +1120,7 @@ fn a_node_hint_pairs_a_shifted_ordinal_with_the_node_it_was() {
         [FieldChange {
             field: Field::Inputs,
             old: "[totals::source::0]".into(),
-            new: "[totals::filter::0]".into()
+            new: "[totals::filter::0 (new)]".into()
         }]
     );
     assert_eq!(

@@ -1,0 +1,4 @@
+SELECT customer_id, SUM(amount) AS total_spend
+FROM ref('clean_orders')
+GROUP BY customer_id
+HAVING SUM(amount) > 0
