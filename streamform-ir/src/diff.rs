@@ -5,14 +5,16 @@
 //! (789-922) and DECISIONS.md D6, whose rule tables this module implements:
 //!
 //! - nodes are matched by id, or through the hints (`renamed_from`, `nodes.<kind>.<ordinal>.was`);
-//! - a keyed node compares its grouping key, accumulators and retention; a keyed node whose
-//!   own state is unchanged is raised by any change upstream of it (propagation, across
-//!   model boundaries);
+//! - a keyed node compares its grouping key (columns, order, types), accumulators and
+//!   retention, and is raised by any change upstream of it or of its own input
+//!   (propagation, across model boundaries), whatever happened to its own state;
 //! - a stateless node is COMPATIBLE whatever changed, except a sink with a destination,
 //!   where a changed key or materialization, a changed destination, and a lost or retyped
-//!   column need a backfill; and a changed predicate in front of an upsert sink, with no
-//!   keyed node in between, needs one too (our rule);
-//! - added and removed nodes, and whole models, are classified as their nodes.
+//!   column need a backfill; and so does a change to which rows reach an upsert sink below
+//!   the nearest keyed node (a predicate, what a predicate reads, a new upstream model: our
+//!   rule);
+//! - added and removed nodes, and whole models, are classified as their nodes; an added
+//!   sink writing where a removed one wrote needs a backfill.
 //!
 //! Everything here is plain data over two [`Manifest`]s: no files, no backend. The result
 //! is `Eq` and `Hash` so the query database can memoize it.
@@ -530,9 +532,10 @@ fn nearest_above<'a>(
     for n in crate::manifest::inputs_first(nodes, &by_id) {
         let found = n.inputs.iter().find_map(|input| {
             let up = by_id.get(input.as_str())?;
-            match hit(up) {
-                true => Some(up.id.clone()),
-                false => out.get(up.id.as_str()).cloned().flatten(),
+            if hit(up) {
+                Some(up.id.clone())
+            } else {
+                out.get(up.id.as_str()).cloned().flatten()
             }
         });
         out.insert(n.id.as_str(), found);
