@@ -985,6 +985,24 @@ fn unused_hint_warning(config: &ProjectConfig, hint: &UnusedHint) -> Diagnostic 
             .with_span(span)
             .with_help("once a rename is applied the hint does nothing (is the name misspelt?); delete renamed_from")
         }
+        UnusedHint::Applied { node, was } => {
+            let (model, rest) = node.split_once("::").unwrap_or((node.as_str(), ""));
+            let reference = rest.replacen("::", ".", 1);
+            let span = config.models.get(model).and_then(|m| {
+                m.nodes
+                    .iter()
+                    .find(|h| &h.was == was)
+                    .map(|h| h.span.clone())
+            });
+            Diagnostic::warning(
+                "streamform.yml",
+                format!(
+                    "model `{model}` has the hint {reference} was {was}, but the running plan already has the model's new node ids; the hint is not followed"
+                ),
+            )
+            .with_span(span)
+            .with_help("the restructure it describes has been applied; delete it from `nodes:`")
+        }
         UnusedHint::Node { node, was } => {
             let (model, rest) = node.split_once("::").unwrap_or((node.as_str(), ""));
             let reference = rest.replacen("::", ".", 1);

@@ -123,6 +123,44 @@ pub enum UnusedHint {
         /// The running node id it names.
         was: String,
     },
+    /// `nodes.<kind>.<ordinal>.was` on the desired node `node`, when the running plan
+    /// already has the model's new node ids: the restructure it describes has been applied,
+    /// and following it would pair nodes that are now simply the same. It is not followed.
+    Applied {
+        /// The desired node carrying the hint.
+        node: String,
+        /// The running node id it names.
+        was: String,
+    },
+}
+
+/// The node hints that still describe a change: a hint on a model whose running nodes
+/// already have exactly the desired ids is applied (the record was written after the
+/// restructure) and left out.
+fn live_hints(running: &Manifest, desired: &Manifest, hints: &Hints) -> (Hints, Vec<UnusedHint>) {
+    let ids = |m: &Manifest, model: &str| -> std::collections::BTreeSet<String> {
+        m.nodes
+            .iter()
+            .filter(|n| n.model == model)
+            .map(|n| n.id.clone())
+            .collect()
+    };
+    let mut live = hints.clone();
+    let mut applied = Vec::new();
+    for (node, was) in &hints.nodes {
+        let Some(d) = desired.nodes.iter().find(|n| &n.id == node) else {
+            continue;
+        };
+        let restructured = ids(running, &d.model) != ids(desired, &d.model);
+        if !restructured && running.nodes.iter().any(|r| &r.id == was) {
+            live.nodes.remove(node);
+            applied.push(UnusedHint::Applied {
+                node: node.clone(),
+                was: was.clone(),
+            });
+        }
+    }
+    (live, applied)
 }
 
 /// One field of a node that differs between the sides.
@@ -328,6 +366,8 @@ pub fn verdict_counts(models: &[ModelDiff]) -> String {
 
 /// Compares the running manifest with the desired one, using the desired project's hints.
 pub fn diff(running: &Manifest, desired: &Manifest, hints: &Hints) -> PlanDiff {
+    let (hints, applied) = live_hints(running, desired, hints);
+    let hints = &hints;
     let matching = Matching::new(running, desired, hints);
     let cx = Context::new(running, desired, &matching);
     let mut models = Vec::new();
@@ -387,6 +427,7 @@ pub fn diff(running: &Manifest, desired: &Manifest, hints: &Hints) -> PlanDiff {
             });
         }
     }
+    unused_hints.extend(applied);
     PlanDiff {
         verdict: max_of(models.iter().map(|m| m.verdict)),
         models,

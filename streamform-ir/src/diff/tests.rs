@@ -1131,6 +1131,24 @@ fn a_node_hint_pairs_a_shifted_ordinal_with_the_node_it_was() {
     );
     assert!(with.unused_hints.is_empty());
 
+    // Once the restructure runs, the record has the new ids: the hints are not followed
+    // (following them would pair the new WHERE with the HAVING) and are reported.
+    let after = diff(&desired, &desired, &hints);
+    assert_eq!(after.verdict, Safe, "{after:#?}");
+    assert_eq!(
+        after.unused_hints,
+        [
+            UnusedHint::Applied {
+                node: "totals::filter::1".into(),
+                was: "totals::filter::0".into()
+            },
+            UnusedHint::Applied {
+                node: "totals::filter::2".into(),
+                was: "totals::filter::1".into()
+            },
+        ]
+    );
+
     let stale = Hints {
         nodes: [(
             "totals::filter::0".to_string(),

@@ -1,0 +1,8 @@
+SELECT
+    category,
+    count(*) AS event_count,
+    sum(qty) AS total_qty
+FROM source('events')
+WHERE qty > 0
+GROUP BY category
+HAVING count(*) >= 2 AND sum(qty) < 10
