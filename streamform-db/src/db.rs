@@ -985,7 +985,7 @@ fn unused_hint_warning(config: &ProjectConfig, hint: &UnusedHint) -> Diagnostic 
             .with_span(span)
             .with_help("once a rename is applied the hint does nothing (is the name misspelt?); delete renamed_from")
         }
-        UnusedHint::Applied { node, was } => {
+        UnusedHint::Applied { node, was } | UnusedHint::Node { node, was } => {
             let (model, rest) = node.split_once("::").unwrap_or((node.as_str(), ""));
             let reference = rest.replacen("::", ".", 1);
             let span = config.models.get(model).and_then(|m| {
@@ -994,32 +994,22 @@ fn unused_hint_warning(config: &ProjectConfig, hint: &UnusedHint) -> Diagnostic 
                     .find(|h| &h.was == was)
                     .map(|h| h.span.clone())
             });
+            let (why, help) = match hint {
+                UnusedHint::Applied { .. } => (
+                    "the running plan already has the model's new node ids; the hint is not followed".to_string(),
+                    "the restructure it describes has been applied; delete it from `nodes:`",
+                ),
+                _ => (
+                    format!("nothing running has the id {was}"),
+                    "once a change is applied the hint does nothing (is the id misspelt?); delete it from `nodes:`",
+                ),
+            };
             Diagnostic::warning(
                 "streamform.yml",
-                format!(
-                    "model `{model}` has the hint {reference} was {was}, but the running plan already has the model's new node ids; the hint is not followed"
-                ),
+                format!("model `{model}` has the hint {reference} was {was}, but {why}"),
             )
             .with_span(span)
-            .with_help("the restructure it describes has been applied; delete it from `nodes:`")
-        }
-        UnusedHint::Node { node, was } => {
-            let (model, rest) = node.split_once("::").unwrap_or((node.as_str(), ""));
-            let reference = rest.replacen("::", ".", 1);
-            let span = config.models.get(model).and_then(|m| {
-                m.nodes
-                    .iter()
-                    .find(|h| &h.was == was)
-                    .map(|h| h.span.clone())
-            });
-            Diagnostic::warning(
-                "streamform.yml",
-                format!(
-                    "model `{model}` has the hint {reference} was {was}, but nothing running has the id {was}"
-                ),
-            )
-            .with_span(span)
-            .with_help("once a change is applied the hint does nothing (is the id misspelt?); delete it from `nodes:`")
+            .with_help(help)
         }
     }
 }
