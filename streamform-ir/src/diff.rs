@@ -137,22 +137,18 @@ pub enum UnusedHint {
 /// The node hints that still describe a change: a hint on a model whose running nodes
 /// already have exactly the desired ids is applied (the record was written after the
 /// restructure) and left out.
-fn live_hints(running: &Manifest, desired: &Manifest, hints: &Hints) -> (Hints, Vec<UnusedHint>) {
-    let ids = |m: &Manifest, model: &str| -> std::collections::BTreeSet<String> {
-        m.nodes
-            .iter()
-            .filter(|n| n.model == model)
-            .map(|n| n.id.clone())
-            .collect()
+fn live_hints(running: &Side, desired: &Side, hints: &Hints) -> (Hints, Vec<UnusedHint>) {
+    let ids = |side: &Side, model: &str| -> HashSet<String> {
+        side.of_model(model).iter().map(|n| n.id.clone()).collect()
     };
     let mut live = hints.clone();
     let mut applied = Vec::new();
     for (node, was) in &hints.nodes {
-        let Some(d) = desired.nodes.iter().find(|n| &n.id == node) else {
+        let Some(d) = desired.nodes.get(node.as_str()) else {
             continue;
         };
         let restructured = ids(running, &d.model) != ids(desired, &d.model);
-        if !restructured && running.nodes.iter().any(|r| &r.id == was) {
+        if !restructured && running.nodes.contains_key(was.as_str()) {
             live.nodes.remove(node);
             applied.push(UnusedHint::Applied {
                 node: node.clone(),
@@ -366,10 +362,12 @@ pub fn verdict_counts(models: &[ModelDiff]) -> String {
 
 /// Compares the running manifest with the desired one, using the desired project's hints.
 pub fn diff(running: &Manifest, desired: &Manifest, hints: &Hints) -> PlanDiff {
-    let (hints, applied) = live_hints(running, desired, hints);
+    // Each manifest is indexed once; matching and the comparison share the indexes.
+    let (running_side, desired_side) = (Side::new(running), Side::new(desired));
+    let (hints, applied) = live_hints(&running_side, &desired_side, hints);
     let hints = &hints;
-    let matching = Matching::new(running, desired, hints);
-    let cx = Context::new(running, desired, &matching);
+    let matching = Matching::new(&running_side, desired, hints);
+    let cx = Context::new(running_side, desired_side, &matching);
     let mut models = Vec::new();
     for entry in &desired.models {
         models.push(cx.desired_model(entry, hints));
@@ -458,8 +456,7 @@ struct Matching {
 
 impl Matching {
     /// Node hints first (they take precedence), then `renamed_from` prefixes, then ids.
-    fn new(running: &Manifest, desired: &Manifest, hints: &Hints) -> Matching {
-        let exists: HashSet<&str> = running.nodes.iter().map(|n| n.id.as_str()).collect();
+    fn new(running: &Side, desired: &Manifest, hints: &Hints) -> Matching {
         let mut m = Matching {
             desired_to_running: HashMap::new(),
             running_to_desired: HashMap::new(),
@@ -478,7 +475,7 @@ impl Matching {
                     Pass::SameId => Some(d.id.clone()),
                 };
                 if let Some(r) = candidate
-                    && exists.contains(r.as_str())
+                    && running.nodes.contains_key(r.as_str())
                     && !m.running_to_desired.contains_key(&r)
                 {
                     m.desired_to_running.insert(d.id.clone(), r.clone());
@@ -518,6 +515,8 @@ struct Side<'a> {
     models: HashMap<&'a str, &'a ModelEntry>,
     /// Each model's nodes, in plan order.
     by_model: HashMap<&'a str, Vec<&'a NodeEntry>>,
+    /// Every node, in manifest order.
+    list: &'a [NodeEntry],
 }
 
 impl<'a> Side<'a> {
@@ -539,6 +538,7 @@ impl<'a> Side<'a> {
                 map.entry(n.model.as_str()).or_insert_with(Vec::new).push(n);
                 map
             }),
+            list: &manifest.nodes,
         }
     }
 
@@ -565,14 +565,13 @@ struct Context<'a> {
 /// for which `hit` holds. Linear: nodes are visited inputs first (a manifest lists them so,
 /// but a hand-written one need not).
 fn nearest_above<'a>(
-    nodes: &'a [NodeEntry],
+    side: &Side<'a>,
     hit: impl Fn(&'a NodeEntry) -> bool,
 ) -> HashMap<&'a str, Option<String>> {
-    let by_id: HashMap<&str, &NodeEntry> = nodes.iter().map(|n| (n.id.as_str(), n)).collect();
     let mut out: HashMap<&'a str, Option<String>> = HashMap::new();
-    for n in crate::manifest::inputs_first(nodes, &by_id) {
+    for n in crate::manifest::inputs_first(side.list, &side.nodes) {
         let found = n.inputs.iter().find_map(|input| {
-            let up = by_id.get(input.as_str())?;
+            let up = side.nodes.get(input.as_str())?;
             if hit(up) {
                 Some(up.id.clone())
             } else {
@@ -666,22 +665,23 @@ fn widens_losslessly(old: &str, new: &str) -> bool {
 }
 
 impl<'a> Context<'a> {
-    fn new(running: &'a Manifest, desired: &'a Manifest, matching: &'a Matching) -> Context<'a> {
+    fn new(running: Side<'a>, desired: Side<'a>, matching: &'a Matching) -> Context<'a> {
         let mut cx = Context {
-            running: Side::new(running),
-            desired: Side::new(desired),
+            running,
+            desired,
             matching,
             fields: HashMap::new(),
             changed_above: HashMap::new(),
             removed_above: HashMap::new(),
         };
-        cx.fields = desired
-            .nodes
+        cx.fields = cx
+            .desired
+            .list
             .iter()
             .filter_map(|d| Some((d.id.as_str(), cx.field_changes(cx.counterpart(d)?, d))))
             .collect();
-        cx.changed_above = nearest_above(&desired.nodes, |u| cx.passes_on_changed(u));
-        cx.removed_above = nearest_above(&running.nodes, |u| !matching.running_matched(&u.id));
+        cx.changed_above = nearest_above(&cx.desired, |u| cx.passes_on_changed(u));
+        cx.removed_above = nearest_above(&cx.running, |u| !matching.running_matched(&u.id));
         cx
     }
 
