@@ -62,7 +62,18 @@ struct RawTarget {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawFlink {
-    gateway: String,
+    gateway: Spanned<String>,
+    jobmanager: Option<Spanned<String>>,
+    savepoints: Option<Spanned<String>>,
+    ca_file: Option<Spanned<String>>,
+    auth: Option<Spanned<RawAuth>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAuth {
+    bearer: Option<String>,
+    basic: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -139,6 +150,47 @@ pub struct Target {
     pub gateway: Option<String>,
     /// The `kafka:` section; always present on a valid flink target.
     pub kafka: Option<KafkaTarget>,
+    /// How to reach and control the Flink cluster; always present on a valid flink target.
+    pub flink: Option<FlinkTarget>,
+}
+
+/// The `flink:` section of a target: where the cluster's two REST services are and how to
+/// talk to them.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FlinkTarget {
+    /// `flink.gateway`: the SQL Gateway, `http://` or `https://`.
+    pub gateway: String,
+    /// `flink.jobmanager`: the JobManager's REST API; by default the gateway's scheme and
+    /// host with port 8081.
+    pub jobmanager: String,
+    /// `flink.savepoints`: where savepoints go (a URI the cluster can write, such as
+    /// `file:///data/savepoints` or `s3://bucket/savepoints`); the cluster's
+    /// `execution.checkpointing.savepoint-dir` when absent.
+    pub savepoints: Option<String>,
+    /// `flink.ca_file`: a PEM file of CA certificates to trust for HTTPS, relative to the
+    /// project; the system's trust store when absent.
+    pub ca_file: Option<String>,
+    /// `flink.auth`: the environment variable holding the credential.
+    pub auth: Option<Auth>,
+}
+
+/// How a target authenticates: the name of the environment variable that holds the
+/// credential, never the credential itself.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Auth {
+    /// `auth: {bearer: VAR}`: `Authorization: Bearer $VAR`.
+    Bearer(String),
+    /// `auth: {basic: VAR}`: `$VAR` holds `user:password`.
+    Basic(String),
+}
+
+impl Auth {
+    /// The environment variable's name.
+    pub fn variable(&self) -> &str {
+        match self {
+            Auth::Bearer(v) | Auth::Basic(v) => v,
+        }
+    }
 }
 
 /// The typed `streamform.yml`.
@@ -214,12 +266,61 @@ pub fn is_target_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
 }
 
-/// Whether `address` is `http://host[:port][/path]` with a host.
-fn is_gateway_address(address: &str) -> bool {
-    address
-        .strip_prefix("http://")
-        .and_then(|rest| rest.split(['/', ':']).next())
-        .is_some_and(|host| !host.is_empty())
+/// The parts of `scheme://[userinfo@]host[:port][/path]`: scheme, whether a userinfo is
+/// there, host (brackets kept for IPv6), port. `None` unless the scheme is http or https
+/// and there is a host.
+fn split_address(address: &str) -> Option<(&str, bool, &str, Option<&str>)> {
+    let (scheme, rest) = address.split_once("://")?;
+    if scheme != "http" && scheme != "https" {
+        return None;
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let (userinfo, hostport) = match authority.rsplit_once('@') {
+        Some((_, hostport)) => (true, hostport),
+        None => (false, authority),
+    };
+    let (host, port) = if let Some(end) = hostport.strip_prefix('[').and_then(|h| h.find(']')) {
+        let host = &hostport[..end + 2];
+        (host, hostport[end + 2..].strip_prefix(':'))
+    } else {
+        match hostport.split_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (hostport, None),
+        }
+    };
+    if host.is_empty() || port.is_some_and(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit())) {
+        return None;
+    }
+    Some((scheme, userinfo, host, port))
+}
+
+/// `address` with any `user:password@` replaced by `***@`, for messages.
+fn without_userinfo(address: &str) -> String {
+    match address.split_once("://") {
+        Some((scheme, rest)) => {
+            let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+            match rest[..end].rsplit_once('@') {
+                Some((_, hostport)) => format!("{scheme}://***@{hostport}{}", &rest[end..]),
+                None => address.to_string(),
+            }
+        }
+        None => address.to_string(),
+    }
+}
+
+/// The JobManager's REST address when a target names none: the gateway's scheme and host,
+/// port 8081.
+pub fn default_jobmanager(gateway: &str) -> Option<String> {
+    let (scheme, _, host, _) = split_address(gateway)?;
+    Some(format!("{scheme}://{host}:8081"))
+}
+
+/// Whether `name` may name an environment variable: letters, digits and `_`, not starting
+/// with a digit.
+fn is_variable_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 const FORMATS: &[&str] = &["json", "csv"];
@@ -534,21 +635,90 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
             diags.push(Diagnostic::error(path, format!("target `{name}` uses backend flink but has no `kafka:` section")).with_span(span).with_help("add `kafka: {bootstrap_servers: localhost:9092}` with Kafka's address as Flink sees it"));
             continue;
         };
-        if !is_gateway_address(&flink.gateway) {
+        let before = diags.len();
+        let credential_help = "credentials never go in streamform.yml: name the environment variable that holds them under `flink.auth` (`bearer: VAR` for a token, `basic: VAR` for user:password)";
+        for (field, address, what) in [
+            ("gateway", Some(&flink.gateway), "the SQL Gateway listens on port 8083 by default"),
+            ("jobmanager", flink.jobmanager.as_ref(), "the JobManager's REST API listens on port 8081 by default"),
+        ] {
+            let Some(address) = address else { continue };
+            let at = Some(span_of(address, text));
+            match split_address(&address.value) {
+                Some((_, true, _, _)) => diags.push(
+                    Diagnostic::error(
+                        path,
+                        format!(
+                            "target `{name}`: flink.{field} `{}` carries a credential",
+                            without_userinfo(&address.value)
+                        ),
+                    )
+                    .with_span(at)
+                    .without_excerpt()
+                    .with_help(credential_help),
+                ),
+                Some(_) => {}
+                None => diags.push(
+                    Diagnostic::error(
+                        path,
+                        format!(
+                            "target `{name}`: flink.{field} `{}` is not an http:// or https:// address",
+                            without_userinfo(&address.value)
+                        ),
+                    )
+                    .with_span(at)
+                    .with_help(format!("write it as http://host:port or https://host:port; {what}")),
+                ),
+            }
+        }
+        if let Some(savepoints) = &flink.savepoints
+            && (savepoints.value.trim().is_empty() || !savepoints.value.contains(':'))
+        {
             diags.push(
                 Diagnostic::error(
                     path,
-                    format!(
-                        "target `{name}`: flink.gateway `{}` is not an http:// address",
-                        flink.gateway
-                    ),
+                    format!("target `{name}`: flink.savepoints `{}` is not a URI", savepoints.value),
                 )
-                .with_span(span.map(|s| match text[s.clone()].find("gateway:") {
-                    Some(i) => s.start + i..s.start + i + "gateway".len(),
-                    None => s,
-                }))
-                .with_help("write it as http://host:port; the SQL Gateway speaks plain HTTP (its default port is 8083)"),
+                .with_span(Some(span_of(savepoints, text)))
+                .with_help("name a directory every Flink process can write, as a URI: file:///data/savepoints, s3://bucket/savepoints"),
             );
+        }
+        let auth = match &flink.auth {
+            None => None,
+            Some(auth) => match (&auth.value.bearer, &auth.value.basic) {
+                (Some(var), None) | (None, Some(var)) if is_variable_name(var) => {
+                    Some(if auth.value.bearer.is_some() {
+                        Auth::Bearer(var.clone())
+                    } else {
+                        Auth::Basic(var.clone())
+                    })
+                }
+                (Some(_), None) | (None, Some(_)) => {
+                    // Not echoed: a value that is not a variable's name may be the secret.
+                    diags.push(
+                        Diagnostic::error(
+                            path,
+                            format!("target `{name}`: flink.auth holds something other than an environment variable's name (letters, digits and `_`)"),
+                        )
+                        .with_span(Some(span_of(auth, text)))
+                        .without_excerpt()
+                        .with_help(format!("flink.auth takes the name of the variable that holds the credential, not the credential; {credential_help}")),
+                    );
+                    None
+                }
+                _ => {
+                    diags.push(
+                        Diagnostic::error(
+                            path,
+                            format!("target `{name}`: flink.auth needs exactly one of `bearer` and `basic`"),
+                        )
+                        .with_span(Some(span_of(auth, text)))
+                        .with_help("write `auth: {bearer: VAR}` for a token, or `auth: {basic: VAR}` where $VAR holds user:password"),
+                    );
+                    None
+                }
+            },
+        };
+        if diags.len() > before {
             continue;
         }
         let startup = match kafka.startup.as_ref().map(|s| s.value.as_str()) {
@@ -570,10 +740,20 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
             name,
             Target {
                 backend: "flink".into(),
-                gateway: Some(flink.gateway.clone()),
+                gateway: Some(flink.gateway.value.clone()),
                 kafka: Some(KafkaTarget {
                     bootstrap_servers: kafka.bootstrap_servers.clone(),
                     startup,
+                }),
+                flink: Some(FlinkTarget {
+                    gateway: flink.gateway.value.clone(),
+                    jobmanager: match &flink.jobmanager {
+                        Some(j) => j.value.clone(),
+                        None => default_jobmanager(&flink.gateway.value).unwrap_or_default(),
+                    },
+                    savepoints: flink.savepoints.as_ref().map(|s| s.value.clone()),
+                    ca_file: flink.ca_file.as_ref().map(|c| c.value.clone()),
+                    auth,
                 }),
             },
         );
@@ -720,6 +900,35 @@ pub fn parse_sources(path: &str, text: &str) -> ParsedSources {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_jobmanager_defaults_to_the_gateways_scheme_and_host_on_port_8081() {
+        for (gateway, jobmanager) in [
+            ("http://localhost:8083", Some("http://localhost:8081")),
+            ("https://flink.example.com:443/sql", Some("https://flink.example.com:8081")),
+            ("http://[::1]:8083", Some("http://[::1]:8081")),
+            ("http://gateway", Some("http://gateway:8081")),
+            ("localhost:8083", None),
+            ("http://:8083", None),
+            ("http://host:80x", None),
+        ] {
+            assert_eq!(default_jobmanager(gateway).as_deref(), jobmanager, "{gateway}");
+        }
+    }
+
+    #[test]
+    fn an_address_with_a_credential_is_told_apart_and_shown_without_it() {
+        assert_eq!(
+            split_address("https://ops:s3cret@flink.example:8083/x").map(|a| a.1),
+            Some(true)
+        );
+        assert_eq!(split_address("https://flink.example:8083").map(|a| a.1), Some(false));
+        assert_eq!(
+            without_userinfo("https://ops:s3cret@flink.example:8083/x"),
+            "https://***@flink.example:8083/x"
+        );
+        assert_eq!(without_userinfo("http://a:1"), "http://a:1");
+    }
 
     #[test]
     fn reads_the_first_project() {

@@ -949,14 +949,16 @@ pub struct PlanComparison {
 pub fn plan_diff(db: &dyn Db, project: Project, running: SourceFile) -> Option<PlanComparison> {
     let desired = application_manifest(db, project).as_ref()?;
     let running = match running_plan(db, running) {
-        RunningRead::Missing => {
-            return Some(PlanComparison {
-                diff: PlanDiff::fresh(desired),
-                warnings: Vec::new(),
-            });
-        }
         RunningRead::Read(running) => running.manifest(),
+        RunningRead::Missing => None,
         RunningRead::Refused(_) => return None,
+    };
+    // Nothing recorded, or a record of a target where no job has run yet.
+    let Some(running) = running else {
+        return Some(PlanComparison {
+            diff: PlanDiff::fresh(desired),
+            warnings: Vec::new(),
+        });
     };
     let diff = streamform_ir::diff::diff(running, desired, plan_hints(db, project));
     let config = project_config(db, project).config.as_ref()?;

@@ -27,6 +27,8 @@ pub struct Diagnostic {
     pub message: String,
     /// What to do about it.
     pub help: Option<String>,
+    /// Whether the span's line may be quoted: not when it holds a secret.
+    pub excerpt: bool,
 }
 
 impl Diagnostic {
@@ -38,6 +40,7 @@ impl Diagnostic {
             span: None,
             message: message.into(),
             help: None,
+            excerpt: true,
         }
     }
 
@@ -52,6 +55,13 @@ impl Diagnostic {
     /// Sets the byte range the diagnostic points at (`None`: the whole file).
     pub fn with_span(mut self, span: Option<Range<usize>>) -> Diagnostic {
         self.span = span;
+        self
+    }
+
+    /// Keeps the line of the span out of the output (only its position is shown): the
+    /// line holds a secret.
+    pub fn without_excerpt(mut self) -> Diagnostic {
+        self.excerpt = false;
         self
     }
 

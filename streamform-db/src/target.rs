@@ -9,7 +9,7 @@
 use streamform_ir::ModelPlan;
 use streamform_ir::plan::uses_kafka;
 
-use crate::config::{KafkaTarget, ProjectConfig};
+use crate::config::{FlinkTarget, KafkaTarget, ProjectConfig};
 use crate::diagnostic::suggest;
 
 /// The target a command works against.
@@ -23,6 +23,8 @@ pub struct ChosenTarget {
     pub gateway: Option<String>,
     /// Kafka as the backend sees it.
     pub kafka: Option<KafkaTarget>,
+    /// The Flink cluster's REST services and how to talk to them.
+    pub flink: Option<FlinkTarget>,
 }
 
 /// When a command cannot go on without a target.
@@ -120,6 +122,7 @@ pub fn choose_target(
         backend: target.backend.clone(),
         gateway: target.gateway.clone(),
         kafka: target.kafka.clone(),
+        flink: target.flink.clone(),
     }))
 }
 
@@ -127,4 +130,10 @@ pub fn choose_target(
 /// `.streamform/applied/<target>.json` (spec: "The applied record").
 pub fn applied_record_path(target: &str) -> String {
     format!(".streamform/applied/{target}.json")
+}
+
+/// The lock beside a target's record that keeps two lifecycle commands (apply, stop) from
+/// acting on one target at once: `.streamform/applied/<target>.lock`.
+pub fn lock_path(target: &str) -> String {
+    format!(".streamform/applied/{target}.lock")
 }

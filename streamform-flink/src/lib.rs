@@ -5,14 +5,19 @@
 //! sink table per declared sink, and one EXECUTE STATEMENT SET. Nothing Flink-specific
 //! lives in the IR; what Flink cannot run faithfully is refused here as a capability error.
 //!
-//! `gateway` submits those statements through Flink's SQL Gateway (`apply`).
+//! `gateway` submits those statements through Flink's SQL Gateway; `jobs` observes and
+//! stops jobs through the JobManager's REST API; both speak through `http`. `deploy` is the
+//! job lifecycle over them (DECISIONS D12): `apply`, `status` and `stop`.
 //!
 //! Spec: Flink backend reference (streamform-docs lines 1227-1284); DECISIONS.md D4, D5, D9.
 
 #![warn(missing_docs)]
 
+pub mod deploy;
 pub mod gateway;
 pub mod generate;
+pub mod http;
+pub mod jobs;
 pub mod sql;
 
 pub use generate::{

@@ -69,8 +69,11 @@ impl RunningSide {
         RunningSide {
             kind: RunningKind::Record,
             path: path.into(),
-            application_digest: Some(record.manifest.application_digest.clone()),
-            applied_at: Some(record.applied_at.clone()),
+            application_digest: record
+                .manifest
+                .as_ref()
+                .map(|m| m.application_digest.clone()),
+            applied_at: record.applied_at.clone(),
             streamform_version: Some(record.streamform_version.clone()),
             backend: Some(record.backend.clone()),
             jobs: record.jobs.clone(),

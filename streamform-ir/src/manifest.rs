@@ -175,22 +175,24 @@ pub enum StateEntry {
 pub enum Document {
     /// The plan manifest (`manifest_version`).
     Manifest,
-    /// The applied record (`record_version`).
+    /// The applied record (`record_version`), as this build writes it.
     Record,
+    /// An applied record of `record_version` 1, written before deployments were tracked.
+    RecordV1,
 }
 
 impl Document {
     fn name(self) -> &'static str {
         match self {
             Document::Manifest => "plan manifest",
-            Document::Record => "applied record",
+            Document::Record | Document::RecordV1 => "applied record",
         }
     }
 
     fn version_field(self) -> &'static str {
         match self {
             Document::Manifest => "manifest_version",
-            Document::Record => "record_version",
+            Document::Record | Document::RecordV1 => "record_version",
         }
     }
 
@@ -198,6 +200,32 @@ impl Document {
         match self {
             Document::Manifest => MANIFEST_VERSION,
             Document::Record => crate::record::RECORD_VERSION,
+            Document::RecordV1 => 1,
+        }
+    }
+
+    /// The versions this build reads.
+    fn reads(self) -> &'static [u32] {
+        match self {
+            Document::Manifest => &[MANIFEST_VERSION],
+            Document::Record | Document::RecordV1 => &[1, crate::record::RECORD_VERSION],
+        }
+    }
+
+    /// `manifest_version 1`, `record_version 2 (and reads record_version 1)`.
+    fn speaks(self) -> String {
+        let field = self.version_field();
+        let current = self.version();
+        let older: Vec<String> = self
+            .reads()
+            .iter()
+            .filter(|v| **v != current)
+            .map(ToString::to_string)
+            .collect();
+        if older.is_empty() {
+            format!("{field} {current}")
+        } else {
+            format!("{field} {current} (and reads {field} {})", older.join(", "))
         }
     }
 }
@@ -243,11 +271,10 @@ impl fmt::Display for ManifestError {
             ),
             ManifestError::Version { document, found } => write!(
                 f,
-                "the {} has {} {found}; this build speaks {} {}",
+                "the {} has {} {found}; this build speaks {}",
                 document.name(),
                 document.version_field(),
-                document.version_field(),
-                document.version()
+                document.speaks()
             ),
             ManifestError::Shape { document, message } => write!(
                 f,
@@ -271,7 +298,9 @@ pub(crate) fn check_version(
     document: Document,
 ) -> Result<(), ManifestError> {
     match object.get(document.version_field()) {
-        Some(v) if v.as_u64() == Some(u64::from(document.version())) => Ok(()),
+        Some(v) if v.as_u64().is_some_and(|v| document.reads().iter().any(|r| u64::from(*r) == v)) => {
+            Ok(())
+        }
         found => Err(ManifestError::Version {
             document,
             found: found.map_or("(missing)".to_string(), ToString::to_string),

@@ -10,30 +10,143 @@ use crate::manifest::{
     Document, Manifest, ManifestError, check_version, describe_json, parse_object,
 };
 
-/// The `record_version` this build writes and reads.
-pub const RECORD_VERSION: u32 = 1;
+/// The `record_version` this build writes. It reads 1 as well: a record written before
+/// deployments were tracked, whose jobs are unpinned.
+pub const RECORD_VERSION: u32 = 2;
 
-/// One apply to one target.
+/// What Streamform knows of one target: the plan it runs, the job that runs it, every
+/// attempt to start a job and every savepoint taken.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AppliedRecord {
-    /// Always [`RECORD_VERSION`] when written by this build.
+    /// [`RECORD_VERSION`] when written by this build; 1 for an older record.
     pub record_version: u32,
     /// The target's name under `targets:`.
     pub target: String,
-    /// When the last statement was accepted, RFC 3339 in UTC (`2026-08-27T10:12:03Z`).
-    pub applied_at: String,
-    /// The version of the Streamform that applied it.
+    /// The project's name (record_version 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub application: Option<String>,
+    /// When the plan in `manifest` started running, RFC 3339 in UTC
+    /// (`2026-08-27T10:12:03Z`); absent until a job has run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applied_at: Option<String>,
+    /// The version of the Streamform that wrote the record.
     pub streamform_version: String,
     /// The target's backend, `flink`.
     pub backend: String,
-    /// The job ids Flink assigned, in submission order.
+    /// The job running (or last run) the plan in `manifest`; in a record_version 1 record,
+    /// every job that apply started.
     pub jobs: Vec<String>,
-    /// The manifest of the plan applied, verbatim.
-    pub manifest: Manifest,
+    /// A random 16-hex-digit token chosen when the record is first written; every job id of
+    /// this record starts with a hash of it (record_version 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lineage: Option<String>,
+    /// Every attempt to start a job, oldest first (record_version 2).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attempts: Vec<Attempt>,
+    /// Every savepoint taken, oldest first (record_version 2).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub savepoints: Vec<Savepoint>,
+    /// The manifest of the plan the recorded job runs, verbatim; absent until a job has run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest: Option<Manifest>,
+}
+
+/// One attempt to start a job, written before the job is submitted.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Attempt {
+    /// 1 for the first attempt, one more for each after it.
+    pub generation: u64,
+    /// The job id Streamform chose for it.
+    pub job_id: String,
+    /// The job's name, `streamform/<project>/<target>`.
+    pub job_name: String,
+    /// Why it was started.
+    pub action: Action,
+    /// The savepoint it starts from, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restore_from: Option<String>,
+    /// The SHA-256 digest of the statements it submits: the deployed artifact.
+    pub artifact: String,
+    /// The application digest of its plan.
+    pub application_digest: String,
+    /// When it was submitted, RFC 3339.
+    pub submitted_at: String,
+    /// What became of it.
+    pub outcome: Outcome,
+    /// Why it failed or ended, in Flink's words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The manifest of its plan, kept while the outcome is pending (it becomes the record's
+    /// manifest once the job is seen running).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest: Option<Manifest>,
+}
+
+/// Why an attempt started a job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    /// With empty state: nothing ran before.
+    Start,
+    /// From a savepoint of a job running the same statements.
+    Restore,
+    /// With empty state on purpose (`apply --rebuild`).
+    Rebuild,
+}
+
+/// What became of an attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// Submitted (or about to be); not yet seen running or failed. Only the last attempt
+    /// can be pending; the next command asks Flink about its job id.
+    Pending,
+    /// Seen running.
+    Running,
+    /// Never ran: refused, or failed while starting.
+    Failed,
+    /// Stopped by Streamform with a savepoint.
+    Stopped,
+    /// Ran, then ended without Streamform (cancelled, failed, or forgotten by the cluster).
+    Ended,
+}
+
+/// A savepoint Streamform took.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Savepoint {
+    /// Where Flink wrote it.
+    pub path: String,
+    /// The job it was taken from.
+    pub job_id: String,
+    /// That job's generation.
+    pub generation: u64,
+    /// The artifact that job ran: only a job with the same artifact can start from it.
+    pub artifact: String,
+    /// When it completed, RFC 3339.
+    pub taken_at: String,
 }
 
 impl AppliedRecord {
+    /// An empty record for `target` of `application`: no attempt yet.
+    pub fn new(target: &str, application: &str, backend: &str, lineage: &str) -> AppliedRecord {
+        AppliedRecord {
+            record_version: RECORD_VERSION,
+            target: target.to_string(),
+            application: Some(application.to_string()),
+            applied_at: None,
+            streamform_version: String::new(),
+            backend: backend.to_string(),
+            jobs: Vec::new(),
+            lineage: Some(lineage.to_string()),
+            attempts: Vec::new(),
+            savepoints: Vec::new(),
+            manifest: None,
+        }
+    }
+
     /// The record as pretty-printed JSON (two-space indent), ending with a newline.
     pub fn to_json_pretty(&self) -> String {
         let mut text = serde_json::to_string_pretty(self).expect("a record always serializes");
@@ -41,21 +154,56 @@ impl AppliedRecord {
         text
     }
 
-    /// Reads a record strictly: `record_version` must be [`RECORD_VERSION`], the embedded
-    /// manifest's version [`crate::manifest::MANIFEST_VERSION`], and every field one this build knows.
+    /// The attempt whose job runs, or last ran, the recorded plan: the last one that ran.
+    pub fn current(&self) -> Option<&Attempt> {
+        self.attempts.iter().rev().find(|a| {
+            matches!(
+                a.outcome,
+                Outcome::Running | Outcome::Stopped | Outcome::Ended
+            )
+        })
+    }
+
+    /// The last attempt, when its outcome is still unknown.
+    pub fn pending(&self) -> Option<&Attempt> {
+        self.attempts
+            .last()
+            .filter(|a| a.outcome == Outcome::Pending)
+    }
+
+    /// The generation the next attempt takes.
+    pub fn next_generation(&self) -> u64 {
+        self.attempts.last().map_or(1, |a| a.generation + 1)
+    }
+
+    /// The newest savepoint of a job that ran `artifact`.
+    pub fn latest_savepoint(&self, artifact: &str) -> Option<&Savepoint> {
+        self.savepoints.iter().rev().find(|s| s.artifact == artifact)
+    }
+
+    /// Reads a record strictly: `record_version` must be 1 or [`RECORD_VERSION`], the
+    /// embedded manifests' version [`crate::manifest::MANIFEST_VERSION`], and every field
+    /// one this build knows for that version.
     ///
     /// # Errors
     /// A [`ManifestError`] naming what was found and what this build speaks.
     pub fn from_json(text: &str) -> Result<AppliedRecord, ManifestError> {
         let object = parse_object(text)?;
         check_version(&object, Document::Record)?;
+        let document = if object.get("record_version").and_then(serde_json::Value::as_u64)
+            == Some(1)
+        {
+            Document::RecordV1
+        } else {
+            Document::Record
+        };
         match object.get("manifest") {
             Some(serde_json::Value::Object(manifest)) => {
                 check_version(manifest, Document::Manifest)?;
             }
             Some(other) => {
                 return Err(ManifestError::Shape {
-                    document: Document::Record,
+                    document,
                     message: format!(
                         "its manifest is {}, not a plan manifest",
                         describe_json(other)
@@ -67,37 +215,117 @@ impl AppliedRecord {
         // From the text, not the value, so serde's message carries the line and column.
         let record: AppliedRecord =
             serde_json::from_str(text).map_err(|e| ManifestError::Shape {
-                document: Document::Record,
+                document,
                 message: e.to_string(),
             })?;
-        record
+        for manifest in record
             .manifest
-            .check()
-            .map_err(ManifestError::Inconsistent)?;
-        record.check()?;
+            .iter()
+            .chain(record.attempts.iter().filter_map(|a| a.manifest.as_ref()))
+        {
+            manifest.check().map_err(ManifestError::Inconsistent)?;
+        }
+        record.check(document)?;
         Ok(record)
     }
 
-    /// Checks the record's own fields: `applied_at` is an RFC 3339 time and every job id is
-    /// a Flink job id (32 lowercase hex characters).
-    fn check(&self) -> Result<(), ManifestError> {
+    /// Checks the record's own fields: times are RFC 3339, job ids are Flink job ids (32
+    /// lowercase hex characters), a version 1 record has exactly its fields, and a version
+    /// 2 record's attempts are numbered in order with only the last one pending.
+    fn check(&self, document: Document) -> Result<(), ManifestError> {
         let inconsistent = |message: String| {
-            Err(ManifestError::Shape {
-                document: Document::Record,
-                message,
-            })
+            Err(ManifestError::Shape { document, message })
         };
-        if !crate::time::is_rfc3339(&self.applied_at) {
-            return inconsistent(format!(
-                "applied_at `{}` is not an RFC 3339 time",
-                crate::printable(&self.applied_at)
-            ));
+        let times = self
+            .applied_at
+            .iter()
+            .map(|t| ("applied_at", t))
+            .chain(self.attempts.iter().map(|a| ("submitted_at", &a.submitted_at)))
+            .chain(self.savepoints.iter().map(|s| ("taken_at", &s.taken_at)));
+        for (field, time) in times {
+            if !crate::time::is_rfc3339(time) {
+                return inconsistent(format!(
+                    "{field} `{}` is not an RFC 3339 time",
+                    crate::printable(time)
+                ));
+            }
         }
-        if let Some(job) = self.jobs.iter().find(|j| !is_job_id(j)) {
-            return inconsistent(format!(
-                "`{}` is not a Flink job id (32 lowercase hex characters)",
-                crate::printable(job)
-            ));
+        let job_ids = self
+            .jobs
+            .iter()
+            .chain(self.attempts.iter().map(|a| &a.job_id))
+            .chain(self.savepoints.iter().map(|s| &s.job_id));
+        for job in job_ids {
+            if !is_job_id(job) {
+                return inconsistent(format!(
+                    "`{}` is not a Flink job id (32 lowercase hex characters)",
+                    crate::printable(job)
+                ));
+            }
+        }
+        if document == Document::RecordV1 {
+            let missing = if self.applied_at.is_none() {
+                Some("applied_at")
+            } else if self.manifest.is_none() {
+                Some("manifest")
+            } else {
+                None
+            };
+            if let Some(field) = missing {
+                return inconsistent(format!("missing field `{field}`"));
+            }
+            let extra = [
+                ("application", self.application.is_some()),
+                ("lineage", self.lineage.is_some()),
+                ("attempts", !self.attempts.is_empty()),
+                ("savepoints", !self.savepoints.is_empty()),
+            ];
+            if let Some((field, _)) = extra.iter().find(|(_, present)| *present) {
+                return inconsistent(format!(
+                    "`{field}` belongs to record_version {RECORD_VERSION}"
+                ));
+            }
+            return Ok(());
+        }
+        if self.application.is_none() {
+            return inconsistent("missing field `application`".into());
+        }
+        match &self.lineage {
+            Some(l) if l.len() == 16 && l.bytes().all(|b| b.is_ascii_hexdigit()) => {}
+            Some(l) => {
+                return inconsistent(format!(
+                    "lineage `{}` is not 16 hex digits",
+                    crate::printable(l)
+                ));
+            }
+            None => return inconsistent("missing field `lineage`".into()),
+        }
+        if self.applied_at.is_some() != self.manifest.is_some() {
+            return inconsistent(
+                "applied_at and manifest are recorded together, once a job has run".into(),
+            );
+        }
+        for (i, attempt) in self.attempts.iter().enumerate() {
+            if attempt.generation != i as u64 + 1 {
+                return inconsistent(format!(
+                    "attempt {} has generation {}; attempts are numbered 1, 2, ... in order",
+                    i + 1,
+                    attempt.generation
+                ));
+            }
+            let last = i + 1 == self.attempts.len();
+            if attempt.outcome == Outcome::Pending && !last {
+                return inconsistent(format!(
+                    "attempt {} is pending but is not the last attempt",
+                    attempt.generation
+                ));
+            }
+            if (attempt.outcome == Outcome::Pending) != attempt.manifest.is_some() {
+                return inconsistent(format!(
+                    "attempt {} carries a manifest only while it is pending",
+                    attempt.generation
+                ));
+            }
         }
         Ok(())
     }
@@ -116,7 +344,7 @@ fn is_job_id(text: &str) -> bool {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Running {
     /// An applied record, with the manifest it applied.
-    Record(AppliedRecord),
+    Record(Box<AppliedRecord>),
     /// A plan manifest.
     Manifest(Manifest),
 }
@@ -131,7 +359,7 @@ impl Running {
     pub fn from_json(text: &str) -> Result<Running, ManifestError> {
         let object = parse_object(text)?;
         if object.contains_key("record_version") {
-            AppliedRecord::from_json(text).map(Running::Record)
+            AppliedRecord::from_json(text).map(|r| Running::Record(Box::new(r)))
         } else if object.contains_key("manifest_version") {
             Manifest::from_json(text).map(Running::Manifest)
         } else {
@@ -141,11 +369,12 @@ impl Running {
         }
     }
 
-    /// The running plan's manifest.
-    pub fn manifest(&self) -> &Manifest {
+    /// The running plan's manifest; `None` for a record of a target where no job has run
+    /// yet.
+    pub fn manifest(&self) -> Option<&Manifest> {
         match self {
-            Running::Record(record) => &record.manifest,
-            Running::Manifest(manifest) => manifest,
+            Running::Record(record) => record.manifest.as_ref(),
+            Running::Manifest(manifest) => Some(manifest),
         }
     }
 }
@@ -154,20 +383,48 @@ impl Running {
 mod tests {
     use super::*;
 
+    const JOB: &str = "9d1f2c4b7a3e5f600000000000000001";
+
     fn record() -> AppliedRecord {
-        AppliedRecord {
-            record_version: RECORD_VERSION,
-            target: "local".into(),
-            applied_at: "2026-08-27T10:12:03Z".into(),
-            streamform_version: "0.1.0".into(),
-            backend: "flink".into(),
-            jobs: vec!["9d1f2c4b7a3e5f6081c2d3e4f5a6b7c8".into()],
-            manifest: Manifest::from_plans([]),
-        }
+        let manifest = Manifest::from_plans([]);
+        let mut record = AppliedRecord::new("local", "customer-metrics", "flink", "9d1f2c4b7a3e5f60");
+        record.streamform_version = "0.1.0".into();
+        record.applied_at = Some("2026-08-27T10:12:03Z".into());
+        record.jobs = vec![JOB.into()];
+        record.attempts.push(Attempt {
+            generation: 1,
+            job_id: JOB.into(),
+            job_name: "streamform/customer-metrics/local".into(),
+            action: Action::Start,
+            restore_from: None,
+            artifact: "ab".repeat(32),
+            application_digest: manifest.application_digest.clone(),
+            submitted_at: "2026-08-27T10:12:01Z".into(),
+            outcome: Outcome::Stopped,
+            reason: None,
+            manifest: None,
+        });
+        record.savepoints.push(Savepoint {
+            path: "file:/tmp/savepoints/savepoint-9d1f2c-0b224d9311e6".into(),
+            job_id: JOB.into(),
+            generation: 1,
+            artifact: "ab".repeat(32),
+            taken_at: "2026-08-27T11:00:00Z".into(),
+        });
+        record.manifest = Some(manifest);
+        record
+    }
+
+    /// A record as the first apply wrote it (the texts' example).
+    fn version_1() -> String {
+        format!(
+            "{{\n  \"record_version\": 1,\n  \"target\": \"local\",\n  \"applied_at\": \"2026-08-27T10:12:03Z\",\n  \"streamform_version\": \"0.1.0\",\n  \"backend\": \"flink\",\n  \"jobs\": [\"9d1f2c4b7a3e5f6081c2d3e4f5a6b7c8\"],\n  \"manifest\": {}}}\n",
+            Manifest::from_plans([]).to_json_pretty().trim_end()
+        )
     }
 
     #[test]
-    fn round_trips_with_the_reference_fields_in_order() {
+    fn round_trips_with_the_fields_in_order() {
         let text = record().to_json_pretty();
         let keys: Vec<&str> = text
             .lines()
@@ -179,32 +436,61 @@ mod tests {
             [
                 "record_version",
                 "target",
+                "application",
                 "applied_at",
                 "streamform_version",
                 "backend",
                 "jobs",
+                "lineage",
+                "attempts",
+                "savepoints",
                 "manifest"
             ]
         );
         assert_eq!(AppliedRecord::from_json(&text).unwrap(), record());
+        assert!(text.contains("\"outcome\": \"stopped\""), "{text}");
+    }
+
+    #[test]
+    fn a_version_1_record_still_loads_and_keeps_to_its_fields() {
+        let record = AppliedRecord::from_json(&version_1()).unwrap();
+        assert_eq!(record.record_version, 1);
+        assert_eq!(record.jobs, ["9d1f2c4b7a3e5f6081c2d3e4f5a6b7c8"]);
+        assert_eq!(record.current(), None);
+        let with_lineage = version_1().replace(
+            "\"backend\"",
+            "\"lineage\": \"9d1f2c4b7a3e5f60\",\n  \"backend\"",
+        );
+        assert_eq!(
+            AppliedRecord::from_json(&with_lineage).unwrap_err().to_string(),
+            "the applied record does not have the shape of record_version 1: `lineage` belongs to record_version 2"
+        );
+        let without_manifest = format!(
+            "{}}}\n",
+            &version_1()[..version_1().find(",\n  \"manifest\"").unwrap()]
+        );
+        assert_eq!(
+            AppliedRecord::from_json(&without_manifest).unwrap_err().to_string(),
+            "the applied record does not have the shape of record_version 1: missing field `manifest`"
+        );
     }
 
     #[test]
     fn refuses_another_version_an_unknown_field_and_a_bad_manifest() {
         let text = record().to_json_pretty();
-        let v2 = text.replace("\"record_version\": 1", "\"record_version\": 2");
+        let v3 = text.replace("\"record_version\": 2", "\"record_version\": 3");
         assert_eq!(
-            AppliedRecord::from_json(&v2).unwrap_err().to_string(),
-            "the applied record has record_version 2; this build speaks record_version 1"
+            AppliedRecord::from_json(&v3).unwrap_err().to_string(),
+            "the applied record has record_version 3; this build speaks record_version 2 (and reads record_version 1)"
         );
         let extra = text.replace("\"backend\"", "\"operator\": \"me\",\n  \"backend\"");
         let err = AppliedRecord::from_json(&extra).unwrap_err().to_string();
         assert!(
-            err.starts_with("the applied record does not have the shape of record_version 1: unknown field `operator`"),
+            err.starts_with("the applied record does not have the shape of record_version 2: unknown field `operator`"),
             "{err}"
         );
         assert!(
-            err.ends_with("at line 6 column 12"),
+            err.ends_with("at line 7 column 12"),
             "the position is in the file: {err}"
         );
         let bad_manifest = text.replace("\"manifest_version\": 1", "\"manifest_version\": 2");
@@ -221,12 +507,12 @@ mod tests {
         let text = record().to_json_pretty();
         assert_eq!(
             Running::from_json(&text).unwrap(),
-            Running::Record(record())
+            Running::Record(Box::new(record()))
         );
-        let manifest = record().manifest.to_json_pretty();
+        let manifest = record().manifest.unwrap().to_json_pretty();
         assert_eq!(
             Running::from_json(&manifest).unwrap(),
-            Running::Manifest(record().manifest)
+            Running::Manifest(record().manifest.unwrap())
         );
         for (text, message) in [
             ("", "the file is empty"),
@@ -255,25 +541,64 @@ mod tests {
     }
 
     #[test]
-    fn refuses_a_job_id_or_a_time_that_is_not_one() {
+    fn refuses_a_job_id_a_time_or_an_attempt_out_of_order() {
         let text = record().to_json_pretty();
         for (from, to, message) in [
             (
-                "9d1f2c4b7a3e5f6081c2d3e4f5a6b7c8",
-                "9d1f2c4b7a3eé",
-                "the applied record does not have the shape of record_version 1: `9d1f2c4b7a3eé` is not a Flink job id (32 lowercase hex characters)",
+                "\"job_id\": \"9d1f2c4b7a3e5f600000000000000001\",\n      \"job_name\"",
+                "\"job_id\": \"9d1f2c4b7a3eé\",\n      \"job_name\"",
+                "`9d1f2c4b7a3eé` is not a Flink job id (32 lowercase hex characters)",
             ),
             (
                 "2026-08-27T10:12:03Z",
                 "yesterday\\u001b[2J",
-                "the applied record does not have the shape of record_version 1: applied_at `yesterday\\u{1b}[2J` is not an RFC 3339 time",
+                "applied_at `yesterday\\u{1b}[2J` is not an RFC 3339 time",
+            ),
+            (
+                "\"generation\": 1,\n      \"job_id\"",
+                "\"generation\": 4,\n      \"job_id\"",
+                "attempt 1 has generation 4; attempts are numbered 1, 2, ... in order",
+            ),
+            (
+                "\"outcome\": \"stopped\"",
+                "\"outcome\": \"pending\"",
+                "attempt 1 carries a manifest only while it is pending",
+            ),
+            (
+                "\"lineage\": \"9d1f2c4b7a3e5f60\"",
+                "\"lineage\": \"x\"",
+                "lineage `x` is not 16 hex digits",
             ),
         ] {
+            assert!(text.contains(from), "{from}");
             let bad = text.replace(from, to);
             assert_eq!(
                 AppliedRecord::from_json(&bad).unwrap_err().to_string(),
-                message
+                format!("the applied record does not have the shape of record_version 2: {message}")
             );
         }
+    }
+
+    #[test]
+    fn finds_the_current_attempt_the_pending_one_and_the_savepoint_of_an_artifact() {
+        let mut record = record();
+        assert_eq!(record.current().map(|a| a.generation), Some(1));
+        assert_eq!(record.pending(), None);
+        assert_eq!(record.next_generation(), 2);
+        assert_eq!(
+            record.latest_savepoint(&"ab".repeat(32)).map(|s| s.generation),
+            Some(1)
+        );
+        assert_eq!(record.latest_savepoint(&"cd".repeat(32)), None);
+        let mut second = record.attempts[0].clone();
+        second.generation = 2;
+        second.outcome = Outcome::Pending;
+        second.manifest = record.manifest.clone();
+        record.attempts.push(second);
+        assert_eq!(record.current().map(|a| a.generation), Some(1));
+        assert_eq!(record.pending().map(|a| a.generation), Some(2));
+        assert_eq!(record.next_generation(), 3);
+        let text = record.to_json_pretty();
+        assert_eq!(AppliedRecord::from_json(&text).unwrap(), record);
     }
 }

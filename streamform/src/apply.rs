@@ -1,24 +1,28 @@
-//! `streamform apply`: build the application, submit it through the target's SQL Gateway,
-//! report each statement, and write the applied record.
+//! `streamform apply`: build the application, compare it with the target's record, and let
+//! the lifecycle (`streamform_flink::deploy`, DECISIONS D12) decide: nothing to do, start,
+//! continue from a savepoint, rebuild on request, or refuse before touching anything.
 //!
 //! Spec: the `apply` command reference (streamform-docs lines 1006-1025), the Flink backend
-//! reference "streamform apply" (1286-1306), the applied record (1518-1535).
+//! reference "streamform apply" (1286-1306), the applied record (1518-1535), as D12 changes
+//! them.
 
 use std::io::Write;
 use std::path::Path;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use streamform_db::Database;
 use streamform_db::Project;
 use streamform_db::db::{application_manifest, project_config};
 use streamform_db::target::{Need, applied_record_path};
-use streamform_flink::gateway::{ApplyError, GatewayClient, GatewayError};
-use streamform_flink::{Statement, StatementKind, Subject};
-use streamform_ir::record::{AppliedRecord, RECORD_VERSION};
+use streamform_flink::Subject;
+use streamform_flink::deploy::{Decision, Event, Refusal};
+use streamform_flink::gateway::GatewayClient;
+use streamform_ir::plan::Materialized;
 
-use crate::build::{cannot_run, finding, prepare, write_atomically};
+use crate::build::{finding, prepare};
+use crate::lifecycle::{self, Connected};
 use crate::plan::compare;
-use crate::{CANNOT_RUN, INVALID, OK, Output, render};
+use crate::{INVALID, OK, Output, render};
 
 /// Runs `apply`; `root` is the project directory the record goes under. Progress lines are
 /// printed as they happen; what is returned is the rest of the output and the exit code.
@@ -28,6 +32,7 @@ pub fn apply(
     root: &Path,
     target: Option<&str>,
     timeout: Duration,
+    rebuild: bool,
     color: bool,
 ) -> (Output, u8) {
     let (chosen, app) = match prepare(db, project, target, Need::Apply, color) {
@@ -57,163 +62,172 @@ pub fn apply(
     }
     drop(stderr);
 
-    let gateway = chosen.gateway.clone().unwrap_or_default();
-    if !gateway.starts_with("http://") {
-        return cannot_run(
-            format!(
-                "target `{}` names the SQL Gateway as `{gateway}`, but the gateway speaks plain HTTP",
-                chosen.name
-            ),
-            Some("write `flink.gateway` as http://host:port in streamform.yml".into()),
-        );
-    }
-    let client = match GatewayClient::new(&gateway, timeout) {
+    let name = lifecycle::application(db, project);
+    let connected = match lifecycle::connect_to(name.clone(), chosen, root, timeout) {
+        Ok(connected) => connected,
+        Err(refused) => return refused,
+    };
+    let target_name = connected.target.name.clone();
+    let gateway = match GatewayClient::new(&connected.flink.gateway, &connected.connection, timeout)
+    {
         Ok(client) => client,
-        Err(e) => return gateway_failure(&e, None, &chosen.name),
+        Err(e) => return lifecycle::flink_error(&e, &target_name),
     };
-    let config = project_config(db, project).config.as_ref();
-    let name = config.map(|c| c.name.clone()).unwrap_or_default();
-    let mut stdout = std::io::stdout().lock();
+    let _lock = match lifecycle::lock(root, &target_name) {
+        Ok(lock) => lock,
+        Err(refused) => return refused,
+    };
+    let record = match lifecycle::read_record(root, &target_name) {
+        Ok(record) => record,
+        Err(refused) => return refused,
+    };
+    let mut record = lifecycle::upgraded(record, &connected);
+    let relative = applied_record_path(&target_name);
     let document = &compared.document;
-    let _ = writeln!(stdout, "{}", document.verdict_line());
-    if !document.verdict.continues() {
-        let _ = writeln!(stdout, "\n{}", document.render_text());
-        let _ = writeln!(
-            stdout,
-            "applying anyway: apply cannot stop or restore a job yet, so the new job starts with empty state and the job already running keeps running (cancel it from the Flink UI); gate deployments on `streamform plan` instead"
-        );
-    }
-    let _ = writeln!(
-        stdout,
-        "applying {name} to target `{}` ({})\n",
-        chosen.name,
-        client.address()
-    );
-    let _ = stdout.flush();
-    let result = streamform_flink::gateway::apply(&client, &app, |statement, job| {
-        let _ = writeln!(stdout, "ok: {}", progress_line(statement, job));
+    {
+        let mut stdout = std::io::stdout().lock();
+        let _ = writeln!(stdout, "{}", document.verdict_line());
         let _ = stdout.flush();
-    });
-    let jobs = match result {
-        Ok(jobs) => jobs,
-        Err(failed) => {
-            let ApplyError {
-                statement, error, ..
-            } = *failed;
-            return gateway_failure(&error, statement.as_ref(), &chosen.name);
-        }
-    };
-    let _ = writeln!(stdout, "\nok: applied");
-    let _ = stdout.flush();
-
+    }
     let manifest = application_manifest(db, project)
         .clone()
         .expect("every model compiled");
-    let record = AppliedRecord {
-        record_version: RECORD_VERSION,
-        target: chosen.name.clone(),
-        applied_at: now_rfc3339(),
-        streamform_version: env!("CARGO_PKG_VERSION").to_string(),
-        backend: "flink".into(),
-        jobs: jobs.clone(),
-        manifest,
+    let deployer = lifecycle::deployer(&connected, timeout);
+    let mut save = lifecycle::saver(root, &target_name);
+    let report = lifecycle::print_event;
+    let mut header_printed = false;
+    let mut report_with_header = |event: Event<'_>| {
+        if !header_printed
+            && matches!(
+                event,
+                Event::Accepted { .. } | Event::Stopping { .. } | Event::Submitting { .. }
+            )
+        {
+            header_printed = true;
+            let mut stdout = std::io::stdout().lock();
+            let _ = writeln!(
+                stdout,
+                "applying {name} to target `{target_name}` ({})\n",
+                gateway.address()
+            );
+            let _ = stdout.flush();
+        }
+        report(event);
     };
-    let relative = applied_record_path(&chosen.name);
-    match write_atomically(&root.join(&relative), record.to_json_pretty().as_bytes()) {
-        Ok(()) => {
-            let _ = writeln!(stdout, "ok: applied plan recorded in {relative}");
+    let decision = match deployer.apply(
+        &gateway,
+        &mut record,
+        &app,
+        &manifest,
+        rebuild,
+        &mut save,
+        &mut report_with_header,
+    ) {
+        Ok(decision) => decision,
+        Err(failure) => return lifecycle::failure(failure, &target_name, &relative),
+    };
+    match decision {
+        Decision::UpToDate { job, since } => {
+            out.stdout = format!(
+                "nothing to apply: job {job} runs this plan (running since {})\n",
+                streamform_ir::time::format_rfc3339(since - since % 1000)
+            );
             (out, OK)
         }
-        Err(e) => {
-            out.stderr = format!(
-                "error: the apply succeeded (job {}), but its record could not be written to {relative}: {e}\n  help: the application is running; keep the job id above. Make {} writable before the next apply, and cancel this job first if you apply again: each apply starts a new job\n",
-                jobs.join(", "),
-                root.join(".streamform/applied").display()
-            );
-            (out, CANNOT_RUN)
+        Decision::Refuse(refusal) => refused(refusal, document, &connected),
+        Decision::Submit { action, .. } => {
+            out.stdout = "\nok: applied\n".to_string();
+            out.stdout
+                .push_str(&format!("ok: applied plan recorded in {relative}\n"));
+            if action == streamform_ir::record::Action::Rebuild {
+                out.stdout.push_str(&rebuild_notes(db, project));
+                if let Some(kept) = record.savepoints.last().filter(|s| Some(&s.job_id) != record.jobs.first()) {
+                    out.stdout.push_str(&format!(
+                        "note: the savepoint of the replaced job {}, {}, is kept in the record: it holds the previous plan's state\n",
+                        kept.job_id, kept.path
+                    ));
+                }
+            }
+            (out, OK)
         }
     }
 }
 
-/// `source orders`, `model customer_metrics`, `sink customer_metrics`,
-/// `statement set → job <id>`.
-fn progress_line(statement: &Statement, job: Option<&str>) -> String {
-    match &statement.kind {
-        StatementKind::Source(name) => format!("source {name}"),
-        StatementKind::Model(name) => format!("model {name}"),
-        StatementKind::Sink(name) => format!("sink {name}"),
-        StatementKind::StatementSet => match job {
-            Some(job) => format!("statement set → job {job}"),
-            None => "statement set".into(),
-        },
-    }
-}
-
-/// What a statement is, for messages: `source `orders``, `the statement set`.
-fn describe(statement: &Statement) -> String {
-    match &statement.kind {
-        StatementKind::Source(name) => format!("the table of source `{name}`"),
-        StatementKind::Model(name) => format!("the view of model `{name}`"),
-        StatementKind::Sink(name) => format!("the sink table of model `{name}`"),
-        StatementKind::StatementSet => "the statement set".into(),
-    }
-}
-
-fn gateway_failure(
-    error: &GatewayError,
-    statement: Option<&Statement>,
-    target: &str,
+/// Why apply did nothing, and what to do: exit 1.
+fn refused(
+    refusal: Refusal,
+    document: &streamform_ir::diff_document::DiffDocument,
+    connected: &Connected,
 ) -> (Output, u8) {
-    let mut stderr = String::new();
-    let code = match error {
-        GatewayError::Rejected { reason } => {
-            let what = statement.map_or_else(|| "a statement".to_string(), describe);
-            stderr.push_str(&format!("error: Flink rejected {what}\n  statement:\n"));
-            for line in statement.map_or("", |s| s.sql.as_str()).lines() {
-                stderr.push_str(&format!("    {line}\n"));
+    let mut out = Output::default();
+    let verdict = document.verdict.label();
+    let rebuild = "`streamform apply --rebuild` stops the job with a savepoint (kept for rollback) and starts the new plan with empty state";
+    let (message, help) = match refusal {
+        Refusal::Changed { job, running } => {
+            if document.verdict > streamform_ir::diff::Classification::Compatible {
+                out.stdout = format!("\n{}", document.render_text());
             }
-            stderr.push_str("  reason:\n");
-            for line in reason {
-                stderr.push_str(&format!("    {line}\n"));
-            }
-            stderr.push_str(
-                "  help: nothing after this statement was submitted, no job was started, and the applied record is unchanged\n",
-            );
-            INVALID
+            (
+                format!(
+                    "the plan changed (verdict {verdict}) and Flink cannot carry the state of job {job} across a changed statement set; nothing was {}",
+                    if running { "stopped or started" } else { "started" }
+                ),
+                format!("{rebuild}; `streamform plan` says what a rebuild costs"),
+            )
         }
-        GatewayError::Unreachable { .. } => {
-            stderr.push_str(&format!(
-                "error: {error}\n  help: is Flink's SQL Gateway running there? the address is `flink.gateway` of target `{target}` in streamform.yml (integration/up starts one on this machine)\n"
-            ));
-            CANNOT_RUN
-        }
-        GatewayError::Unexpected { .. } => {
-            stderr.push_str(&format!(
-                "error: {error}\n  help: check that `flink.gateway` of target `{target}` is the SQL Gateway's REST address (port 8083 by default), not the Flink UI's; no applied record was written\n"
-            ));
-            CANNOT_RUN
-        }
-        GatewayError::TimedOut { seconds, .. } => {
-            let what = statement.map_or_else(|| "opening a session".to_string(), describe);
-            stderr.push_str(&format!(
-                "error: the SQL Gateway did not finish {what} within {seconds}s; the outcome is unknown\n  help: no applied record was written; check the Flink UI for a running job before applying again, or raise --timeout\n"
-            ));
-            CANNOT_RUN
-        }
+        Refusal::StateLost { job, state } => (
+            format!(
+                "the recorded job {job} is {state} and no savepoint of this plan is recorded: its state is lost"
+            ),
+            "`streamform apply --rebuild` starts the plan with empty state (its sources are read again from `kafka.startup`); `streamform stop` keeps a job's state for the next apply".into(),
+        ),
+        Refusal::NotRunning { job, state } => (
+            format!("the recorded job {job} is {state}, not RUNNING; apply does not replace a job it cannot see running"),
+            format!("`streamform status` shows why; {rebuild}"),
+        ),
+        Refusal::Others { jobs } => (
+            format!(
+                "{} named {} that the record does not know: {}",
+                if jobs.len() == 1 { "a job runs".to_string() } else { format!("{} jobs run", jobs.len()) },
+                streamform_flink::deploy::job_name(&connected.application, &connected.target.name),
+                jobs.iter().map(|j| format!("{} ({})", j.id, j.state)).collect::<Vec<_>>().join(", ")
+            ),
+            "another copy of this target's record (another machine, another CI cache) deploys it; apply from there, or cancel those jobs in the Flink UI".into(),
+        ),
+        Refusal::Untracked { job } => (
+            format!("job {job} was started by an apply that did not track deployments; whether it runs this plan is unknown"),
+            rebuild.into(),
+        ),
     };
-    (
-        Output {
-            stdout: String::new(),
-            stderr,
-        },
-        code,
-    )
+    out.stderr = format!(
+        "error: {}\n  help: {}\n",
+        streamform_ir::printable(&message),
+        streamform_ir::printable(&help)
+    );
+    (out, INVALID)
 }
 
-/// Now, as RFC 3339 in UTC to the second.
-fn now_rfc3339() -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    streamform_ir::time::format_rfc3339(secs as i64 * 1000)
+/// What each sink's readers see after a rebuild.
+fn rebuild_notes(db: &Database, project: Project) -> String {
+    let Some(config) = project_config(db, project).config.as_ref() else {
+        return String::new();
+    };
+    let mut notes = String::new();
+    for (model, entry) in &config.models {
+        if entry.sink.is_none() {
+            continue;
+        }
+        let line = match &entry.materialized {
+            Materialized::Upsert { key } => format!(
+                "note: sink {model} (upsert by {}): the new job writes each key again from empty state; rows under keys the new plan no longer writes stay until compacted or deleted",
+                key.join(", ")
+            ),
+            Materialized::Append => format!(
+                "note: sink {model} (append): the new job appends from empty state after the rows already there; what its sources hold is read again and appended again"
+            ),
+        };
+        notes.push_str(&line);
+        notes.push('\n');
+    }
+    notes
 }

@@ -7,8 +7,10 @@
 
 mod apply;
 mod build;
+mod lifecycle;
 mod plan;
 mod render;
+mod status;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -98,23 +100,70 @@ enum Command {
         #[arg(long)]
         stdout: bool,
     },
-    /// Build the application and submit it to a target's Flink SQL Gateway.
+    /// Build the application and deploy it to a target's Flink, keeping its state.
     ///
     /// First compares the plan with the target's applied record, as `plan` does, and prints
-    /// the verdict (the whole diff when it is above COMPATIBLE; it applies anyway). Then
-    /// opens a gateway session, runs each statement in order, prints the job id Flink
-    /// assigns, closes the session, and records what was applied in
-    /// .streamform/applied/<target>.json. Exit 1 when Flink rejects a statement or the
-    /// backend cannot represent the application; 2 when the project does not pass check,
-    /// the target is unknown, the applied record cannot be read, the gateway cannot be
-    /// reached or does not answer in time, or the record cannot be written.
+    /// the verdict. Then: when the recorded job runs this plan, nothing to apply (no new
+    /// job); when the recorded job was stopped (or ended) and the plan is unchanged, a new
+    /// job continues from its savepoint, and the restore is checked with Flink; when nothing
+    /// is recorded, a new job starts. A changed plan is refused before anything is touched,
+    /// because Flink carries state only across an identical statement set: --rebuild stops
+    /// the job with a savepoint (kept) and starts the new plan with empty state. Each job
+    /// gets an id chosen by streamform and recorded before submission, and apply reports
+    /// success only once the job runs. Exit 1 when apply refuses, Flink rejects a statement
+    /// or the job fails while starting, or the backend cannot represent the application; 2
+    /// when the project does not pass check, the target is unknown, the record cannot be
+    /// read or written, another apply holds the target's lock, or Flink cannot be reached,
+    /// does not answer in time, or cannot take a savepoint.
     Apply {
         #[command(flatten)]
         project: ProjectArg,
         /// The target to apply to (required when the project declares more than one).
         #[arg(long, value_name = "NAME")]
         target: Option<String>,
-        /// How long to wait for each statement, in seconds.
+        /// How long to wait for each statement, for the job to run and for a savepoint, in
+        /// seconds.
+        #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+        timeout: u64,
+        /// Replace the recorded job even though its state cannot be carried: stop it with a
+        /// savepoint (kept for rollback) and start this plan with empty state.
+        #[arg(long)]
+        rebuild: bool,
+    },
+    /// Compare the target's applied record with what its Flink cluster runs (read-only).
+    ///
+    /// Shows the recorded job's state and uptime, its last checkpoint, the last savepoint
+    /// on record, and any other job of this application. Exit 0 when the cluster matches
+    /// the record (the recorded job runs the recorded plan, or is stopped as recorded), 1
+    /// on drift (the recorded job gone, failed, restarting or running another plan, an
+    /// unfinished apply, a second job of this application), 2 when the cluster cannot be
+    /// asked or the record cannot be read.
+    Status {
+        #[command(flatten)]
+        project: ProjectArg,
+        /// The target to look at (required when the project declares more than one).
+        #[arg(long, value_name = "NAME")]
+        target: Option<String>,
+        /// Print the status document (status_version 1) instead.
+        #[arg(long)]
+        json: bool,
+        /// How long to wait for each request to Flink, in seconds.
+        #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+        timeout: u64,
+    },
+    /// Stop the target's recorded job with a savepoint and record the savepoint.
+    ///
+    /// The next apply of the same plan starts a job that continues from it. Exit 0 when the
+    /// job was stopped (or nothing runs), 1 when the recorded job ended without streamform
+    /// (no savepoint can be taken), 2 when the savepoint cannot be taken (the job runs on),
+    /// Flink cannot be reached, or the record cannot be read or written.
+    Stop {
+        #[command(flatten)]
+        project: ProjectArg,
+        /// The target to stop (required when the project declares more than one).
+        #[arg(long, value_name = "NAME")]
+        target: Option<String>,
+        /// How long to wait for the savepoint, in seconds.
         #[arg(long, value_name = "SECONDS", default_value_t = 60)]
         timeout: u64,
     },
@@ -224,6 +273,7 @@ fn run(cli: Cli) -> ExitCode {
             project,
             target,
             timeout,
+            rebuild,
         } => with_project(&db, &project, color, |p| {
             apply::apply(
                 &db,
@@ -231,7 +281,36 @@ fn run(cli: Cli) -> ExitCode {
                 &project.project,
                 target.as_deref(),
                 std::time::Duration::from_secs(timeout.max(1)),
+                rebuild,
                 color,
+            )
+        }),
+        Command::Status {
+            project,
+            target,
+            json,
+            timeout,
+        } => with_project(&db, &project, color, |p| {
+            status::status(
+                &db,
+                p,
+                &project.project,
+                target.as_deref(),
+                std::time::Duration::from_secs(timeout.max(1)),
+                json,
+            )
+        }),
+        Command::Stop {
+            project,
+            target,
+            timeout,
+        } => with_project(&db, &project, color, |p| {
+            status::stop(
+                &db,
+                p,
+                &project.project,
+                target.as_deref(),
+                std::time::Duration::from_secs(timeout.max(1)),
             )
         }),
         Command::Plan {

@@ -145,6 +145,9 @@ pub fn compare(
         .expect("plan_diff compiled the application");
     let side = match running {
         None => RunningSide::nothing(shown.clone()),
+        Some(Running::Record(record)) if record.manifest.is_none() => {
+            RunningSide::nothing(shown.clone())
+        }
         Some(Running::Record(record)) => RunningSide::record(shown.clone(), record),
         Some(Running::Manifest(manifest)) => RunningSide::manifest(shown.clone(), manifest),
     };

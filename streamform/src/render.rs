@@ -151,6 +151,12 @@ pub fn diagnostic(db: &Database, project: Project, d: &Diagnostic, color: bool) 
             let span = start..end;
             let (line, col) = line_col(text, span.start);
             let _ = writeln!(out, "  --> {}:{line}:{col}", d.path);
+            if !d.excerpt {
+                if let Some(h) = &d.help {
+                    let _ = writeln!(out, "  help: {}", printable(h));
+                }
+                return out;
+            }
             let kind = match d.severity {
                 Severity::Error => ReportKind::Error,
                 Severity::Warning => ReportKind::Warning,
@@ -189,7 +195,7 @@ pub fn diagnostic(db: &Database, project: Project, d: &Diagnostic, color: bool) 
 /// The source text an excerpt shows, with every control character but the line breaks and
 /// tabs (and every bidirectional override) replaced by `?`s of the same byte length, so
 /// spans still point where they did and a file cannot drive the terminal.
-fn harmless(text: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn harmless(text: &str) -> std::borrow::Cow<'_, str> {
     let hostile = |c: char| {
         !matches!(c, '\n' | '\t' | '\r')
             && printable(c.encode_utf8(&mut [0; 4])).len() > c.len_utf8()

@@ -1,7 +1,7 @@
 //! `apply` compares the plan with the target's applied record before it applies, and says
-//! so: the verdict line, and the whole diff when the application cannot continue from its
-//! state. Each case runs the binary against a fake SQL Gateway that accepts every statement
-//! and compares the output with a snapshot (`snapshots/`).
+//! so: the verdict line, and the whole diff when it refuses a change Flink cannot carry the
+//! state across. Each case runs the binary against a fake Flink cluster and compares the
+//! output with a snapshot (`snapshots/`).
 //!
 //! Spec: the `apply` command reference (streamform-docs lines 1006-1025) and "What apply
 //! does with the verdict" in the upgrading guide.
@@ -11,12 +11,25 @@ mod common;
 use std::path::Path;
 use std::process::Output;
 
-use common::fake_gateway::{FakeGateway, JOB_ID, accepting, fake_gateway, project_with_gateway};
+use common::fake_flink::{Behaviour, FakeFlink, fake_flink, project_on};
 use common::streamform;
 
-/// The run as a snapshot: exit code, stdout, stderr, with the gateway's address replaced.
-fn rendered(out: &Output, gateway: &FakeGateway) -> String {
-    let clean = |b: &[u8]| String::from_utf8_lossy(b).replace(&gateway.address, "{gateway}");
+/// The run as a snapshot: exit code, stdout, stderr, with the fake's address and the
+/// record's lineage replaced.
+fn rendered(out: &Output, gateway: &FakeFlink, project: &Path) -> String {
+    let lineage = std::fs::read_to_string(project.join(".streamform/applied/local.json"))
+        .ok()
+        .and_then(|t| streamform_ir::record::AppliedRecord::from_json(&t).ok())
+        .and_then(|r| r.lineage)
+        .unwrap_or_else(|| "(no lineage)".into());
+    let clean = |b: &[u8]| {
+        common::without_times(
+            &String::from_utf8_lossy(b)
+                .replace(&gateway.address, "{gateway}")
+                .replace(&lineage, "{lineage}")
+                .replace(&lineage[..12], "{lineage}"),
+        )
+    };
     format!(
         "exit: {}\n--- stdout\n{}--- stderr\n{}",
         out.status.code().unwrap_or(-1),
@@ -57,49 +70,55 @@ fn add_an_accumulator(project: &Path) {
 
 #[test]
 fn with_nothing_recorded_apply_says_the_application_starts_fresh() {
-    let gateway = fake_gateway(accepting);
-    let project = project_with_gateway(&gateway);
+    let gateway = fake_flink(Behaviour::default());
+    let project = project_on(&gateway.address, "");
     let out = streamform(&["apply"], project.path());
-    insta::assert_snapshot!(rendered(&out, &gateway));
-    assert_eq!(recorded_jobs(project.path()), [JOB_ID]);
+    insta::assert_snapshot!(rendered(&out, &gateway, project.path()));
+    assert_eq!(recorded_jobs(project.path()).len(), 1);
+}
+
+/// A record written before deployments were tracked (record_version 1): its job is unknown
+/// to the cluster, so its state is lost; apply says so, and --rebuild starts the plan.
+#[test]
+fn against_a_version_1_record_apply_prints_safe_and_says_the_state_is_lost() {
+    let gateway = fake_flink(Behaviour::default());
+    let project = project_on(&gateway.address, "");
+    record_as_applied(project.path());
+    let out = streamform(&["apply"], project.path());
+    insta::assert_snapshot!(rendered(&out, &gateway, project.path()));
+    assert_eq!(recorded_jobs(project.path()), ["9d1f2c4b7a3e5f6081c2d3e4f5a6b7c8"]);
+    let rebuilt = streamform(&["apply", "--rebuild"], project.path());
+    assert_eq!(rebuilt.status.code(), Some(0));
+    assert_eq!(gateway.jobs().len(), 1);
+    assert_eq!(recorded_jobs(project.path()), [gateway.jobs()[0].0.clone()]);
 }
 
 #[test]
-fn against_an_unchanged_record_apply_prints_safe_and_when_it_was_applied() {
-    let gateway = fake_gateway(accepting);
-    let project = project_with_gateway(&gateway);
-    record_as_applied(project.path());
-    let out = streamform(&["apply"], project.path());
-    insta::assert_snapshot!(rendered(&out, &gateway));
-    assert_eq!(recorded_jobs(project.path()), [JOB_ID]);
-}
-
-#[test]
-fn above_compatible_apply_prints_the_whole_diff_and_applies_anyway() {
-    let gateway = fake_gateway(accepting);
-    let project = project_with_gateway(&gateway);
-    record_as_applied(project.path());
+fn above_compatible_apply_prints_the_whole_diff_and_refuses() {
+    let gateway = fake_flink(Behaviour::default());
+    let project = project_on(&gateway.address, "");
+    assert_eq!(streamform(&["apply"], project.path()).status.code(), Some(0));
     add_an_accumulator(project.path());
     let out = streamform(&["apply"], project.path());
-    insta::assert_snapshot!(rendered(&out, &gateway));
-    assert_eq!(recorded_jobs(project.path()), [JOB_ID]);
+    insta::assert_snapshot!(rendered(&out, &gateway, project.path()));
+    assert_eq!(gateway.jobs().len(), 1, "nothing was started");
 }
 
 #[test]
 fn a_record_that_cannot_be_read_stops_apply_before_the_gateway_is_asked() {
-    let gateway = fake_gateway(accepting);
-    let project = project_with_gateway(&gateway);
+    let gateway = fake_flink(Behaviour::default());
+    let project = project_on(&gateway.address, "");
     record_as_applied(project.path());
     let path = project.path().join(".streamform/applied/local.json");
     let text = std::fs::read_to_string(&path).unwrap();
     let truncated = &text[..text.len() / 3];
     std::fs::write(&path, truncated).unwrap();
     let out = streamform(&["apply"], project.path());
-    insta::assert_snapshot!(rendered(&out, &gateway));
+    insta::assert_snapshot!(rendered(&out, &gateway, project.path()));
     assert!(
-        gateway.requests.lock().unwrap().is_empty(),
+        gateway.state.lock().unwrap().requests.is_empty(),
         "nothing may be sent: {:?}",
-        gateway.requests.lock().unwrap()
+        gateway.state.lock().unwrap().requests
     );
     assert_eq!(
         std::fs::read_to_string(&path).unwrap(),

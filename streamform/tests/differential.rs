@@ -80,7 +80,10 @@ fn scratch_project(example: &str, suffix: &str, gateway: &str) -> tempfile::Temp
             .map(|line| {
                 let trimmed = line.trim_start();
                 let indent = &line[..line.len() - trimmed.len()];
-                if let Some(topic) = trimmed.strip_prefix("topic: ") {
+                if trimmed.starts_with("name: ") && indent.is_empty() {
+                    // Its own job name, so jobs of other tests are never this project's.
+                    format!("name: {suffix}")
+                } else if let Some(topic) = trimmed.strip_prefix("topic: ") {
                     format!("{indent}topic: {topic}-{suffix}")
                 } else if trimmed.starts_with("gateway: ") {
                     format!("{indent}gateway: {gateway}")
@@ -397,53 +400,8 @@ fn flink_accepts_every_statement_of_every_example() {
     }
 }
 
-/// `apply` compares with the target's applied record before it applies, on the real
-/// gateway: the first apply starts fresh, the second is SAFE against the record the first
-/// wrote, and a third after adding an accumulator prints the whole diff and applies anyway.
-#[test]
-#[ignore = "needs the integration environment: run integration/up, then integration/test"]
-fn apply_prints_the_plan_verdict_before_applying() {
-    let suffix = run_suffix("plan");
-    let project = scratch_project("customer-metrics", &suffix, &env().gateway);
-    let mut jobs = Vec::new();
-    let mut apply_printing = |expect_first: &str| -> String {
-        let out = streamform(&["apply", "--timeout", "120"], project.path());
-        let stdout = text(&out.stdout);
-        assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
-        assert!(
-            stdout.starts_with(expect_first),
-            "expected the output to start with {expect_first:?}:\n{stdout}"
-        );
-        let record = std::fs::read_to_string(project.path().join(".streamform/applied/local.json"))
-            .expect("the applied record");
-        let record = streamform_ir::record::AppliedRecord::from_json(&record).unwrap();
-        jobs.extend(record.jobs.clone());
-        record.applied_at
-    };
-    let first = apply_printing(&format!(
-        "plan: nothing is recorded as applied to target `local`; the application starts fresh\napplying customer-metrics to target `local` ({})\n",
-        env().gateway
-    ));
-    let second = apply_printing(&format!(
-        "plan: SAFE against target `local`, applied {first}\napplying customer-metrics"
-    ));
-    std::fs::write(
-        project.path().join("models/customer_metrics.sql"),
-        "SELECT customer_id, SUM(amount) AS total_spend, COUNT(*) AS orders\nFROM source('orders')\nGROUP BY customer_id\n",
-    )
-    .unwrap();
-    std::fs::remove_dir_all(project.path().join("tests")).unwrap();
-    apply_printing(&format!(
-        "plan: BACKFILL REQUIRED against target `local`, applied {second}\n\nplan: customer-metrics against target `local`\n"
-    ));
-    for job in &jobs {
-        cancel(job);
-    }
-    assert_eq!(jobs.len(), 3, "each apply started one job: {jobs:?}");
-}
-
-/// Job ids the Flink cluster knows, in any state, sorted.
-fn cluster_jobs() -> Vec<String> {
+/// What Flink's REST API lists: every job it knows, in any state.
+fn overview() -> Vec<serde_json::Value> {
     let url = format!("{}/jobs/overview", env().rest);
     let body = ureq::get(&url)
         .call()
@@ -452,9 +410,12 @@ fn cluster_jobs() -> Vec<String> {
         .read_to_string()
         .unwrap();
     let overview: serde_json::Value = serde_json::from_str(&body).unwrap();
-    let mut jobs: Vec<String> = overview["jobs"]
-        .as_array()
-        .unwrap()
+    overview["jobs"].as_array().unwrap().clone()
+}
+
+/// Job ids the Flink cluster knows, in any state, sorted.
+fn cluster_jobs() -> Vec<String> {
+    let mut jobs: Vec<String> = overview()
         .iter()
         .map(|j| j["jid"].as_str().unwrap().to_string())
         .collect();
@@ -462,18 +423,6 @@ fn cluster_jobs() -> Vec<String> {
     jobs
 }
 
-fn set_gateway(project: &Path, gateway: &str) {
-    let path = project.join("streamform.yml");
-    let text = std::fs::read_to_string(&path).unwrap();
-    let rewritten: Vec<String> = text
-        .lines()
-        .map(|l| match l.trim_start().strip_prefix("gateway: ") {
-            Some(_) => format!("{}gateway: {gateway}", &l[..l.len() - l.trim_start().len()]),
-            None => l.to_string(),
-        })
-        .collect();
-    std::fs::write(&path, rewritten.join("\n") + "\n").unwrap();
-}
 
 /// A cluster without the Kafka connector rejects the first view that reads a Kafka table
 /// (a view is validated, and its sources resolved, when it is created): apply prints the
@@ -483,15 +432,8 @@ fn set_gateway(project: &Path, gateway: &str) {
 #[ignore = "needs the integration environment: run integration/up, then integration/test"]
 fn a_rejected_view_is_exit_1_with_flinks_reason_and_the_record_untouched() {
     let suffix = run_suffix("rejected");
-    let project = scratch_project("order-pipeline", &suffix, &env().gateway);
-    for job in apply(project.path()) {
-        cancel(&job);
-    }
-    let record_path = project.path().join(".streamform/applied/local.json");
-    let before = std::fs::read(&record_path).unwrap();
+    let project = scratch_project("order-pipeline", &suffix, &env().bare_gateway);
     let jobs_before = cluster_jobs();
-
-    set_gateway(project.path(), &env().bare_gateway);
     let out = streamform(&["apply", "--timeout", "120"], project.path());
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
@@ -504,11 +446,14 @@ fn a_rejected_view_is_exit_1_with_flinks_reason_and_the_record_untouched() {
         stderr.contains("Could not find any factory for identifier 'kafka'"),
         "{stderr}"
     );
+    assert!(
+        stderr.contains("no job was started; .streamform/applied/local.json is unchanged"),
+        "{stderr}"
+    );
     assert!(!stderr.contains("\tat "), "no stack frames: {stderr}");
-    assert_eq!(
-        std::fs::read(&record_path).unwrap(),
-        before,
-        "the record is untouched"
+    assert!(
+        !project.path().join(".streamform/applied/local.json").exists(),
+        "no record: nothing was submitted that could start a job"
     );
     assert_eq!(cluster_jobs(), jobs_before, "no job was started");
 }
@@ -545,7 +490,7 @@ fn a_statement_set_rejected_late_is_reported_the_same_way() {
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
     assert!(
-        stdout.ends_with("ok: source readings\nok: model high_readings\nok: sink high_readings\n"),
+        stdout.contains("ok: source readings\nok: model high_readings\nok: sink high_readings\nstarting job "),
         "{stdout}"
     );
     assert!(
@@ -556,7 +501,14 @@ fn a_statement_set_rejected_late_is_reported_the_same_way() {
         stderr.contains("Could not find any factory for identifier 'kafka'"),
         "{stderr}"
     );
-    assert!(!dir.join(".streamform").exists(), "no record is written");
+    let record = std::fs::read_to_string(dir.join(".streamform/applied/local.json")).unwrap();
+    let record = streamform_ir::record::AppliedRecord::from_json(&record).unwrap();
+    assert_eq!(record.attempts.len(), 1, "the attempt was recorded before submission");
+    assert_eq!(
+        record.attempts[0].outcome,
+        streamform_ir::record::Outcome::Failed
+    );
+    assert_eq!(record.manifest, None, "no plan ran");
     assert_eq!(cluster_jobs(), jobs_before, "no job was started");
 }
 
@@ -576,13 +528,14 @@ fn a_wrong_gateway_port_is_exit_2_naming_the_address() {
         "{}",
         text(&out.stderr)
     );
-    assert!(!project.path().join(".streamform").exists());
+    assert!(!project.path().join(".streamform/applied/local.json").exists());
 }
 
-/// The apply itself succeeds; only the record cannot be written: exit 2, saying so.
+/// The record is written before anything that can start a job, so a record that cannot be
+/// written stops apply with nothing started: exit 2.
 #[test]
 #[ignore = "needs the integration environment: run integration/up, then integration/test"]
-fn a_record_that_cannot_be_written_is_exit_2_saying_the_apply_succeeded() {
+fn a_record_that_cannot_be_written_is_exit_2_and_starts_nothing() {
     let project = scratch_project("customer-metrics", &run_suffix("record"), &env().gateway);
     std::fs::create_dir_all(project.path().join(".streamform")).unwrap();
     std::fs::write(
@@ -590,24 +543,178 @@ fn a_record_that_cannot_be_written_is_exit_2_saying_the_apply_succeeded() {
         "not a directory",
     )
     .unwrap();
+    let jobs_before = cluster_jobs();
     let out = streamform(&["apply", "--timeout", "120"], project.path());
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
-    let job = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("ok: statement set → job "))
-        .map(str::to_string);
-    if let Some(job) = &job {
-        cancel(job);
-    }
     assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
-    assert!(stdout.contains("\nok: applied\n"), "{stdout}");
-    let job = job.expect("a job id");
     assert!(
-        stderr.contains(&format!(
-            "error: the apply succeeded (job {job}), but its record could not be written to .streamform/applied/local.json"
-        )),
+        stderr.contains("error: cannot open the lock .streamform/applied/local.lock: "),
         "{stderr}"
     );
+    assert_eq!(cluster_jobs(), jobs_before, "no job was started");
+}
+
+/// The jobs of `project` (its name is unique to the test) that Flink reports RUNNING.
+fn running_jobs(project: &Path) -> Vec<String> {
+    let name = std::fs::read_to_string(project.join("streamform.yml"))
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("name: ").map(str::to_string))
+        .unwrap();
+    let mut jobs: Vec<String> = overview()
+        .iter()
+        .filter(|j| j["name"] == format!("streamform/{name}/local") && j["state"] == "RUNNING")
+        .map(|j| j["jid"].as_str().unwrap().to_string())
+        .collect();
+    jobs.sort();
+    jobs
+}
+
+fn record_of(project: &Path) -> streamform_ir::record::AppliedRecord {
+    let text = std::fs::read_to_string(project.join(".streamform/applied/local.json")).unwrap();
+    streamform_ir::record::AppliedRecord::from_json(&text).unwrap()
+}
+
+/// Runs a command and asserts its exit code; returns stdout and stderr together.
+fn expect(args: &[&str], project: &Path, code: i32) -> String {
+    let out = streamform(args, project);
+    let shown = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(code), "{args:?}:\n{shown}");
+    shown
+}
+
+/// The last value of `total_spend` for customer 42 among `records`.
+fn total_of_42(records: &[Record]) -> Option<f64> {
+    records
+        .iter()
+        .rev()
+        .filter(|(k, _)| k.as_deref() == Some(r#"{"customer_id":42}"#))
+        .find_map(|(_, v)| v.clone())
+        .and_then(|v| {
+            let value: serde_json::Value = serde_json::from_str(&v).unwrap();
+            value["total_spend"].as_f64()
+        })
+}
+
+fn order(customer: i64, amount: i64) -> String {
+    format!(r#"{{"customer_id":{customer},"amount":{amount}}}"#)
+}
+
+/// The deployment lifecycle on the real Flink and Kafka (DECISIONS D12), step by step, with
+/// the number of running jobs asserted through Flink's REST API after each step.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn customer_metrics_keeps_its_state_across_stop_and_apply_and_rebuilds_only_on_request() {
+    let suffix = run_suffix("lifecycle");
+    let project = scratch_project("customer-metrics", &suffix, &env().gateway);
+    let dir = project.path();
+    let source = format!("orders-{suffix}");
+    let sink = format!("customer-metrics-{suffix}");
+
+    // apply, produce 10 and 18: the sink says 28.
+    expect(&["apply", "--timeout", "120"], dir, 0);
+    let first = record_of(dir).jobs[0].clone();
+    assert_eq!(running_jobs(dir), std::slice::from_ref(&first));
+    produce(&source, &[order(42, 10), order(42, 18)]);
+    let records = consume(&sink, 2);
+    assert_eq!(total_of_42(&records), Some(28.0), "{records:?}");
+
+    // apply again: nothing to apply, no new job.
+    let shown = expect(&["apply", "--timeout", "120"], dir, 0);
+    assert!(shown.contains(&format!("nothing to apply: job {first} runs this plan")), "{shown}");
+    assert_eq!(running_jobs(dir), std::slice::from_ref(&first));
+
+    // status: exit 0, RUNNING.
+    let shown = expect(&["status"], dir, 0);
+    assert!(shown.contains("state:      RUNNING since "), "{shown}");
+
+    // stop: a savepoint, and nothing runs.
+    let shown = expect(&["stop", "--timeout", "120"], dir, 0);
+    let savepoint = record_of(dir).savepoints[0].path.clone();
+    assert!(shown.contains(&format!("ok: savepoint {savepoint} recorded")), "{shown}");
+    assert_eq!(running_jobs(dir), Vec::<String>::new());
+    expect(&["status"], dir, 0);
+
+    // apply: the job continues from the savepoint; 5 more gives 33, not 5.
+    let shown = expect(&["apply", "--timeout", "120"], dir, 0);
+    assert!(shown.contains(&format!("ok: Flink reports the job restored from {savepoint}")), "{shown}");
+    let second = record_of(dir).jobs[0].clone();
+    assert_ne!(second, first);
+    assert_eq!(running_jobs(dir), std::slice::from_ref(&second));
+    let boundary = consume(&sink, 2).len();
+    produce(&source, &[order(42, 5)]);
+    let records = consume(&sink, normalize(&consume(&sink, 0)).len() + 1);
+    let after: Vec<Record> = records[boundary..].to_vec();
+    assert_eq!(total_of_42(&after), Some(33.0), "after the boundary: {after:?}");
+    assert_eq!(
+        normalize(&after).len(),
+        1,
+        "one new record, nothing replayed: {after:?}"
+    );
+
+    // A job cancelled outside streamform: status says so, and apply continues from the
+    // latest savepoint of this plan.
+    cancel(&second);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !running_jobs(dir).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    let shown = expect(&["status"], dir, 1);
+    assert!(shown.contains(&format!("drift: the recorded job {second} is CANCEL")), "{shown}");
+    let shown = expect(&["apply", "--timeout", "120"], dir, 0);
+    assert!(shown.contains(&format!("from savepoint {savepoint}")), "{shown}");
+    let third = record_of(dir).jobs[0].clone();
+    assert_eq!(running_jobs(dir), std::slice::from_ref(&third));
+
+    // A grouping-key change: refused, exit 1, nothing stopped.
+    std::fs::write(
+        dir.join("models/customer_metrics.sql"),
+        "SELECT customer_id, amount, SUM(amount) AS total_spend\nFROM source('orders')\nGROUP BY customer_id, amount\n",
+    )
+    .unwrap();
+    let config = dir.join("streamform.yml");
+    let text_of = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace("      - customer_id\n", "      - customer_id\n      - amount\n");
+    std::fs::write(&config, text_of).unwrap();
+    std::fs::remove_dir_all(dir.join("tests")).unwrap();
+    let shown = expect(&["apply", "--timeout", "120"], dir, 1);
+    assert!(shown.contains("the plan changed (verdict STATE INCOMPATIBLE)"), "{shown}");
+    assert!(shown.contains("streamform apply --rebuild"), "{shown}");
+    assert_eq!(running_jobs(dir), std::slice::from_ref(&third));
+
+    // --rebuild: exactly one job runs the new plan.
+    let shown = expect(&["apply", "--rebuild", "--timeout", "120"], dir, 0);
+    assert!(shown.contains("with empty state (--rebuild)"), "{shown}");
+    let fourth = record_of(dir).jobs[0].clone();
+    assert_eq!(running_jobs(dir), std::slice::from_ref(&fourth));
+    assert_eq!(record_of(dir).attempts.len(), 4);
+    cancel(&fourth);
+}
+
+/// A source topic that does not exist makes Flink's Kafka source fail the job as it
+/// starts: apply reports that job as a failed apply with Flink's reason, exit 1.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn a_job_that_fails_at_start_is_a_failed_apply_with_flinks_reason() {
+    let suffix = run_suffix("fails");
+    let project = scratch_project("customer-metrics", &suffix, &env().gateway);
+    let sources = project.path().join("sources.yml");
+    let text_of = std::fs::read_to_string(&sources)
+        .unwrap()
+        .replace(&format!("topic: orders-{suffix}"), &format!("topic: missing-{suffix}"));
+    std::fs::write(&sources, text_of).unwrap();
+    let shown = expect(&["apply", "--timeout", "120"], project.path(), 1);
+    assert!(shown.contains("was accepted, then failed while starting (Flink reports it FAILED)"), "{shown}");
+    assert!(
+        shown.contains(&format!("Failed to get metadata for topics [missing-{suffix}]")),
+        "{shown}"
+    );
+    assert_eq!(
+        record_of(project.path()).attempts[0].outcome,
+        streamform_ir::record::Outcome::Failed
+    );
+    assert_eq!(running_jobs(project.path()), Vec::<String>::new());
 }
 
 #[test]

@@ -24,9 +24,19 @@ fn run(case: &Path) -> String {
         .expect("args file")
         .replace("{root}", &root.display().to_string());
     let mut args: Vec<String> = args_line.split_whitespace().map(String::from).collect();
+    // Commands that take the target's lock or write its record run on a copy, so a test
+    // run never writes into the repository.
+    let scratch = tempfile::tempdir().expect("a temporary directory");
     if !args.iter().any(|a| a == "--project") {
+        let project = case.join("project");
+        let project = if matches!(args.first().map(String::as_str), Some("apply" | "stop")) {
+            copy_all(&project, scratch.path());
+            scratch.path().to_path_buf()
+        } else {
+            project
+        };
         args.push("--project".into());
-        args.push(case.join("project").display().to_string());
+        args.push(project.display().to_string());
     }
     let out = Command::new(env!("CARGO_BIN_EXE_streamform"))
         .args(&args)
@@ -42,6 +52,20 @@ fn run(case: &Path) -> String {
         clean(&out.stdout),
         clean(&out.stderr)
     )
+}
+
+/// Copies a directory tree, `.streamform/` included.
+fn copy_all(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_all(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
 }
 
 /// One golden case: the binary's output must equal `expected` (or, with UPDATE_GOLDEN,

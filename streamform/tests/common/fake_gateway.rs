@@ -3,7 +3,7 @@
 //! (a garbled answer, a hang, an operation that never finishes) and for apply's output
 //! when every statement is accepted.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::BufReader;
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -87,38 +87,13 @@ pub fn fake_gateway(script: Script) -> FakeGateway {
 
 fn serve(stream: TcpStream, script: Script, log: &Mutex<Vec<String>>) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
-    loop {
-        let mut request_line = String::new();
-        if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
-            return;
-        }
-        let mut length = 0usize;
-        loop {
-            let mut header = String::new();
-            if reader.read_line(&mut header).unwrap_or(0) == 0 {
-                return;
-            }
-            if header.trim().is_empty() {
-                break;
-            }
-            if let Some(v) = header.to_ascii_lowercase().strip_prefix("content-length:") {
-                length = v.trim().parse().unwrap_or(0);
-            }
-        }
-        let mut body = vec![0; length];
-        let _ = reader.read_exact(&mut body);
-        let body = String::from_utf8_lossy(&body);
-        let mut parts = request_line.split_whitespace();
-        let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-        log.lock().unwrap().push(format!("{method} {path}"));
-        match script(method, path, &body) {
+    while let Some(request) = super::http::read_request(&mut reader) {
+        log.lock()
+            .unwrap()
+            .push(format!("{} {}", request.method, request.path));
+        match script(&request.method, &request.path, &request.body) {
             Answer::Reply(status, body) => {
-                let mut out = &stream;
-                let _ = write!(
-                    out,
-                    "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-                    body.len()
-                );
+                super::http::write_response(&mut &stream, status, body);
             }
             Answer::Hang => {
                 thread::sleep(Duration::from_secs(600));
@@ -128,15 +103,23 @@ fn serve(stream: TcpStream, script: Script, log: &Mutex<Vec<String>>) {
     }
 }
 
-/// A copy of examples/customer-metrics whose target's gateway is `gateway`.
+/// A copy of examples/customer-metrics whose target's gateway is `gateway`, and whose
+/// JobManager is a well-behaved fake cluster with no jobs.
 pub fn project_with_gateway(gateway: &str) -> tempfile::TempDir {
+    let jobmanager = super::fake_flink::fake_flink(super::fake_flink::Behaviour::default());
     let dir = tempfile::tempdir().unwrap();
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/customer-metrics");
     super::copy_dir(&example, dir.path());
     let config = dir.path().join("streamform.yml");
     let text = std::fs::read_to_string(&config)
         .unwrap()
-        .replace("http://localhost:8083", gateway);
+        .replace(
+            "      gateway: http://localhost:8083\n",
+            &format!(
+                "      gateway: {gateway}\n      jobmanager: {}\n",
+                jobmanager.address
+            ),
+        );
     std::fs::write(&config, text).unwrap();
     dir
 }

@@ -1,7 +1,9 @@
 //! Helpers shared by the binary's integration tests.
 #![allow(dead_code)]
 
+pub mod fake_flink;
 pub mod fake_gateway;
+pub mod http;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -41,4 +43,28 @@ pub fn streamform(args: &[&str], project: &Path) -> Output {
         .env("NO_COLOR", "1")
         .output()
         .expect("run streamform")
+}
+
+/// `text` with every RFC 3339 time (`2026-12-01T06:01:55Z`) replaced by `{time}`.
+pub fn without_times(text: &str) -> String {
+    let shape = b"dddd-dd-ddTdd:dd:ddZ";
+    let bytes = text.as_bytes();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let matches = bytes.len() - i >= shape.len()
+            && shape.iter().zip(&bytes[i..]).all(|(s, b)| match s {
+                b'd' => b.is_ascii_digit(),
+                s => s == b,
+            });
+        if matches {
+            out.push_str("{time}");
+            i += shape.len();
+        } else {
+            let c = text[i..].chars().next().unwrap();
+            out.push(c);
+            i += c.len_utf8();
+        }
+    }
+    out
 }

@@ -1,0 +1,1084 @@
+//! The job lifecycle on Flink (DECISIONS D12): `apply`, `stop` and `status` over the SQL
+//! Gateway and the JobManager's REST API, with the applied record as memory.
+//!
+//! - Every job gets an id Streamform chose: the record's lineage (16 hex digits, random
+//!   when the record is first written) followed by the attempt's generation in 16 hex
+//!   digits. The attempt is written to the record before the job is submitted, so an
+//!   unknown outcome is resolved by asking Flink about that id, never by submitting again;
+//!   Flink refuses a second job with an id it has seen, so a late first copy and a retry
+//!   cannot both run.
+//! - Every job is named `streamform/<project>/<target>` and tagged with the target, the
+//!   generation and the artifact digest (`pipeline.global-job-parameters`).
+//! - State is carried only where Flink carries it: an identical statement set restored
+//!   from a savepoint of the job that ran it (research §2.2). Anything else is refused
+//!   before anything is touched, or rebuilt on request.
+//! - `execution.state-recovery.ignore-unclaimed-state` is never set: it drops state
+//!   silently (research §2.4).
+//! - A job counts as running once Flink says every vertex runs, not once it is accepted.
+//!
+//! Nothing here reads or writes files: the caller passes the record in and is handed every
+//! new version of it to write before the next call to Flink.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use streamform_ir::manifest::Manifest;
+use streamform_ir::record::{Action, AppliedRecord, Attempt, Outcome, Savepoint};
+
+use crate::gateway::{ApplyError, GatewayClient, Session};
+use crate::generate::{Application, Statement};
+use crate::http::FlinkError;
+use crate::jobs::{JobDetail, JobManager, JobSummary, is_terminal};
+
+/// The name of every job of `application` on `target`.
+pub fn job_name(application: &str, target: &str) -> String {
+    format!("streamform/{application}/{target}")
+}
+
+/// The job id of `generation` in a record of `lineage`.
+pub fn job_id(lineage: &str, generation: u64) -> String {
+    format!("{lineage}{generation:016x}")
+}
+
+/// A fresh lineage: 16 hex digits from the clock, the process and the names.
+pub fn new_lineage(application: &str, target: &str) -> String {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let digest = Sha256::digest(format!(
+        "{application}\0{target}\0{nanos}\0{}",
+        std::process::id()
+    ));
+    hex(&digest[..8])
+}
+
+/// The trigger id of the stop of `job`: the same job always gets the same one, so a
+/// retried stop joins the first instead of taking a second savepoint.
+pub fn stop_trigger(job: &str) -> String {
+    hex(&Sha256::digest(format!("streamform-stop\0{job}"))[..16])
+}
+
+/// The digest of what is deployed: every statement, in order. Two plans with the same
+/// artifact are the same Flink job, and only such a job can start from the other's
+/// savepoint.
+pub fn artifact(app: &Application) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(b"streamform flink artifact 1\n");
+    for statement in &app.statements {
+        hasher.update(statement.sql.as_bytes());
+        hasher.update(b"\n;\n");
+    }
+    hex(&hasher.finalize())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The execution configuration of the statement set of one attempt: the pinned job id,
+/// the name, the tags and, for a restore, the savepoint.
+pub fn job_config(
+    application: &str,
+    target: &str,
+    attempt: &Attempt,
+) -> BTreeMap<String, String> {
+    let mut config = BTreeMap::new();
+    config.insert("$internal.pipeline.job-id".into(), attempt.job_id.clone());
+    config.insert("pipeline.name".into(), job_name(application, target));
+    config.insert(
+        "pipeline.global-job-parameters".into(),
+        format!(
+            "streamform.target:{target},streamform.generation:{},streamform.artifact:{}",
+            attempt.generation,
+            &attempt.artifact[..12.min(attempt.artifact.len())]
+        ),
+    );
+    if let Some(path) = &attempt.restore_from {
+        config.insert("execution.state-recovery.path".into(), path.clone());
+    }
+    config
+}
+
+/// What the cluster says about one job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Seen {
+    /// Running, every vertex.
+    Running(JobDetail),
+    /// Known and not ended, but not running: initializing, restarting, failing, ...
+    NotRunning(JobDetail),
+    /// Ended: `FINISHED` (stopped), `CANCELED` or `FAILED`.
+    Ended(JobDetail),
+    /// Unknown to the cluster: never submitted, or forgotten (Flink keeps ended jobs for
+    /// an hour by default, and a restarted JobManager without high availability forgets
+    /// everything).
+    Missing,
+}
+
+impl Seen {
+    /// Asks the cluster about `job`.
+    ///
+    /// # Errors
+    /// When the cluster cannot be asked.
+    pub fn of(jobs: &JobManager, job: &str) -> Result<Seen, FlinkError> {
+        Ok(match jobs.job(job)? {
+            None => Seen::Missing,
+            Some(d) if d.is_running() => Seen::Running(d),
+            Some(d) if is_terminal(&d.summary.state) => Seen::Ended(d),
+            Some(d) => Seen::NotRunning(d),
+        })
+    }
+
+    /// Flink's state, or `MISSING`.
+    pub fn state(&self) -> &str {
+        match self {
+            Seen::Running(d) | Seen::NotRunning(d) | Seen::Ended(d) => &d.summary.state,
+            Seen::Missing => "MISSING",
+        }
+    }
+}
+
+/// Why apply will not go on; nothing has been touched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// The plan's statements changed and Flink cannot carry the job's state across the
+    /// change.
+    Changed {
+        /// The recorded job.
+        job: String,
+        /// Whether it runs.
+        running: bool,
+    },
+    /// The plan is unchanged, but its job ended without a savepoint to continue from.
+    StateLost {
+        /// The recorded job.
+        job: String,
+        /// Its state (`CANCELED`, `FAILED`, `MISSING`).
+        state: String,
+    },
+    /// The recorded job exists but does not run (restarting, say).
+    NotRunning {
+        /// The recorded job.
+        job: String,
+        /// Its state.
+        state: String,
+    },
+    /// Jobs of this application run that the record does not know.
+    Others {
+        /// Them.
+        jobs: Vec<JobSummary>,
+    },
+    /// The record predates tracked deployments and its job still runs: whether it runs
+    /// this plan is unknown.
+    Untracked {
+        /// The job.
+        job: String,
+    },
+}
+
+/// What apply decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// The recorded job runs this plan: nothing to do.
+    UpToDate {
+        /// The job.
+        job: String,
+        /// When it started, milliseconds since the epoch.
+        since: i64,
+    },
+    /// Submit a job.
+    Submit {
+        /// Why.
+        action: Action,
+        /// The savepoint to start from (`Restore`).
+        restore_from: Option<Savepoint>,
+        /// The job to stop with a savepoint first.
+        stop_first: Option<String>,
+    },
+    /// Do nothing, and say why.
+    Refuse(Refusal),
+}
+
+/// The recorded job and what the cluster says about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Observed {
+    /// The recorded job, its artifact (`None` for a record_version 1 job) and whether
+    /// Streamform stopped it.
+    pub job: Option<(String, Option<String>, bool)>,
+    /// What the cluster says about it.
+    pub seen: Seen,
+    /// Jobs with this application's name that are not ended and are not the recorded job.
+    pub others: Vec<JobSummary>,
+}
+
+impl Observed {
+    /// Asks the cluster about the record's job and the other jobs of the application.
+    ///
+    /// # Errors
+    /// When the cluster cannot be asked.
+    pub fn of(
+        jobs: &JobManager,
+        record: Option<&AppliedRecord>,
+        name: &str,
+    ) -> Result<Observed, FlinkError> {
+        let job = record.and_then(recorded_job);
+        let seen = match &job {
+            Some((id, _, _)) => Seen::of(jobs, id)?,
+            None => Seen::Missing,
+        };
+        let pending = record.and_then(AppliedRecord::pending).map(|a| &a.job_id);
+        let others = jobs
+            .overview()?
+            .into_iter()
+            .filter(|j| !j.is_terminal() && j.name == name)
+            .filter(|j| Some(&j.id) != job.as_ref().map(|(id, _, _)| id) && Some(&j.id) != pending)
+            .collect();
+        Ok(Observed { job, seen, others })
+    }
+}
+
+/// The record's job: the current attempt's, or a record_version 1 record's last job.
+fn recorded_job(record: &AppliedRecord) -> Option<(String, Option<String>, bool)> {
+    match record.current() {
+        Some(a) => Some((
+            a.job_id.clone(),
+            Some(a.artifact.clone()),
+            a.outcome == Outcome::Stopped,
+        )),
+        None if record.attempts.is_empty() => record.jobs.last().map(|j| (j.clone(), None, false)),
+        None => None,
+    }
+}
+
+/// Decides what apply does, from the record, what the cluster says and the artifact to
+/// deploy. A pure function: every rule of D12's apply is here.
+pub fn decide(
+    record: Option<&AppliedRecord>,
+    observed: &Observed,
+    desired: &str,
+    rebuild: bool,
+) -> Decision {
+    if !observed.others.is_empty() {
+        return Decision::Refuse(Refusal::Others {
+            jobs: observed.others.clone(),
+        });
+    }
+    let Some((job, artifact, _stopped)) = &observed.job else {
+        return Decision::Submit {
+            action: if rebuild { Action::Rebuild } else { Action::Start },
+            restore_from: None,
+            stop_first: None,
+        };
+    };
+    let same = artifact.as_deref() == Some(desired);
+    let rebuild_after = |stop_first: Option<String>| Decision::Submit {
+        action: Action::Rebuild,
+        restore_from: None,
+        stop_first,
+    };
+    match &observed.seen {
+        Seen::Running(_) | Seen::NotRunning(_) if rebuild => rebuild_after(Some(job.clone())),
+        Seen::Running(d) if same => Decision::UpToDate {
+            job: job.clone(),
+            since: d.summary.start_time,
+        },
+        Seen::Running(_) if artifact.is_none() => {
+            Decision::Refuse(Refusal::Untracked { job: job.clone() })
+        }
+        Seen::Running(_) => Decision::Refuse(Refusal::Changed {
+            job: job.clone(),
+            running: true,
+        }),
+        Seen::NotRunning(d) => Decision::Refuse(Refusal::NotRunning {
+            job: job.clone(),
+            state: d.summary.state.clone(),
+        }),
+        Seen::Ended(_) | Seen::Missing if rebuild => rebuild_after(None),
+        // A record_version 1 job left no savepoint: whatever the plan, its state is gone.
+        seen if artifact.is_none() => Decision::Refuse(Refusal::StateLost {
+            job: job.clone(),
+            state: seen.state().to_string(),
+        }),
+        Seen::Ended(_) | Seen::Missing if !same => Decision::Refuse(Refusal::Changed {
+            job: job.clone(),
+            running: false,
+        }),
+        seen => match record.and_then(|r| r.latest_savepoint(desired)) {
+            Some(savepoint) => Decision::Submit {
+                action: Action::Restore,
+                restore_from: Some(savepoint.clone()),
+                stop_first: None,
+            },
+            None => Decision::Refuse(Refusal::StateLost {
+                job: job.clone(),
+                state: seen.state().to_string(),
+            }),
+        },
+    }
+}
+
+/// What happens as a lifecycle operation goes, for the caller to print.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event<'a> {
+    /// A pending attempt's job was found running and is now the recorded job.
+    Adopted {
+        /// The job.
+        job: &'a str,
+        /// Its generation.
+        generation: u64,
+    },
+    /// A pending attempt's job never ran (or failed); its generation is settled.
+    Settled {
+        /// The job.
+        job: &'a str,
+        /// What Flink said: `FAILED`, `MISSING`, ...
+        state: &'a str,
+    },
+    /// A job is being stopped with a savepoint.
+    Stopping {
+        /// The job.
+        job: &'a str,
+    },
+    /// The savepoint was taken and the job stopped.
+    Stopped {
+        /// The job.
+        job: &'a str,
+        /// Where the savepoint is.
+        savepoint: &'a str,
+    },
+    /// The recorded job ended without Streamform.
+    Ended {
+        /// The job.
+        job: &'a str,
+        /// Its state.
+        state: &'a str,
+    },
+    /// An attempt is about to be submitted.
+    Submitting {
+        /// Its job id.
+        job: &'a str,
+        /// Its generation.
+        generation: u64,
+        /// Why.
+        action: Action,
+        /// The savepoint it starts from.
+        restore_from: Option<&'a str>,
+    },
+    /// A statement was accepted; the statement set with the job id.
+    Accepted {
+        /// The statement.
+        statement: &'a Statement,
+        /// The job id, for the statement set.
+        job: Option<&'a str>,
+    },
+    /// The job runs.
+    Running {
+        /// The job.
+        job: &'a str,
+    },
+    /// Flink reports the job restored from this savepoint.
+    Restored {
+        /// The savepoint.
+        savepoint: &'a str,
+    },
+}
+
+/// Why a lifecycle operation stopped. Each says whether anything was changed.
+#[derive(Debug)]
+pub enum Failure {
+    /// A call to Flink failed. `during` says what was being done; `stopped` names a job
+    /// that had been stopped with a savepoint before the failure (`(job, savepoint)`).
+    Flink {
+        /// What was being done.
+        during: Step,
+        /// What went wrong.
+        error: FlinkError,
+        /// A job already stopped in this operation, and its savepoint.
+        stopped: Option<(String, String)>,
+    },
+    /// A statement did not run (`ApplyError` says which, and why: refused by Flink, or the
+    /// gateway failed). A refused statement set is recorded as a failed attempt; nothing
+    /// before it can start a job.
+    Statement {
+        /// The statement and Flink's reason.
+        error: Box<ApplyError>,
+        /// A job already stopped in this operation, and its savepoint.
+        stopped: Option<(String, String)>,
+    },
+    /// The job was accepted and then failed while starting.
+    FailedAtStart {
+        /// The job.
+        job: String,
+        /// Flink's state for it.
+        state: String,
+        /// Flink's reason, when it gave one.
+        reason: Vec<String>,
+        /// A job already stopped in this operation, and its savepoint.
+        stopped: Option<(String, String)>,
+    },
+    /// The job did not reach RUNNING within the time allowed; the attempt stays pending.
+    NotRunningYet {
+        /// The job.
+        job: String,
+        /// Its state when the wait ended.
+        state: String,
+        /// The time allowed, in seconds.
+        seconds: u64,
+    },
+    /// The job runs, but Flink does not report it restored from the savepoint given.
+    NotRestored {
+        /// The job.
+        job: String,
+        /// The savepoint it was given.
+        savepoint: String,
+        /// What Flink reports instead.
+        reported: Option<String>,
+    },
+    /// The submission's outcome is unknown and the job is not known to Flink (yet); the
+    /// attempt stays pending and the next apply asks again.
+    Unknown {
+        /// The job id asked about.
+        job: String,
+        /// What went wrong.
+        error: FlinkError,
+    },
+    /// Flink started a job with another id than the one requested.
+    IdIgnored {
+        /// The id requested.
+        requested: String,
+        /// The id Flink gave.
+        got: String,
+    },
+    /// The record could not be written.
+    Record(String),
+}
+
+/// Which step a Flink call belonged to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Observing the cluster.
+    Observing,
+    /// Stopping a job with a savepoint.
+    Stopping,
+    /// Submitting the statements.
+    Submitting,
+    /// Waiting for the job to run.
+    Waiting,
+}
+
+/// The target and its application, as a lifecycle operation needs them.
+pub struct Deployer<'a> {
+    /// The JobManager's REST API.
+    pub jobs: &'a JobManager,
+    /// The project's name.
+    pub application: &'a str,
+    /// The target's name.
+    pub target: &'a str,
+    /// Where savepoints go; the cluster's default when `None`.
+    pub savepoints: Option<&'a str>,
+    /// How long to wait for a job to run or a savepoint to complete.
+    pub wait: Duration,
+}
+
+/// Called with every new version of the record; it must be written before this returns.
+pub type Save<'s> = dyn FnMut(&AppliedRecord) -> Result<(), String> + 's;
+/// Called with each event as it happens.
+pub type Report<'s> = dyn FnMut(Event<'_>) + 's;
+
+/// How often to poll a starting job.
+const POLL_INTERVAL: Duration = Duration::from_millis(250);
+
+fn now() -> String {
+    let ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    streamform_ir::time::format_rfc3339(ms - ms % 1000)
+}
+
+impl Deployer<'_> {
+    /// The job name of this application on this target.
+    pub fn name(&self) -> String {
+        job_name(self.application, self.target)
+    }
+
+    /// Settles a pending attempt by asking Flink about its job id: running → adopted
+    /// (waiting for it to run); ended → failed; unknown → left pending, and its generation
+    /// is reused by the next submission (the id is the fence: Flink cannot run both).
+    ///
+    /// # Errors
+    /// When Flink cannot be asked, or the record cannot be written.
+    pub fn settle(
+        &self,
+        record: &mut AppliedRecord,
+        save: &mut Save<'_>,
+        report: &mut Report<'_>,
+    ) -> Result<(), Failure> {
+        let Some(pending) = record.pending().cloned() else {
+            return Ok(());
+        };
+        let seen = Seen::of(self.jobs, &pending.job_id).map_err(|error| Failure::Flink {
+            during: Step::Observing,
+            error,
+            stopped: None,
+        })?;
+        match seen {
+            Seen::Missing => Ok(()),
+            Seen::Ended(d) => {
+                let reason = self.jobs.failure(&pending.job_id).ok().flatten();
+                let last = record.attempts.last_mut().expect("pending");
+                last.outcome = Outcome::Failed;
+                last.manifest = None;
+                last.reason = Some(reason.map_or_else(|| d.summary.state.clone(), |r| r.join("\n")));
+                save_record(save, record)?;
+                report(Event::Settled {
+                    job: &pending.job_id,
+                    state: &d.summary.state,
+                });
+                Ok(())
+            }
+            Seen::Running(_) | Seen::NotRunning(_) => {
+                self.wait_until_running(record, &pending, None, save, report)?;
+                report(Event::Adopted {
+                    job: &pending.job_id,
+                    generation: pending.generation,
+                });
+                Ok(())
+            }
+        }
+    }
+
+    /// `apply`: settles a pending attempt, observes the cluster, decides, and carries the
+    /// decision out. Returns the decision taken (a refusal changes nothing).
+    ///
+    /// # Errors
+    /// A [`Failure`], which says what was changed before it.
+    #[allow(clippy::too_many_arguments)]
+    pub fn apply(
+        &self,
+        gateway: &GatewayClient,
+        record: &mut AppliedRecord,
+        app: &Application,
+        manifest: &Manifest,
+        rebuild: bool,
+        save: &mut Save<'_>,
+        report: &mut Report<'_>,
+    ) -> Result<Decision, Failure> {
+        self.settle(record, save, report)?;
+        let observing = |error| Failure::Flink {
+            during: Step::Observing,
+            error,
+            stopped: None,
+        };
+        let mut observed =
+            Observed::of(self.jobs, Some(record), &self.name()).map_err(observing)?;
+        // A job being cancelled or failing ends in a moment: wait for it rather than refuse.
+        let started = Instant::now();
+        while let Seen::NotRunning(d) = &observed.seen
+            && matches!(d.summary.state.as_str(), "CANCELLING" | "FAILING")
+            && started.elapsed() < self.wait
+        {
+            std::thread::sleep(POLL_INTERVAL);
+            observed = Observed::of(self.jobs, Some(record), &self.name()).map_err(observing)?;
+        }
+        let desired = artifact(app);
+        let decision = decide(Some(record), &observed, &desired, rebuild);
+        // A recorded job that ended without Streamform is written down as such.
+        if let (Some((job, _, false)), Seen::Ended(_) | Seen::Missing) =
+            (&observed.job, &observed.seen)
+            && let Some(current) = record
+                .attempts
+                .iter_mut()
+                .rev()
+                .find(|a| &a.job_id == job && a.outcome == Outcome::Running)
+        {
+            current.outcome = Outcome::Ended;
+            current.reason = Some(observed.seen.state().to_string());
+            save_record(save, record)?;
+            report(Event::Ended {
+                job,
+                state: observed.seen.state(),
+            });
+        }
+        let Decision::Submit {
+            action,
+            restore_from,
+            stop_first,
+        } = &decision
+        else {
+            return Ok(decision);
+        };
+        self.submit(
+            gateway,
+            record,
+            app,
+            manifest,
+            *action,
+            restore_from.as_ref().map(|s| s.path.clone()),
+            stop_first.as_deref(),
+            &desired,
+            save,
+            report,
+        )?;
+        Ok(decision)
+    }
+
+    /// Stops `job` with a savepoint and records it: the attempt that ran it becomes
+    /// stopped, and the savepoint is added. Returns the savepoint's path.
+    ///
+    /// # Errors
+    /// `Failure::Flink` during `Stopping` when the savepoint cannot be taken: the job runs
+    /// on and the record is unchanged.
+    pub fn stop(
+        &self,
+        record: &mut AppliedRecord,
+        job: &str,
+        save: &mut Save<'_>,
+        report: &mut Report<'_>,
+    ) -> Result<String, Failure> {
+        report(Event::Stopping { job });
+        let path = self
+            .jobs
+            .stop_with_savepoint(job, self.savepoints, &stop_trigger(job), self.wait)
+            .map_err(|error| Failure::Flink {
+                during: Step::Stopping,
+                error,
+                stopped: None,
+            })?;
+        // The savepoint completes a moment before the job finishes: wait for that too, so
+        // that what is recorded as stopped is stopped.
+        let started = Instant::now();
+        while started.elapsed() < self.wait {
+            match Seen::of(self.jobs, job) {
+                Ok(Seen::Running(_) | Seen::NotRunning(_)) => std::thread::sleep(POLL_INTERVAL),
+                _ => break,
+            }
+        }
+        let (generation, artifact) = match record
+            .attempts
+            .iter_mut()
+            .rev()
+            .find(|a| a.job_id == job)
+        {
+            Some(attempt) => {
+                attempt.outcome = Outcome::Stopped;
+                (attempt.generation, attempt.artifact.clone())
+            }
+            // A record_version 1 job: its savepoint belongs to no artifact we know.
+            None => (0, String::new()),
+        };
+        record.savepoints.push(Savepoint {
+            path: path.clone(),
+            job_id: job.to_string(),
+            generation,
+            artifact,
+            taken_at: now(),
+        });
+        save_record(save, record)?;
+        report(Event::Stopped {
+            job,
+            savepoint: &path,
+        });
+        Ok(path)
+    }
+
+    /// Runs the application's tables and views in a new session, stops `stop_first` with a
+    /// savepoint, records the attempt, submits the statement set under the attempt's job
+    /// id, waits until the job runs and, for a restore, checks that Flink restored it.
+    #[allow(clippy::too_many_arguments)]
+    fn submit(
+        &self,
+        gateway: &GatewayClient,
+        record: &mut AppliedRecord,
+        app: &Application,
+        manifest: &Manifest,
+        action: Action,
+        restore_from: Option<String>,
+        stop_first: Option<&str>,
+        desired: &str,
+        save: &mut Save<'_>,
+        report: &mut Report<'_>,
+    ) -> Result<(), Failure> {
+        let refused = |error: Box<ApplyError>, stopped: Option<(String, String)>| {
+            Failure::Statement { error, stopped }
+        };
+        // Tables and views first: a statement Flink refuses stops apply before the running
+        // job is touched.
+        let session = Session::open(gateway).map_err(|e| refused(e, None))?;
+        let (set, definitions): (Vec<&Statement>, Vec<&Statement>) = app
+            .statements
+            .iter()
+            .partition(|s| s.kind == crate::StatementKind::StatementSet);
+        let none = BTreeMap::new();
+        for statement in definitions {
+            session.run(statement, &none).map_err(|e| refused(e, None))?;
+            report(Event::Accepted {
+                statement,
+                job: None,
+            });
+        }
+        let set = set.first().copied().expect("an application with sinks has a statement set");
+        let stopped = match stop_first {
+            Some(job) => Some((job.to_string(), self.stop(record, job, save, report)?)),
+            None => None,
+        };
+        // A pending attempt Flink does not know lends its generation: its id is the fence.
+        let generation = match record.pending() {
+            Some(p) => {
+                let g = p.generation;
+                record.attempts.pop();
+                g
+            }
+            None => record.next_generation(),
+        };
+        let lineage = record.lineage.clone().expect("a record_version 2 record");
+        let attempt = Attempt {
+            generation,
+            job_id: job_id(&lineage, generation),
+            job_name: self.name(),
+            action,
+            restore_from,
+            artifact: desired.to_string(),
+            application_digest: manifest.application_digest.clone(),
+            submitted_at: now(),
+            outcome: Outcome::Pending,
+            reason: None,
+            manifest: Some(manifest.clone()),
+        };
+        record.attempts.push(attempt.clone());
+        save_record(save, record)?;
+        report(Event::Submitting {
+            job: &attempt.job_id,
+            generation,
+            action,
+            restore_from: attempt.restore_from.as_deref(),
+        });
+        let config = job_config(self.application, self.target, &attempt);
+        match session.run(set, &config) {
+            Ok(got) => {
+                if let Some(got) = got
+                    && got != attempt.job_id
+                {
+                    return Err(Failure::IdIgnored {
+                        requested: attempt.job_id.clone(),
+                        got,
+                    });
+                }
+                report(Event::Accepted {
+                    statement: set,
+                    job: Some(&attempt.job_id),
+                });
+            }
+            Err(failed) => {
+                let duplicate = matches!(&failed.error, FlinkError::Rejected { reason }
+                    if reason.iter().any(|l| l.contains("DuplicateJobSubmissionException")));
+                if let (FlinkError::Rejected { .. }, false) = (&failed.error, duplicate) {
+                    let last = record.attempts.last_mut().expect("just pushed");
+                    last.outcome = Outcome::Failed;
+                    last.manifest = None;
+                    last.reason = Some(failed.error.to_string());
+                    save_record(save, record)?;
+                    return Err(Failure::Statement {
+                        error: failed,
+                        stopped,
+                    });
+                }
+                // The job may have started all the same: ask Flink about its id.
+                match Seen::of(self.jobs, &attempt.job_id) {
+                    Ok(Seen::Missing) | Err(_) => {
+                        return Err(Failure::Unknown {
+                            job: attempt.job_id.clone(),
+                            error: failed.error,
+                        });
+                    }
+                    Ok(_) => {}
+                }
+            }
+        }
+        drop(session);
+        self.wait_until_running(record, &attempt, stopped, save, report)?;
+        if let Some(savepoint) = &attempt.restore_from {
+            let reported = self
+                .jobs
+                .checkpoints(&attempt.job_id)
+                .map_err(|error| Failure::Flink {
+                    during: Step::Waiting,
+                    error,
+                    stopped: None,
+                })?
+                .restored_from;
+            if reported.as_deref() != Some(savepoint.as_str()) {
+                return Err(Failure::NotRestored {
+                    job: attempt.job_id.clone(),
+                    savepoint: savepoint.clone(),
+                    reported,
+                });
+            }
+            report(Event::Restored { savepoint });
+        }
+        Ok(())
+    }
+
+    /// Waits until `attempt`'s job runs, then records it as the running deployment. A job
+    /// that ends instead is recorded as failed, with Flink's reason.
+    fn wait_until_running(
+        &self,
+        record: &mut AppliedRecord,
+        attempt: &Attempt,
+        stopped: Option<(String, String)>,
+        save: &mut Save<'_>,
+        report: &mut Report<'_>,
+    ) -> Result<(), Failure> {
+        let started = Instant::now();
+        let job = &attempt.job_id;
+        loop {
+            let seen = Seen::of(self.jobs, job).map_err(|error| Failure::Flink {
+                during: Step::Waiting,
+                error,
+                stopped: stopped.clone(),
+            })?;
+            match seen {
+                Seen::Running(_) => break,
+                Seen::Ended(d) => {
+                    let reason = self.jobs.failure(job).ok().flatten().unwrap_or_default();
+                    let last = record.attempts.last_mut().expect("the attempt");
+                    last.outcome = Outcome::Failed;
+                    last.manifest = None;
+                    last.reason = Some(if reason.is_empty() {
+                        d.summary.state.clone()
+                    } else {
+                        reason.join("\n")
+                    });
+                    save_record(save, record)?;
+                    return Err(Failure::FailedAtStart {
+                        job: job.clone(),
+                        state: d.summary.state,
+                        reason,
+                        stopped,
+                    });
+                }
+                seen @ (Seen::NotRunning(_) | Seen::Missing) => {
+                    if started.elapsed() >= self.wait {
+                        return Err(Failure::NotRunningYet {
+                            job: job.clone(),
+                            state: seen.state().to_string(),
+                            seconds: self.wait.as_secs(),
+                        });
+                    }
+                    std::thread::sleep(POLL_INTERVAL);
+                }
+            }
+        }
+        let last = record.attempts.last_mut().expect("the attempt");
+        last.outcome = Outcome::Running;
+        record.manifest = last.manifest.take();
+        record.applied_at = Some(now());
+        record.jobs = vec![job.clone()];
+        save_record(save, record)?;
+        report(Event::Running { job });
+        Ok(())
+    }
+}
+
+fn save_record(save: &mut Save<'_>, record: &AppliedRecord) -> Result<(), Failure> {
+    save(record).map_err(Failure::Record)
+}
+
+/// `status`: the record against the cluster.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Status {
+    /// The recorded job, if any.
+    pub job: Option<JobStatus>,
+    /// The last attempt, when its outcome is unknown.
+    pub pending: Option<PendingStatus>,
+    /// The newest savepoint on record.
+    pub savepoint: Option<SavepointStatus>,
+    /// Jobs with this application's name, not ended, that the record does not know.
+    pub other_jobs: Vec<OtherJob>,
+    /// What disagrees between the record and the cluster; empty when nothing does.
+    pub drift: Vec<String>,
+}
+
+/// The recorded job as the cluster sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct JobStatus {
+    /// Its id.
+    pub id: String,
+    /// Its generation (0 for a record_version 1 job).
+    pub generation: u64,
+    /// Flink's state, or `MISSING`.
+    pub state: String,
+    /// Whether Streamform stopped it.
+    pub stopped_by_streamform: bool,
+    /// When it started, milliseconds since the epoch.
+    pub start_time: Option<i64>,
+    /// The artifact tag Flink reports for it.
+    pub artifact_tag: Option<String>,
+    /// The latest completed checkpoint.
+    pub last_checkpoint: Option<CheckpointStatus>,
+    /// The savepoint it was restored from.
+    pub restored_from: Option<String>,
+    /// Why it failed, when it did.
+    pub failure: Option<Vec<String>>,
+}
+
+/// A completed checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CheckpointStatus {
+    /// When it completed, milliseconds since the epoch.
+    pub time: i64,
+    /// Where it is, when Flink says.
+    pub path: Option<String>,
+}
+
+/// A pending attempt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PendingStatus {
+    /// Its job id.
+    pub id: String,
+    /// Its generation.
+    pub generation: u64,
+    /// Flink's state for it, or `MISSING`.
+    pub state: String,
+}
+
+/// A savepoint on record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SavepointStatus {
+    /// Where it is.
+    pub path: String,
+    /// When it was taken.
+    pub taken_at: String,
+    /// The generation of the job it was taken from.
+    pub generation: u64,
+}
+
+/// A job of this application the record does not know.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OtherJob {
+    /// Its id.
+    pub id: String,
+    /// Flink's state.
+    pub state: String,
+    /// When it started, milliseconds since the epoch.
+    pub start_time: i64,
+}
+
+/// Observes the recorded job and the other jobs of the application, read-only.
+///
+/// # Errors
+/// When the cluster cannot be asked.
+pub fn status(
+    jobs: &JobManager,
+    record: Option<&AppliedRecord>,
+    name: &str,
+) -> Result<Status, FlinkError> {
+    let observed = Observed::of(jobs, record, name)?;
+    let mut drift = Vec::new();
+    let job = match &observed.job {
+        None => None,
+        Some((id, artifact, stopped)) => {
+            let state = observed.seen.state().to_string();
+            let detail = match &observed.seen {
+                Seen::Running(d) | Seen::NotRunning(d) | Seen::Ended(d) => Some(d),
+                Seen::Missing => None,
+            };
+            let (artifact_tag, checkpoints, failure) = match detail {
+                Some(_) => {
+                    let tag = jobs
+                        .tags(id)?
+                        .into_iter()
+                        .find(|(k, _)| k == "streamform.artifact")
+                        .map(|(_, v)| v);
+                    let failure = if matches!(observed.seen, Seen::Running(_)) {
+                        None
+                    } else {
+                        jobs.failure(id)?
+                    };
+                    (tag, jobs.checkpoints(id)?, failure)
+                }
+                None => (None, Default::default(), None),
+            };
+            let generation = record
+                .and_then(|r| r.attempts.iter().find(|a| &a.job_id == id))
+                .map_or(0, |a| a.generation);
+            match (&observed.seen, stopped) {
+                (Seen::Running(_), false) => {
+                    let expected = artifact.as_deref().map(|a| &a[..12.min(a.len())]);
+                    if let Some(expected) = expected
+                        && artifact_tag.as_deref() != Some(expected)
+                    {
+                        drift.push(format!(
+                            "job {id} runs artifact {}, not the recorded {expected}",
+                            artifact_tag.as_deref().unwrap_or("(untagged)")
+                        ));
+                    }
+                }
+                (Seen::Ended(d), true) if d.summary.state == "FINISHED" => {}
+                (Seen::Missing, true) => {}
+                (_, true) => drift.push(format!(
+                    "job {id} was stopped with a savepoint, but Flink reports it {state}"
+                )),
+                (_, false) => drift.push(format!("the recorded job {id} is {state}, not RUNNING")),
+            }
+            Some(JobStatus {
+                id: id.clone(),
+                generation,
+                state,
+                stopped_by_streamform: *stopped,
+                start_time: detail.map(|d| d.summary.start_time),
+                artifact_tag,
+                last_checkpoint: checkpoints.checkpoint.map(|c| CheckpointStatus {
+                    time: c.time,
+                    path: c.path,
+                }),
+                restored_from: checkpoints.restored_from,
+                failure,
+            })
+        }
+    };
+    let pending = match record.and_then(AppliedRecord::pending) {
+        Some(p) => {
+            let state = Seen::of(jobs, &p.job_id)?.state().to_string();
+            drift.push(format!(
+                "the apply of generation {} did not finish: its job {} is {state}; run apply to settle it",
+                p.generation, p.job_id
+            ));
+            Some(PendingStatus {
+                id: p.job_id.clone(),
+                generation: p.generation,
+                state,
+            })
+        }
+        None => None,
+    };
+    for other in &observed.others {
+        drift.push(format!(
+            "job {} ({}) is named {name} but is not the recorded job",
+            other.id, other.state
+        ));
+    }
+    let savepoint = record.and_then(|r| r.savepoints.last()).map(|s| SavepointStatus {
+        path: s.path.clone(),
+        taken_at: s.taken_at.clone(),
+        generation: s.generation,
+    });
+    Ok(Status {
+        job,
+        pending,
+        savepoint,
+        other_jobs: observed
+            .others
+            .iter()
+            .map(|j| OtherJob {
+                id: j.id.clone(),
+                state: j.state.clone(),
+                start_time: j.start_time,
+            })
+            .collect(),
+        drift,
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,525 @@
+//! What `apply`, `stop` and `status` share: connecting to the target's Flink (its CA file
+//! and credential), reading and writing the target's record, the single-writer lock, and
+//! rendering the lifecycle's events and failures. The rules themselves live in
+//! `streamform_flink::deploy`.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use streamform_db::config::{Auth, FlinkTarget};
+use streamform_db::target::{ChosenTarget, Need, applied_record_path, choose_target, lock_path};
+use streamform_db::{Database, Project};
+use streamform_db::db::{FileContents, project_config};
+use streamform_flink::deploy::{Deployer, Event, Failure, Step};
+use streamform_flink::gateway::ApplyError;
+use streamform_flink::http::{Connection, Credential, FlinkError, Service};
+use streamform_flink::jobs::JobManager;
+use streamform_flink::{Statement, StatementKind};
+use streamform_ir::record::{Action, AppliedRecord, Running};
+
+use crate::build::{cannot_run, write_atomically};
+use crate::{CANNOT_RUN, INVALID, Output};
+
+/// The target a lifecycle command acts on, connected.
+pub struct Connected {
+    pub target: ChosenTarget,
+    pub flink: FlinkTarget,
+    pub application: String,
+    pub connection: Connection,
+    pub jobs: JobManager,
+}
+
+/// Chooses the target (no compiled plan needed) and connects to its JobManager.
+pub fn connect(
+    db: &Database,
+    project: Project,
+    root: &Path,
+    target: Option<&str>,
+    timeout: Duration,
+) -> Result<Connected, (Output, u8)> {
+    let config = project_config(db, project)
+        .config
+        .as_ref()
+        .expect("with_project checked the configuration");
+    let chosen = match choose_target(config, target, Need::Apply, &[]) {
+        Ok(Some(chosen)) => chosen,
+        Ok(None) => unreachable!("a lifecycle command always needs a target"),
+        Err(refusal) => return Err(cannot_run(refusal.message, Some(refusal.help))),
+    };
+    connect_to(config.name.clone(), chosen, root, timeout)
+}
+
+/// Connects to a chosen target's JobManager, reading its CA file and credential.
+pub fn connect_to(
+    application: String,
+    chosen: ChosenTarget,
+    root: &Path,
+    timeout: Duration,
+) -> Result<Connected, (Output, u8)> {
+    let Some(flink) = chosen.flink.clone() else {
+        return Err(cannot_run(
+            format!("target `{}` has no `flink:` section", chosen.name),
+            None,
+        ));
+    };
+    let connection = connection(&chosen.name, &flink, root)?;
+    let jobs = JobManager::new(&flink.jobmanager, &connection, timeout)
+        .map_err(|e| flink_error(&e, &chosen.name))?;
+    Ok(Connected {
+        target: chosen,
+        flink,
+        application,
+        connection,
+        jobs,
+    })
+}
+
+/// The CA file's certificates and the credential from the environment.
+fn connection(target: &str, flink: &FlinkTarget, root: &Path) -> Result<Connection, (Output, u8)> {
+    let ca_pem = match &flink.ca_file {
+        None => None,
+        Some(file) => {
+            let path = root.join(file);
+            match streamform_db::load::read_contents(&path) {
+                FileContents::Text(text) => Some(text.into_bytes()),
+                FileContents::Missing => {
+                    return Err(cannot_run(
+                        format!("target `{target}` names the CA file `{file}`, which does not exist"),
+                        Some("flink.ca_file is relative to the project directory; it holds the PEM certificates of the CA that signed the cluster's certificates".into()),
+                    ));
+                }
+                FileContents::NotUtf8 => {
+                    return Err(cannot_run(
+                        format!("target `{target}` names the CA file `{file}`, which is not PEM text"),
+                        Some("flink.ca_file holds PEM certificates (-----BEGIN CERTIFICATE-----)".into()),
+                    ));
+                }
+                FileContents::Unreadable(why) => {
+                    return Err(cannot_run(
+                        format!("cannot read the CA file `{file}` of target `{target}`: {why}"),
+                        None,
+                    ));
+                }
+            }
+        }
+    };
+    let credential = match &flink.auth {
+        None => None,
+        Some(auth) => {
+            let variable = auth.variable();
+            let value = std::env::var(variable).unwrap_or_default();
+            if value.is_empty() {
+                return Err(cannot_run(
+                    format!("target `{target}` takes its credential from the environment variable {variable}, which is not set"),
+                    Some(format!("set {variable} before running the command (CI systems keep it as a secret); streamform never stores it")),
+                ));
+            }
+            Some(match auth {
+                Auth::Bearer(_) => Credential::Bearer(value),
+                Auth::Basic(_) => {
+                    if !value.contains(':') {
+                        return Err(cannot_run(
+                            format!("the environment variable {variable} of target `{target}` does not hold user:password"),
+                            Some("flink.auth `basic` sends the variable's value as user:password".into()),
+                        ));
+                    }
+                    Credential::Basic(value)
+                }
+            })
+        }
+    };
+    Ok(Connection { ca_pem, credential })
+}
+
+/// The target's record, if there is one: strictly read, refused if it belongs to another
+/// target.
+pub fn read_record(root: &Path, target: &str) -> Result<Option<AppliedRecord>, (Output, u8)> {
+    let relative = applied_record_path(target);
+    let refuse = |why: String| {
+        cannot_run(
+            format!("cannot read the applied record {relative}: {why}"),
+            Some("apply writes this record and reads it strictly; restore it from where your team keeps records, or move it aside to start over (jobs it started keep running)".into()),
+        )
+    };
+    let text = match streamform_db::load::read_contents(&root.join(&relative)) {
+        FileContents::Missing => return Ok(None),
+        FileContents::Text(text) => text,
+        FileContents::NotUtf8 => return Err(refuse("it is not UTF-8 text".into())),
+        FileContents::Unreadable(why) => return Err(refuse(why)),
+    };
+    let record = match Running::from_json(&text) {
+        Ok(Running::Record(record)) => record,
+        Ok(Running::Manifest(_)) => {
+            return Err(refuse("it holds a plan manifest, not an applied record".into()));
+        }
+        Err(e) => return Err(refuse(e.to_string())),
+    };
+    if record.target != target {
+        return Err(cannot_run(
+            format!(
+                "{relative} records an apply to target `{}`, not to `{target}`",
+                record.target
+            ),
+            Some("the file belongs to another target (copied by hand?); put that target's record back".into()),
+        ));
+    }
+    Ok(Some(*record))
+}
+
+/// The record as this build writes it: a record_version 1 record keeps its job and plan
+/// and gains a lineage; no record yet is an empty one.
+pub fn upgraded(record: Option<AppliedRecord>, connected: &Connected) -> AppliedRecord {
+    let lineage = || {
+        streamform_flink::deploy::new_lineage(&connected.application, &connected.target.name)
+    };
+    let mut record = match record {
+        Some(r) if r.record_version == streamform_ir::record::RECORD_VERSION => r,
+        Some(mut old) => {
+            old.record_version = streamform_ir::record::RECORD_VERSION;
+            old.application = Some(connected.application.clone());
+            old.lineage = Some(lineage());
+            old
+        }
+        None => AppliedRecord::new(
+            &connected.target.name,
+            &connected.application,
+            &connected.target.backend,
+            &lineage(),
+        ),
+    };
+    record.streamform_version = env!("CARGO_PKG_VERSION").to_string();
+    record
+}
+
+/// Writes `record` atomically as the target's record.
+pub fn saver(root: &Path, target: &str) -> impl FnMut(&AppliedRecord) -> Result<(), String> {
+    let path = root.join(applied_record_path(target));
+    move |record: &AppliedRecord| {
+        write_atomically(&path, record.to_json_pretty().as_bytes())
+            .map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
+
+/// The single-writer lock of a target, held until dropped. The operating system releases
+/// it when the process ends, so a lock file left behind by a crash never blocks.
+pub struct Lock {
+    _file: File,
+}
+
+/// Takes the target's lock, or refuses when another process holds it.
+pub fn lock(root: &Path, target: &str) -> Result<Lock, (Output, u8)> {
+    let relative = lock_path(target);
+    let path: PathBuf = root.join(&relative);
+    let opened = path
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(&path)
+        });
+    let file = match opened {
+        Ok(file) => file,
+        Err(e) => {
+            return Err(cannot_run(
+                format!("cannot open the lock {relative}: {e}"),
+                Some(format!("make {} writable", root.join(".streamform/applied").display())),
+            ));
+        }
+    };
+    match file.try_lock() {
+        Ok(()) => Ok(Lock { _file: file }),
+        Err(std::fs::TryLockError::WouldBlock) => Err(cannot_run(
+            format!("another streamform command is applying to or stopping target `{target}` (it holds {relative})"),
+            Some("wait for it to finish and run this again; the lock goes with the process that holds it".into()),
+        )),
+        Err(std::fs::TryLockError::Error(e)) => Err(cannot_run(
+            format!("cannot lock {relative}: {e}"),
+            None,
+        )),
+    }
+}
+
+/// A deployer for the connected target.
+pub fn deployer<'a>(connected: &'a Connected, wait: Duration) -> Deployer<'a> {
+    Deployer {
+        jobs: &connected.jobs,
+        application: &connected.application,
+        target: &connected.target.name,
+        savepoints: connected.flink.savepoints.as_deref(),
+        wait,
+    }
+}
+
+/// Prints each event as it happens.
+pub fn print_event(event: Event<'_>) {
+    let line = match event {
+        Event::Adopted { job, generation } => format!(
+            "ok: job {job} of the unfinished apply (generation {generation}) is running; it is the recorded job now"
+        ),
+        Event::Settled { job, state } => format!(
+            "note: job {job} of the unfinished apply did not run (Flink reports it {state})"
+        ),
+        Event::Stopping { job } => format!("stopping job {job} with a savepoint"),
+        Event::Stopped { job, savepoint } => {
+            format!("ok: job {job} stopped; savepoint {savepoint}")
+        }
+        Event::Ended { job, state } => format!(
+            "note: the recorded job {job} is {state}: it ended without streamform"
+        ),
+        Event::Submitting {
+            job,
+            generation,
+            action,
+            restore_from,
+        } => match (action, restore_from) {
+            (_, Some(savepoint)) => format!(
+                "starting job {job} (generation {generation}) from savepoint {savepoint}\n"
+            ),
+            (Action::Rebuild, None) => format!(
+                "starting job {job} (generation {generation}) with empty state (--rebuild)\n"
+            ),
+            _ => format!("starting job {job} (generation {generation})\n"),
+        },
+        Event::Accepted { statement, job } => format!("ok: {}", progress_line(statement, job)),
+        Event::Running { job } => format!("ok: job {job} is running"),
+        Event::Restored { savepoint } => {
+            format!("ok: Flink reports the job restored from {savepoint}")
+        }
+    };
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{}", crate::render::harmless(&line));
+    let _ = stdout.flush();
+}
+
+/// `source orders`, `model customer_metrics`, `sink customer_metrics`,
+/// `statement set → job <id>`.
+fn progress_line(statement: &Statement, job: Option<&str>) -> String {
+    match &statement.kind {
+        StatementKind::Source(name) => format!("source {name}"),
+        StatementKind::Model(name) => format!("model {name}"),
+        StatementKind::Sink(name) => format!("sink {name}"),
+        StatementKind::StatementSet => match job {
+            Some(job) => format!("statement set → job {job}"),
+            None => "statement set".into(),
+        },
+    }
+}
+
+/// What a statement is, for messages: `the table of source `orders``, `the statement set`.
+fn describe(statement: &Statement) -> String {
+    match &statement.kind {
+        StatementKind::Source(name) => format!("the table of source `{name}`"),
+        StatementKind::Model(name) => format!("the view of model `{name}`"),
+        StatementKind::Sink(name) => format!("the sink table of model `{name}`"),
+        StatementKind::StatementSet => "the statement set".into(),
+    }
+}
+
+/// One failed call to Flink: the error and a help line that says where the address comes
+/// from; exit 2.
+pub fn flink_error(error: &FlinkError, target: &str) -> (Output, u8) {
+    let field = |service: &Service| match service {
+        Service::Gateway => "flink.gateway",
+        Service::JobManager => "flink.jobmanager",
+    };
+    let help = match error {
+        FlinkError::Unreachable { service, .. } => format!(
+            "is it running there? the address is `{}` of target `{target}` in streamform.yml{} (integration/up starts one on this machine)",
+            field(service),
+            if *service == Service::JobManager { ", or the gateway's host with port 8081 when that is not set" } else { "" }
+        ),
+        FlinkError::Tls { .. } => format!(
+            "if the cluster's certificate is signed by your own CA, name its PEM file as `flink.ca_file` of target `{target}`"
+        ),
+        FlinkError::Unauthorized { .. } => format!(
+            "check the credential in the environment variable that `flink.auth` of target `{target}` names"
+        ),
+        FlinkError::Unexpected { service, .. } => format!(
+            "check that `{}` of target `{target}` is {}",
+            field(service),
+            match service {
+                Service::Gateway => "the SQL Gateway's REST address (port 8083 by default), not the Flink UI's",
+                Service::JobManager => "the JobManager's REST address (port 8081 by default)",
+            }
+        ),
+        FlinkError::TimedOut { .. } => "the outcome is unknown; run the command again, or raise --timeout".into(),
+        FlinkError::Rejected { .. } => "see Flink's reason above".into(),
+    };
+    (
+        Output {
+            stdout: String::new(),
+            stderr: format!(
+                "error: {}\n  help: {}\n",
+                streamform_ir::printable(&error.to_string()),
+                streamform_ir::printable(&help)
+            ),
+        },
+        CANNOT_RUN,
+    )
+}
+
+/// A lifecycle failure: what happened, what was changed, what to do; exit 1 when Flink
+/// refused the application, 2 otherwise.
+pub fn failure(failure: Failure, target: &str, record: &str) -> (Output, u8) {
+    let stopped_note = |stopped: &Option<(String, String)>| match stopped {
+        Some((job, savepoint)) => format!(
+            "; job {job} was stopped before this with savepoint {savepoint}: apply its plan again to continue from there"
+        ),
+        None => String::new(),
+    };
+    let mut stderr = String::new();
+    let code = match failure {
+        Failure::Flink {
+            during: Step::Stopping,
+            error: FlinkError::Rejected { reason },
+            ..
+        } => {
+            stderr.push_str("error: the savepoint could not be taken, so nothing was stopped\n  reason:\n");
+            for line in reason {
+                stderr.push_str(&format!("    {line}\n"));
+            }
+            stderr.push_str(&format!("  help: the job runs on and {record} is unchanged; a savepoint needs a directory every Flink process can write: `flink.savepoints` of target `{target}`, or the cluster's execution.checkpointing.savepoint-dir\n"));
+            CANNOT_RUN
+        }
+        Failure::Flink {
+            during: Step::Stopping,
+            error: error @ FlinkError::TimedOut { .. },
+            ..
+        } => {
+            stderr.push_str(&format!("error: {error}; the job may still stop\n  help: run the same command again: it asks Flink about the same savepoint rather than taking another\n"));
+            CANNOT_RUN
+        }
+        Failure::Flink { error, stopped, .. } => {
+            let (mut out, code) = flink_error(&error, target);
+            if stopped.is_some() {
+                out.stderr.push_str(&format!("  note: {}\n", stopped_note(&stopped).trim_start_matches("; ")));
+            }
+            return (out, code);
+        }
+        Failure::Statement { error, stopped } => {
+            let ApplyError { statement, error } = *error;
+            let what = statement
+                .as_ref()
+                .map_or_else(|| "opening a session".to_string(), describe);
+            let is_set = statement
+                .as_ref()
+                .is_some_and(|s| s.kind == StatementKind::StatementSet);
+            match &error {
+                FlinkError::Rejected { reason } => {
+                    stderr.push_str(&format!("error: Flink rejected {what}\n  statement:\n"));
+                    for line in statement.as_ref().map_or("", |s| s.sql.as_str()).lines() {
+                        stderr.push_str(&format!("    {line}\n"));
+                    }
+                    stderr.push_str("  reason:\n");
+                    for line in reason {
+                        stderr.push_str(&format!("    {line}\n"));
+                    }
+                    let recorded = if is_set {
+                        format!("the attempt is recorded as failed in {record}")
+                    } else {
+                        format!("{record} is unchanged")
+                    };
+                    stderr.push_str(&format!(
+                        "  help: nothing after this statement was submitted and no job was started; {recorded}{}\n",
+                        stopped_note(&stopped)
+                    ));
+                    INVALID
+                }
+                FlinkError::TimedOut { seconds, .. } => {
+                    stderr.push_str(&format!(
+                        "error: the SQL Gateway did not finish {what} within {seconds}s; the outcome is unknown\n  help: the statement set was not sent, so no job was started and {record} is unchanged; run apply again, or raise --timeout{}\n",
+                        stopped_note(&stopped)
+                    ));
+                    CANNOT_RUN
+                }
+                _ => {
+                    let (mut out, code) = flink_error(&error, target);
+                    if stopped.is_some() {
+                        out.stderr.push_str(&format!(
+                            "  note: {}\n",
+                            stopped_note(&stopped).trim_start_matches("; ")
+                        ));
+                    }
+                    return (out, code);
+                }
+            }
+        }
+        Failure::FailedAtStart {
+            job,
+            state,
+            reason,
+            stopped,
+        } => {
+            stderr.push_str(&format!("error: job {job} was accepted, then failed while starting (Flink reports it {state})\n"));
+            if !reason.is_empty() {
+                stderr.push_str("  reason:\n");
+                for line in reason {
+                    stderr.push_str(&format!("    {line}\n"));
+                }
+            }
+            stderr.push_str(&format!(
+                "  help: the attempt is recorded as failed in {record}; fix the cause and apply again (the next job gets a new id){}\n",
+                stopped_note(&stopped)
+            ));
+            INVALID
+        }
+        Failure::NotRunningYet {
+            job,
+            state,
+            seconds,
+        } => {
+            stderr.push_str(&format!("error: job {job} was accepted but is not running after {seconds}s (Flink reports it {state})\n  help: run apply again to keep waiting (it asks Flink about job {job} and never submits it twice), or see `streamform status`\n"));
+            CANNOT_RUN
+        }
+        Failure::NotRestored {
+            job,
+            savepoint,
+            reported,
+        } => {
+            stderr.push_str(&format!(
+                "error: job {job} runs, but Flink does not report it restored from savepoint {savepoint} ({})\n  help: the job may be running with empty state; stop it with `streamform stop` and look at the JobManager's log before applying again\n",
+                reported.map_or("it reports no restore".to_string(), |r| format!("it reports {r}"))
+            ));
+            CANNOT_RUN
+        }
+        Failure::Unknown { job, error } => {
+            stderr.push_str(&format!(
+                "error: the outcome of submitting job {job} is unknown: {error}\n  help: run apply again: it asks Flink about job {job} before submitting anything, and Flink never starts a second job with that id\n"
+            ));
+            CANNOT_RUN
+        }
+        Failure::IdIgnored { requested, got } => {
+            stderr.push_str(&format!(
+                "error: Flink started job {got} instead of the job id requested, {requested}\n  help: this gateway does not pass `$internal.pipeline.job-id` on to the job; streamform needs Flink 2.0's SQL Gateway. Cancel job {got} in the Flink UI\n"
+            ));
+            CANNOT_RUN
+        }
+        Failure::Record(why) => {
+            stderr.push_str(&format!(
+                "error: could not write the record {why}\n  help: make the .streamform/applied folder writable; run `streamform status` to see what runs\n"
+            ));
+            CANNOT_RUN
+        }
+    };
+    (
+        Output {
+            stdout: String::new(),
+            stderr: crate::render::harmless(&stderr).into_owned(),
+        },
+        code,
+    )
+}
+
+/// The project's name, for job names.
+pub fn application(db: &Database, project: Project) -> String {
+    project_config(db, project)
+        .config
+        .as_ref()
+        .map(|c| c.name.clone())
+        .unwrap_or_default()
+}

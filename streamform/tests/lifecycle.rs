@@ -1,0 +1,457 @@
+//! The job lifecycle (DECISIONS D12) against a fake Flink cluster (tests/common/fake_flink.rs):
+//! what a real cluster cannot be made to do on demand (a submission whose answer never
+//! comes, a job failing at start, a savepoint that cannot be taken, HTTPS with a private
+//! CA, a bearer token), and the output of each command. The same lifecycle on the real
+//! Flink is in differential.rs.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::fake_flink::{
+    Behaviour, FakeFlink, SetBehaviour, fake_flink, fake_flink_https, project_on, self_signed,
+};
+use streamform_ir::record::{Action, AppliedRecord, Outcome};
+
+fn run(args: &[&str], project: &Path, env: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_streamform"));
+    command
+        .args(args)
+        .arg("--project")
+        .arg(project)
+        .env("NO_COLOR", "1")
+        .env_remove("FLINK_TOKEN");
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    command.output().expect("run streamform")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn record(project: &Path) -> AppliedRecord {
+    let text = std::fs::read_to_string(project.join(".streamform/applied/local.json")).unwrap();
+    AppliedRecord::from_json(&text).unwrap()
+}
+
+/// The run as a snapshot: exit code, stdout, stderr, with the fake's address and the
+/// record's lineage (the random half of every job id) replaced.
+fn rendered(out: &Output, flink: &FakeFlink, project: &Path) -> String {
+    let lineage = std::fs::read_to_string(project.join(".streamform/applied/local.json"))
+        .ok()
+        .and_then(|t| AppliedRecord::from_json(&t).ok())
+        .and_then(|r| r.lineage);
+    let clean = |b: &[u8]| {
+        let mut t = text(b).replace(&flink.address, "{flink}");
+        if let Some(l) = &lineage {
+            t = t.replace(l.as_str(), "{lineage}").replace(&l[..12], "{lineage}");
+        }
+        common::without_times(&t)
+    };
+    format!(
+        "exit: {}\n--- stdout\n{}--- stderr\n{}",
+        out.status.code().unwrap_or(-1),
+        clean(&out.stdout),
+        clean(&out.stderr)
+    )
+}
+
+fn ok(out: &Output) {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+}
+
+fn running(flink: &FakeFlink) -> Vec<String> {
+    flink
+        .jobs()
+        .into_iter()
+        .filter(|(_, s)| s == "RUNNING")
+        .map(|(id, _)| id)
+        .collect()
+}
+
+/// The example's model grouped by two columns: a key change no state survives.
+fn change_the_key(project: &Path) {
+    std::fs::write(
+        project.join("models/customer_metrics.sql"),
+        "SELECT customer_id, amount, SUM(amount) AS total_spend\nFROM source('orders')\nGROUP BY customer_id, amount\n",
+    )
+    .unwrap();
+    let config = project.join("streamform.yml");
+    let text = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace("      - customer_id\n", "      - customer_id\n      - amount\n");
+    std::fs::write(&config, text).unwrap();
+    std::fs::remove_dir_all(project.join("tests")).unwrap();
+}
+
+#[test]
+fn the_first_apply_starts_a_job_with_the_id_name_and_tags_streamform_chose() {
+    let flink = fake_flink(Behaviour::default());
+    let project = project_on(&flink.address, "");
+    let out = run(&["apply"], project.path(), &[]);
+    insta::assert_snapshot!(rendered(&out, &flink, project.path()));
+    let record = record(project.path());
+    let lineage = record.lineage.clone().unwrap();
+    let job = format!("{lineage}0000000000000001");
+    assert_eq!(record.jobs, std::slice::from_ref(&job));
+    assert_eq!(record.attempts.len(), 1);
+    assert_eq!(record.attempts[0].outcome, Outcome::Running);
+    assert_eq!(record.attempts[0].action, Action::Start);
+    assert!(record.manifest.is_some());
+    let state = flink.state.lock().unwrap();
+    assert_eq!(state.jobs.len(), 1);
+    assert_eq!(state.jobs[0].id, job);
+    assert_eq!(state.jobs[0].name, "streamform/customer-metrics/local");
+    assert_eq!(
+        state.jobs[0].tags.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
+        ["streamform.target", "streamform.generation", "streamform.artifact"]
+    );
+}
+
+#[test]
+fn an_unchanged_apply_with_the_job_running_submits_nothing() {
+    let flink = fake_flink(Behaviour::default());
+    let project = project_on(&flink.address, "");
+    ok(&run(&["apply"], project.path(), &[]));
+    let before = record(project.path());
+    let statements = flink.count("POST /v2/sessions");
+    let out = run(&["apply"], project.path(), &[]);
+    insta::assert_snapshot!(rendered(&out, &flink, project.path()));
+    assert_eq!(flink.count("POST /v2/sessions"), statements, "no session opened");
+    assert_eq!(flink.jobs().len(), 1);
+    assert_eq!(record(project.path()).attempts, before.attempts);
+}
+
+#[test]
+fn status_is_exit_0_while_the_recorded_job_runs_and_1_once_it_is_cancelled() {
+    let flink = fake_flink(Behaviour::default());
+    let project = project_on(&flink.address, "");
+    ok(&run(&["apply"], project.path(), &[]));
+    let job = record(project.path()).jobs[0].clone();
+    let out = run(&["status"], project.path(), &[]);
+    ok(&out);
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains(&format!("job:        {job}, generation 1\n")), "{stdout}");
+    assert!(stdout.contains("state:      RUNNING since 2026-"), "{stdout}");
+    assert!(stdout.ends_with("ok: the recorded job runs the recorded plan\n"), "{stdout}");
+    flink.set_state(&job, "CANCELED");
+    let out = run(&["status"], project.path(), &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stdout).ends_with(&format!(
+            "drift: the recorded job {job} is CANCELED, not RUNNING\n"
+        )),
+        "{}",
+        text(&out.stdout)
+    );
+    let json = run(&["status", "--json"], project.path(), &[]);
+    assert_eq!(json.status.code(), Some(1));
+    let document: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert!(text(&json.stdout).starts_with("{\n  \"status_version\": 1,"));
+    assert_eq!(document["job"]["state"], "CANCELED");
+    assert_eq!(document["drift"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn stop_records_a_savepoint_and_the_next_apply_continues_from_it() {
+    let flink = fake_flink(Behaviour::default());
+    let project = project_on(&flink.address, "");
+    ok(&run(&["apply"], project.path(), &[]));
+    let out = run(&["stop"], project.path(), &[]);
+    insta::assert_snapshot!("stop", rendered(&out, &flink, project.path()));
+    let stopped = record(project.path());
+    assert_eq!(stopped.attempts[0].outcome, Outcome::Stopped);
+    let savepoint = stopped.savepoints[0].path.clone();
+    assert_eq!(running(&flink), Vec::<String>::new());
+    let out = run(&["status"], project.path(), &[]);
+    ok(&out);
+    assert!(
+        text(&out.stdout).ends_with("ok: the recorded job is stopped; the next apply of this plan continues from its savepoint\n"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = run(&["apply"], project.path(), &[]);
+    insta::assert_snapshot!("apply_after_stop", rendered(&out, &flink, project.path()));
+    let after = record(project.path());
+    assert_eq!(after.attempts[1].action, Action::Restore);
+    assert_eq!(after.attempts[1].restore_from.as_deref(), Some(savepoint.as_str()));
+    assert_eq!(running(&flink), [after.jobs[0].clone()]);
+    let out = run(&["stop"], project.path(), &[]);
+    ok(&out);
+    let again = run(&["stop"], project.path(), &[]);
+    ok(&again);
+    assert!(
+        text(&again.stdout).starts_with("nothing to stop: job "),
+        "{}",
+        text(&again.stdout)
+    );
+}
+
+#[test]
+fn a_changed_key_is_refused_before_anything_is_touched_and_rebuilt_on_request() {
+    let flink = fake_flink(Behaviour::default());
+    let project = project_on(&flink.address, "");
+    ok(&run(&["apply"], project.path(), &[]));
+    let first = record(project.path()).jobs[0].clone();
+    change_the_key(project.path());
+    let before = std::fs::read(project.path().join(".streamform/applied/local.json")).unwrap();
+    let requests = flink.state.lock().unwrap().requests.len();
+    let out = run(&["apply"], project.path(), &[]);
+    insta::assert_snapshot!("refused", rendered(&out, &flink, project.path()));
+    assert_eq!(running(&flink), std::slice::from_ref(&first));
+    assert_eq!(
+        std::fs::read(project.path().join(".streamform/applied/local.json")).unwrap(),
+        before
+    );
+    let touched: Vec<String> = flink.state.lock().unwrap().requests[requests..]
+        .iter()
+        .filter(|r| !r.starts_with("GET "))
+        .cloned()
+        .collect();
+    assert_eq!(touched, Vec::<String>::new(), "only reads");
+    let out = run(&["apply", "--rebuild"], project.path(), &[]);
+    insta::assert_snapshot!("rebuild", rendered(&out, &flink, project.path()));
+    let after = record(project.path());
+    assert_eq!(running(&flink), after.jobs);
+    assert_eq!(after.attempts[1].action, Action::Rebuild);
+    assert_eq!(after.attempts[1].restore_from, None);
+    assert_eq!(after.savepoints.len(), 1, "the old job's savepoint is kept");
+}
+
+#[test]
+fn a_submission_whose_answer_never_comes_is_resolved_by_the_pinned_id() {
+    let flink = fake_flink(Behaviour {
+        set: SetBehaviour::HangButStart,
+        ..Behaviour::default()
+    });
+    let project = project_on(&flink.address, "");
+    let out = run(&["apply", "--timeout", "2"], project.path(), &[]);
+    ok(&out);
+    assert_eq!(flink.jobs().len(), 1);
+    assert_eq!(
+        flink.count("POST /v2/sessions/s1/statements"),
+        4,
+        "three definitions and one statement set, submitted once"
+    );
+    let out = run(&["apply"], project.path(), &[]);
+    ok(&out);
+    assert!(text(&out.stdout).contains("nothing to apply: job "));
+    assert_eq!(flink.jobs().len(), 1);
+}
+
+#[test]
+fn an_apply_interrupted_before_flink_knew_the_job_reuses_its_id() {
+    let flink = fake_flink(Behaviour::default());
+    let project = project_on(&flink.address, "");
+    // An earlier apply wrote its attempt and died before the statement set reached Flink.
+    ok(&run(&["apply"], project.path(), &[]));
+    let mut interrupted = record(project.path());
+    let job = interrupted.jobs[0].clone();
+    flink.state.lock().unwrap().jobs.clear();
+    let attempt = interrupted.attempts.last_mut().unwrap();
+    attempt.outcome = Outcome::Pending;
+    attempt.manifest = interrupted.manifest.take();
+    interrupted.applied_at = None;
+    interrupted.jobs.clear();
+    std::fs::write(
+        project.path().join(".streamform/applied/local.json"),
+        interrupted.to_json_pretty(),
+    )
+    .unwrap();
+    let status = run(&["status"], project.path(), &[]);
+    assert_eq!(status.status.code(), Some(1));
+    assert!(
+        text(&status.stdout).contains(&format!(
+            "drift: the apply of generation 1 did not finish: its job {job} is MISSING; run apply to settle it"
+        )),
+        "{}",
+        text(&status.stdout)
+    );
+    ok(&run(&["apply"], project.path(), &[]));
+    let after = record(project.path());
+    assert_eq!(after.jobs, std::slice::from_ref(&job), "the same id, so no second job can exist");
+    assert_eq!(after.attempts.len(), 1);
+    assert_eq!(running(&flink), [job]);
+}
+
+#[test]
+fn a_job_cancelled_outside_is_continued_from_the_latest_savepoint_or_refused() {
+    let flink = fake_flink(Behaviour::default());
+    let project = project_on(&flink.address, "");
+    ok(&run(&["apply"], project.path(), &[]));
+    let job = record(project.path()).jobs[0].clone();
+    flink.set_state(&job, "CANCELED");
+    let out = run(&["apply"], project.path(), &[]);
+    insta::assert_snapshot!("state_lost", rendered(&out, &flink, project.path()));
+    assert_eq!(record(project.path()).attempts[0].outcome, Outcome::Ended);
+    assert_eq!(running(&flink), Vec::<String>::new());
+    // With a savepoint of this plan on record, apply continues from it.
+    ok(&run(&["apply", "--rebuild"], project.path(), &[]));
+    ok(&run(&["stop"], project.path(), &[]));
+    ok(&run(&["apply"], project.path(), &[]));
+    let second = record(project.path()).jobs[0].clone();
+    flink.set_state(&second, "CANCELED");
+    let out = run(&["apply"], project.path(), &[]);
+    ok(&out);
+    let savepoint = record(project.path()).savepoints[0].path.clone();
+    assert!(
+        text(&out.stdout).contains(&format!(") from savepoint {savepoint}\n")),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(running(&flink).len(), 1);
+}
+
+#[test]
+fn a_lock_left_behind_does_not_block_and_a_held_lock_does() {
+    let flink = fake_flink(Behaviour::default());
+    let project = project_on(&flink.address, "");
+    let lock = project.path().join(".streamform/applied/local.lock");
+    std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
+    std::fs::write(&lock, "").unwrap();
+    ok(&run(&["apply"], project.path(), &[]));
+    let held = std::fs::File::open(&lock).unwrap();
+    held.lock().unwrap();
+    let out = run(&["stop"], project.path(), &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        "error: another streamform command is applying to or stopping target `local` (it holds .streamform/applied/local.lock)\n  help: wait for it to finish and run this again; the lock goes with the process that holds it\n"
+    );
+    assert_eq!(running(&flink).len(), 1, "nothing was stopped");
+    drop(held);
+    ok(&run(&["stop"], project.path(), &[]));
+}
+
+#[test]
+fn a_job_that_fails_at_start_is_a_failed_apply_with_flinks_reason() {
+    let flink = fake_flink(Behaviour {
+        fail_at_start: Some(
+            "org.apache.flink.kafka.shaded.org.apache.kafka.common.errors.UnknownTopicOrPartitionException: This server does not host this topic-partition.",
+        ),
+        ..Behaviour::default()
+    });
+    let project = project_on(&flink.address, "");
+    let out = run(&["apply"], project.path(), &[]);
+    insta::assert_snapshot!(rendered(&out, &flink, project.path()));
+    let record = record(project.path());
+    assert_eq!(record.attempts[0].outcome, Outcome::Failed);
+    assert_eq!(record.manifest, None, "nothing ran, so no plan is recorded");
+    // The next apply takes a new id: Flink would refuse the failed one.
+    flink.behave(|b| b.fail_at_start = None);
+    ok(&run(&["apply"], project.path(), &[]));
+    let after = self::record(project.path());
+    assert_eq!(after.attempts.len(), 2);
+    assert_eq!(running(&flink), after.jobs);
+}
+
+#[test]
+fn a_savepoint_that_cannot_be_taken_stops_nothing_and_is_exit_2() {
+    let flink = fake_flink(Behaviour {
+        savepoint_fails: Some(
+            "java.util.concurrent.CompletionException: org.apache.flink.runtime.checkpoint.CheckpointException: Failure to finalize checkpoint.",
+        ),
+        ..Behaviour::default()
+    });
+    let project = project_on(&flink.address, "");
+    ok(&run(&["apply"], project.path(), &[]));
+    let before = std::fs::read(project.path().join(".streamform/applied/local.json")).unwrap();
+    let out = run(&["stop"], project.path(), &[]);
+    insta::assert_snapshot!(rendered(&out, &flink, project.path()));
+    assert_eq!(running(&flink).len(), 1);
+    assert_eq!(
+        std::fs::read(project.path().join(".streamform/applied/local.json")).unwrap(),
+        before
+    );
+}
+
+#[test]
+fn over_https_with_the_ca_file_apply_and_status_work_and_without_it_fail_on_tls() {
+    let (certificate, key) = self_signed();
+    let flink = fake_flink_https(Behaviour::default(), &certificate, &key);
+    let project = project_on(&flink.address, "      ca_file: ca.pem\n");
+    std::fs::write(project.path().join("ca.pem"), &certificate).unwrap();
+    ok(&run(&["apply"], project.path(), &[]));
+    ok(&run(&["status"], project.path(), &[]));
+    assert_eq!(running(&flink).len(), 1);
+
+    let without = project_on(&flink.address, "");
+    let out = run(&["status"], without.path(), &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.starts_with(&format!(
+            "error: the TLS handshake with the JobManager's REST API at {} failed: ",
+            flink.address
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("help: if the cluster's certificate is signed by your own CA, name its PEM file as `flink.ca_file` of target `local`"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_bearer_token_from_the_environment_is_sent_and_never_shown() {
+    let token = "sf-test-token-4f9d2a7c1b";
+    let (certificate, key) = self_signed();
+    let flink = fake_flink_https(
+        Behaviour {
+            token: Some(token.into()),
+            savepoint_fails: Some("org.apache.flink.runtime.checkpoint.CheckpointException: refused for sf-test-token-4f9d2a7c1b"),
+            ..Behaviour::default()
+        },
+        &certificate,
+        &key,
+    );
+    let project = project_on(
+        &flink.address,
+        "      ca_file: ca.pem\n      auth:\n        bearer: FLINK_TOKEN\n",
+    );
+    std::fs::write(project.path().join("ca.pem"), &certificate).unwrap();
+    let missing = run(&["apply"], project.path(), &[]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(
+        text(&missing.stderr).contains("error: target `local` takes its credential from the environment variable FLINK_TOKEN, which is not set\n"),
+        "{}",
+        text(&missing.stderr)
+    );
+    let wrong = run(&["status"], project.path(), &[("FLINK_TOKEN", "nope")]);
+    assert_eq!(wrong.status.code(), Some(2));
+    assert!(
+        text(&wrong.stderr).starts_with("error: the JobManager's REST API refused the credential for GET /jobs/overview (HTTP 401)\n"),
+        "{}",
+        text(&wrong.stderr)
+    );
+    let env = [("FLINK_TOKEN", token)];
+    let mut shown = String::new();
+    for args in [&["apply"][..], &["status"], &["status", "--json"], &["stop"]] {
+        let out = run(args, project.path(), &env);
+        shown.push_str(&text(&out.stdout));
+        shown.push_str(&text(&out.stderr));
+    }
+    assert!(shown.contains("ok: applied\n"), "{shown}");
+    assert!(shown.contains("the savepoint could not be taken"), "{shown}");
+    shown.push_str(
+        &std::fs::read_to_string(project.path().join(".streamform/applied/local.json")).unwrap(),
+    );
+    assert!(!shown.contains(token), "the token leaked:\n{shown}");
+    assert!(shown.contains("refused for ***"), "{shown}");
+    let sent = flink.state.lock().unwrap().authorizations.clone();
+    assert!(
+        sent.iter()
+            .all(|a| a == &format!("Bearer {token}") || a == "Bearer nope"),
+        "{sent:?}"
+    );
+    assert!(!sent.is_empty());
+}
