@@ -238,12 +238,13 @@ impl Observed {
     }
 }
 
-/// The record's job: the current attempt's, or a record_version 1 record's last job.
+/// The record's job: the current attempt's, or a record_version 1 record's last job. The
+/// artifact is `None` when unknown (a job started before deployments were tracked).
 fn recorded_job(record: &AppliedRecord) -> Option<(String, Option<String>, bool)> {
     match record.current() {
         Some(a) => Some((
             a.job_id.clone(),
-            Some(a.artifact.clone()),
+            Some(a.artifact.clone()).filter(|a| !a.is_empty()),
             a.outcome == Outcome::Stopped,
         )),
         None if record.attempts.is_empty() => record.jobs.last().map(|j| (j.clone(), None, false)),

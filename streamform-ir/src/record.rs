@@ -147,6 +147,40 @@ impl AppliedRecord {
         }
     }
 
+    /// A record_version 1 record as this build writes it: it gains the project's name and
+    /// a lineage, and its last job becomes attempt 1, running, with an unknown artifact
+    /// (that job's statements were not recorded, so no plan counts as the same). A record of
+    /// this version is returned as it is.
+    pub fn upgraded(mut self, application: &str, lineage: &str) -> AppliedRecord {
+        if self.record_version == RECORD_VERSION {
+            return self;
+        }
+        self.record_version = RECORD_VERSION;
+        self.application = Some(application.to_string());
+        self.lineage = Some(lineage.to_string());
+        if let Some(job) = self.jobs.last().cloned() {
+            self.jobs = vec![job.clone()];
+            self.attempts.push(Attempt {
+                generation: 1,
+                job_id: job,
+                job_name: String::new(),
+                action: Action::Start,
+                restore_from: None,
+                artifact: String::new(),
+                application_digest: self
+                    .manifest
+                    .as_ref()
+                    .map(|m| m.application_digest.clone())
+                    .unwrap_or_default(),
+                submitted_at: self.applied_at.clone().unwrap_or_default(),
+                outcome: Outcome::Running,
+                reason: None,
+                manifest: None,
+            });
+        }
+        self
+    }
+
     /// The record as pretty-printed JSON (two-space indent), ending with a newline.
     pub fn to_json_pretty(&self) -> String {
         let mut text = serde_json::to_string_pretty(self).expect("a record always serializes");
@@ -473,6 +507,21 @@ mod tests {
             AppliedRecord::from_json(&without_manifest).unwrap_err().to_string(),
             "the applied record does not have the shape of record_version 1: missing field `manifest`"
         );
+    }
+
+    #[test]
+    fn a_version_1_record_is_upgraded_with_its_job_as_an_attempt_of_unknown_artifact() {
+        let old = AppliedRecord::from_json(&version_1()).unwrap();
+        let new = old.clone().upgraded("customer-metrics", "0123456789abcdef");
+        assert_eq!(new.record_version, RECORD_VERSION);
+        assert_eq!(new.lineage.as_deref(), Some("0123456789abcdef"));
+        let current = new.current().unwrap();
+        assert_eq!(current.job_id, "9d1f2c4b7a3e5f6081c2d3e4f5a6b7c8");
+        assert_eq!(current.artifact, "");
+        assert_eq!(current.outcome, Outcome::Running);
+        assert_eq!(new.next_generation(), 2);
+        assert_eq!(AppliedRecord::from_json(&new.to_json_pretty()).unwrap(), new);
+        assert_eq!(new.clone().upgraded("other", "ffffffffffffffff"), new);
     }
 
     #[test]

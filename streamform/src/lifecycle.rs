@@ -175,13 +175,7 @@ pub fn upgraded(record: Option<AppliedRecord>, connected: &Connected) -> Applied
         streamform_flink::deploy::new_lineage(&connected.application, &connected.target.name)
     };
     let mut record = match record {
-        Some(r) if r.record_version == streamform_ir::record::RECORD_VERSION => r,
-        Some(mut old) => {
-            old.record_version = streamform_ir::record::RECORD_VERSION;
-            old.application = Some(connected.application.clone());
-            old.lineage = Some(lineage());
-            old
-        }
+        Some(record) => record.upgraded(&connected.application, &lineage()),
         None => AppliedRecord::new(
             &connected.target.name,
             &connected.application,
