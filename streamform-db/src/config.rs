@@ -274,11 +274,14 @@ fn split_address(address: &str) -> Option<(&str, bool, &str, Option<&str>)> {
     if scheme != "http" && scheme != "https" {
         return None;
     }
+    // A password may hold `/`, `?` or `#`, which end the authority: an `@` anywhere marks
+    // a credential.
+    if let Some((_, after)) = rest.rsplit_once('@') {
+        let hostport = after.split(['/', '?', '#']).next().unwrap_or("");
+        return Some((scheme, true, hostport, None));
+    }
     let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let (userinfo, hostport) = match authority.rsplit_once('@') {
-        Some((_, hostport)) => (true, hostport),
-        None => (false, authority),
-    };
+    let (userinfo, hostport) = (false, authority);
     let (host, port) = if let Some(end) = hostport.strip_prefix('[').and_then(|h| h.find(']')) {
         let host = &hostport[..end + 2];
         (host, hostport[end + 2..].strip_prefix(':'))
@@ -288,7 +291,7 @@ fn split_address(address: &str) -> Option<(&str, bool, &str, Option<&str>)> {
             None => (hostport, None),
         }
     };
-    if host.is_empty() || port.is_some_and(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit())) {
+    if host.is_empty() || port.is_some_and(|p| p.parse::<u16>().is_err()) {
         return None;
     }
     Some((scheme, userinfo, host, port))
@@ -297,14 +300,21 @@ fn split_address(address: &str) -> Option<(&str, bool, &str, Option<&str>)> {
 /// `address` with any `user:password@` replaced by `***@`, for messages.
 fn without_userinfo(address: &str) -> String {
     match address.split_once("://") {
-        Some((scheme, rest)) => {
-            let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-            match rest[..end].rsplit_once('@') {
-                Some((_, hostport)) => format!("{scheme}://***@{hostport}{}", &rest[end..]),
-                None => address.to_string(),
-            }
-        }
+        Some((scheme, rest)) => match rest.rsplit_once('@') {
+            Some((_, after)) => format!("{scheme}://***@{after}"),
+            None => address.to_string(),
+        },
+        None if address.contains('@') => "***".into(),
         None => address.to_string(),
+    }
+}
+
+/// `diagnostic` without the line it points at when `value` may hold a credential.
+fn secret_free(value: &str, diagnostic: Diagnostic) -> Diagnostic {
+    if value.contains('@') {
+        diagnostic.without_excerpt()
+    } else {
+        diagnostic
     }
 }
 
@@ -657,7 +667,8 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
                     .with_help(credential_help),
                 ),
                 Some(_) => {}
-                None => diags.push(
+                None => diags.push(secret_free(
+                    &address.value,
                     Diagnostic::error(
                         path,
                         format!(
@@ -667,7 +678,7 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
                     )
                     .with_span(at)
                     .with_help(format!("write it as http://host:port or https://host:port; {what}")),
-                ),
+                )),
             }
         }
         if let Some(savepoints) = &flink.savepoints
@@ -911,6 +922,7 @@ mod tests {
             ("localhost:8083", None),
             ("http://:8083", None),
             ("http://host:80x", None),
+            ("http://host:99999", None),
         ] {
             assert_eq!(default_jobmanager(gateway).as_deref(), jobmanager, "{gateway}");
         }
@@ -928,6 +940,14 @@ mod tests {
             "https://***@flink.example:8083/x"
         );
         assert_eq!(without_userinfo("http://a:1"), "http://a:1");
+        assert_eq!(
+            without_userinfo("http://admin:s3cr/etPW@localhost:8083"),
+            "http://***@localhost:8083"
+        );
+        assert_eq!(
+            split_address("http://admin:s3cr/etPW@localhost:8083").map(|a| a.1),
+            Some(true)
+        );
     }
 
     #[test]

@@ -73,6 +73,14 @@ pub fn artifact(app: &Application) -> String {
     hex(&hasher.finalize())
 }
 
+/// The artifact's tag on the job: its first 12 characters.
+pub fn artifact_tag(artifact: &str) -> &str {
+    artifact
+        .char_indices()
+        .nth(12)
+        .map_or(artifact, |(i, _)| &artifact[..i])
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -92,7 +100,7 @@ pub fn job_config(
         format!(
             "streamform.target:{target},streamform.generation:{},streamform.artifact:{}",
             attempt.generation,
-            &attempt.artifact[..12.min(attempt.artifact.len())]
+            artifact_tag(&attempt.artifact)
         ),
     );
     if let Some(path) = &attempt.restore_from {
@@ -169,9 +177,17 @@ pub enum Refusal {
         /// Them.
         jobs: Vec<JobSummary>,
     },
-    /// The record predates tracked deployments and its job still runs: whether it runs
-    /// this plan is unknown.
+    /// The record predates tracked deployments: which statements its job ran is unknown,
+    /// so no plan can continue from it.
     Untracked {
+        /// The job.
+        job: String,
+        /// Whether it runs.
+        running: bool,
+    },
+    /// The recorded job is being stopped with a savepoint (a `stop` that gave up waiting);
+    /// it still runs.
+    Stopping {
         /// The job.
         job: String,
     },
@@ -265,7 +281,7 @@ pub fn decide(
             jobs: observed.others.clone(),
         });
     }
-    let Some((job, artifact, _stopped)) = &observed.job else {
+    let Some((job, artifact, stopped)) = &observed.job else {
         return Decision::Submit {
             action: if rebuild { Action::Rebuild } else { Action::Start },
             restore_from: None,
@@ -278,15 +294,26 @@ pub fn decide(
         restore_from: None,
         stop_first,
     };
+    // The state of these very statements, saved when their job was stopped or replaced.
+    let own_savepoint = record.and_then(|r| r.latest_savepoint(desired)).cloned();
+    let go_back = |stop_first: Option<String>| Decision::Submit {
+        action: Action::Restore,
+        restore_from: own_savepoint.clone(),
+        stop_first,
+    };
     match &observed.seen {
+        Seen::Running(_) if *stopped => Decision::Refuse(Refusal::Stopping { job: job.clone() }),
         Seen::Running(_) | Seen::NotRunning(_) if rebuild => rebuild_after(Some(job.clone())),
         Seen::Running(d) if same => Decision::UpToDate {
             job: job.clone(),
             since: d.summary.start_time,
         },
-        Seen::Running(_) if artifact.is_none() => {
-            Decision::Refuse(Refusal::Untracked { job: job.clone() })
-        }
+        // Back to statements that ran before (a rollback): their own savepoint carries them.
+        Seen::Running(_) if own_savepoint.is_some() => go_back(Some(job.clone())),
+        Seen::Running(_) if artifact.is_none() => Decision::Refuse(Refusal::Untracked {
+            job: job.clone(),
+            running: true,
+        }),
         Seen::Running(_) => Decision::Refuse(Refusal::Changed {
             job: job.clone(),
             running: true,
@@ -296,26 +323,20 @@ pub fn decide(
             state: d.summary.state.clone(),
         }),
         Seen::Ended(_) | Seen::Missing if rebuild => rebuild_after(None),
-        // A record_version 1 job left no savepoint: whatever the plan, its state is gone.
-        seen if artifact.is_none() => Decision::Refuse(Refusal::StateLost {
+        Seen::Ended(_) | Seen::Missing if own_savepoint.is_some() => go_back(None),
+        // A record_version 1 job: no savepoint of it belongs to any plan.
+        _ if artifact.is_none() => Decision::Refuse(Refusal::Untracked {
             job: job.clone(),
-            state: seen.state().to_string(),
+            running: false,
         }),
         Seen::Ended(_) | Seen::Missing if !same => Decision::Refuse(Refusal::Changed {
             job: job.clone(),
             running: false,
         }),
-        seen => match record.and_then(|r| r.latest_savepoint(desired)) {
-            Some(savepoint) => Decision::Submit {
-                action: Action::Restore,
-                restore_from: Some(savepoint.clone()),
-                stop_first: None,
-            },
-            None => Decision::Refuse(Refusal::StateLost {
-                job: job.clone(),
-                state: seen.state().to_string(),
-            }),
-        },
+        seen => Decision::Refuse(Refusal::StateLost {
+            job: job.clone(),
+            state: seen.state().to_string(),
+        }),
     }
 }
 
@@ -348,6 +369,14 @@ pub enum Event<'a> {
         /// Where the savepoint is.
         savepoint: &'a str,
     },
+    /// The recorded job had stopped with a savepoint that was not recorded (a stop that
+    /// outlived the command that asked for it); the savepoint is recorded now.
+    Recovered {
+        /// The job.
+        job: &'a str,
+        /// The savepoint Flink reports for it.
+        savepoint: &'a str,
+    },
     /// The recorded job ended without Streamform.
     Ended {
         /// The job.
@@ -364,7 +393,7 @@ pub enum Event<'a> {
         /// Why.
         action: Action,
         /// The savepoint it starts from.
-        restore_from: Option<&'a str>,
+        restore_from: Option<&'a Savepoint>,
     },
     /// A statement was accepted; the statement set with the job id.
     Accepted {
@@ -427,7 +456,8 @@ pub enum Failure {
         /// The time allowed, in seconds.
         seconds: u64,
     },
-    /// The job runs, but Flink does not report it restored from the savepoint given.
+    /// The job ran, but Flink does not report it restored from the savepoint given; it
+    /// was cancelled and the attempt recorded as failed.
     NotRestored {
         /// The job.
         job: String,
@@ -435,6 +465,8 @@ pub enum Failure {
         savepoint: String,
         /// What Flink reports instead.
         reported: Option<String>,
+        /// Whether the cancel was accepted.
+        cancelled: bool,
     },
     /// The submission's outcome is unknown and the job is not known to Flink (yet); the
     /// attempt stays pending and the next apply asks again.
@@ -443,6 +475,25 @@ pub enum Failure {
         job: String,
         /// What went wrong.
         error: FlinkError,
+    },
+    /// The job with the recorded id has another application's name: the record's ids are
+    /// not this application's (a record copied from another project). Nothing was changed.
+    NotOurs {
+        /// The job.
+        job: String,
+        /// The name Flink reports for it.
+        name: String,
+    },
+    /// Another job of this application started before this one (an apply from another
+    /// copy of the record, at the same time); this one was cancelled and recorded as
+    /// failed.
+    Raced {
+        /// This apply's job.
+        job: String,
+        /// The other job, left running.
+        rival: String,
+        /// Whether the cancel was accepted.
+        cancelled: bool,
     },
     /// Flink started a job with another id than the one requested.
     IdIgnored {
@@ -530,7 +581,7 @@ impl Deployer<'_> {
                 let last = record.attempts.last_mut().expect("pending");
                 last.outcome = Outcome::Failed;
                 last.manifest = None;
-                last.reason = Some(reason.map_or_else(|| d.summary.state.clone(), |r| r.join("\n")));
+                last.reason = Some(reason_text(&reason.unwrap_or_else(|| vec![d.summary.state.clone()])));
                 save_record(save, record)?;
                 report(Event::Settled {
                     job: &pending.job_id,
@@ -575,12 +626,21 @@ impl Deployer<'_> {
             Observed::of(self.jobs, Some(record), &self.name()).map_err(observing)?;
         // A job being cancelled or failing ends in a moment: wait for it rather than refuse.
         let started = Instant::now();
-        while let Seen::NotRunning(d) = &observed.seen
-            && matches!(d.summary.state.as_str(), "CANCELLING" | "FAILING")
-            && started.elapsed() < self.wait
+        while started.elapsed() < self.wait
+            && match (&observed.seen, &observed.job) {
+                (Seen::NotRunning(d), _) => {
+                    matches!(d.summary.state.as_str(), "CANCELLING" | "FAILING")
+                }
+                // Stopped with a savepoint, still finishing.
+                (Seen::Running(_), Some((_, _, true))) => true,
+                _ => false,
+            }
         {
             std::thread::sleep(POLL_INTERVAL);
             observed = Observed::of(self.jobs, Some(record), &self.name()).map_err(observing)?;
+        }
+        if self.recover_stop(record, &observed, save, report)? {
+            observed.job = recorded_job(record);
         }
         let desired = artifact(app);
         let decision = decide(Some(record), &observed, &desired, rebuild);
@@ -594,7 +654,7 @@ impl Deployer<'_> {
                 .find(|a| &a.job_id == job && a.outcome == Outcome::Running)
         {
             current.outcome = Outcome::Ended;
-            current.reason = Some(observed.seen.state().to_string());
+            current.reason = Some(reason_text(&[observed.seen.state().to_string()]));
             save_record(save, record)?;
             report(Event::Ended {
                 job,
@@ -607,6 +667,15 @@ impl Deployer<'_> {
             stop_first,
         } = &decision
         else {
+            // An attempt Flink never received, and no submission to lend its id to.
+            if let Some(last) = record.attempts.last_mut()
+                && last.outcome == Outcome::Pending
+            {
+                last.outcome = Outcome::Failed;
+                last.manifest = None;
+                last.reason = Some("never reached Flink".into());
+                save_record(save, record)?;
+            }
             return Ok(decision);
         };
         self.submit(
@@ -615,13 +684,67 @@ impl Deployer<'_> {
             app,
             manifest,
             *action,
-            restore_from.as_ref().map(|s| s.path.clone()),
+            restore_from.clone(),
             stop_first.as_deref(),
             &desired,
             save,
             report,
         )?;
         Ok(decision)
+    }
+
+    /// A recorded running job that Flink reports FINISHED with a savepoint was stopped by a
+    /// `stop` whose command gave up waiting (or died): records that savepoint and the job as
+    /// stopped. Returns whether it did.
+    ///
+    /// # Errors
+    /// When Flink cannot be asked, or the record cannot be written.
+    pub fn recover_stop(
+        &self,
+        record: &mut AppliedRecord,
+        observed: &Observed,
+        save: &mut Save<'_>,
+        report: &mut Report<'_>,
+    ) -> Result<bool, Failure> {
+        let (Some((job, _, false)), Seen::Ended(d)) = (&observed.job, &observed.seen) else {
+            return Ok(false);
+        };
+        if d.summary.state != "FINISHED" {
+            return Ok(false);
+        }
+        let checkpoints = self.jobs.checkpoints(job).map_err(|error| Failure::Flink {
+            during: Step::Observing,
+            error,
+            stopped: None,
+        })?;
+        let Some(path) = checkpoints.savepoint.and_then(|s| s.path) else {
+            return Ok(false);
+        };
+        let Some(attempt) = record
+            .attempts
+            .iter_mut()
+            .rev()
+            .find(|a| &a.job_id == job && a.outcome == Outcome::Running)
+        else {
+            return Ok(false);
+        };
+        attempt.outcome = Outcome::Stopped;
+        let (generation, artifact) = (attempt.generation, attempt.artifact.clone());
+        if !record.savepoints.iter().any(|s| s.path == path) {
+            record.savepoints.push(Savepoint {
+                path: path.clone(),
+                job_id: job.clone(),
+                generation,
+                artifact,
+                taken_at: now(),
+            });
+        }
+        save_record(save, record)?;
+        report(Event::Recovered {
+            job,
+            savepoint: &path,
+        });
+        Ok(true)
     }
 
     /// Stops `job` with a savepoint and records it: the attempt that ran it becomes
@@ -637,6 +760,8 @@ impl Deployer<'_> {
         save: &mut Save<'_>,
         report: &mut Report<'_>,
     ) -> Result<String, Failure> {
+        // Nothing is stopped unless its savepoint can be recorded.
+        save_record(save, record)?;
         report(Event::Stopping { job });
         let path = self
             .jobs
@@ -694,7 +819,7 @@ impl Deployer<'_> {
         app: &Application,
         manifest: &Manifest,
         action: Action,
-        restore_from: Option<String>,
+        restore_from: Option<Savepoint>,
         stop_first: Option<&str>,
         desired: &str,
         save: &mut Save<'_>,
@@ -738,7 +863,7 @@ impl Deployer<'_> {
             job_id: job_id(&lineage, generation),
             job_name: self.name(),
             action,
-            restore_from,
+            restore_from: restore_from.as_ref().map(|s| s.path.clone()),
             artifact: desired.to_string(),
             application_digest: manifest.application_digest.clone(),
             submitted_at: now(),
@@ -752,7 +877,7 @@ impl Deployer<'_> {
             job: &attempt.job_id,
             generation,
             action,
-            restore_from: attempt.restore_from.as_deref(),
+            restore_from: restore_from.as_ref(),
         });
         let config = job_config(self.application, self.target, &attempt);
         match session.run(set, &config) {
@@ -777,7 +902,7 @@ impl Deployer<'_> {
                     let last = record.attempts.last_mut().expect("just pushed");
                     last.outcome = Outcome::Failed;
                     last.manifest = None;
-                    last.reason = Some(failed.error.to_string());
+                    last.reason = Some(reason_text(&[failed.error.to_string()]));
                     save_record(save, record)?;
                     return Err(Failure::Statement {
                         error: failed,
@@ -797,27 +922,7 @@ impl Deployer<'_> {
             }
         }
         drop(session);
-        self.wait_until_running(record, &attempt, stopped, save, report)?;
-        if let Some(savepoint) = &attempt.restore_from {
-            let reported = self
-                .jobs
-                .checkpoints(&attempt.job_id)
-                .map_err(|error| Failure::Flink {
-                    during: Step::Waiting,
-                    error,
-                    stopped: None,
-                })?
-                .restored_from;
-            if reported.as_deref() != Some(savepoint.as_str()) {
-                return Err(Failure::NotRestored {
-                    job: attempt.job_id.clone(),
-                    savepoint: savepoint.clone(),
-                    reported,
-                });
-            }
-            report(Event::Restored { savepoint });
-        }
-        Ok(())
+        self.wait_until_running(record, &attempt, stopped, save, report)
     }
 
     /// Waits until `attempt`'s job runs, then records it as the running deployment. A job
@@ -832,23 +937,32 @@ impl Deployer<'_> {
     ) -> Result<(), Failure> {
         let started = Instant::now();
         let job = &attempt.job_id;
-        loop {
+        let detail = loop {
             let seen = Seen::of(self.jobs, job).map_err(|error| Failure::Flink {
                 during: Step::Waiting,
                 error,
                 stopped: stopped.clone(),
             })?;
+            if let Seen::Running(d) | Seen::NotRunning(d) | Seen::Ended(d) = &seen
+                && d.summary.name != self.name()
+            {
+                // Not ours: the record's ids are another application's (a copied record).
+                return Err(Failure::NotOurs {
+                    job: job.clone(),
+                    name: d.summary.name.clone(),
+                });
+            }
             match seen {
-                Seen::Running(_) => break,
+                Seen::Running(d) => break d,
                 Seen::Ended(d) => {
                     let reason = self.jobs.failure(job).ok().flatten().unwrap_or_default();
                     let last = record.attempts.last_mut().expect("the attempt");
                     last.outcome = Outcome::Failed;
                     last.manifest = None;
                     last.reason = Some(if reason.is_empty() {
-                        d.summary.state.clone()
+                        reason_text(std::slice::from_ref(&d.summary.state))
                     } else {
-                        reason.join("\n")
+                        reason_text(&reason)
                     });
                     save_record(save, record)?;
                     return Err(Failure::FailedAtStart {
@@ -860,15 +974,78 @@ impl Deployer<'_> {
                 }
                 seen @ (Seen::NotRunning(_) | Seen::Missing) => {
                     if started.elapsed() >= self.wait {
+                        let state = match seen.state() {
+                            "RUNNING" => "RUNNING, but not every task runs yet".to_string(),
+                            other => other.to_string(),
+                        };
                         return Err(Failure::NotRunningYet {
                             job: job.clone(),
-                            state: seen.state().to_string(),
+                            state,
                             seconds: self.wait.as_secs(),
                         });
                     }
                     std::thread::sleep(POLL_INTERVAL);
                 }
             }
+        };
+        report(Event::Running { job });
+        // A job given a savepoint must say it started from it: one that runs with empty
+        // state instead is cancelled, so nothing runs on the wrong state.
+        if let Some(savepoint) = &attempt.restore_from {
+            let reported = self
+                .jobs
+                .checkpoints(job)
+                .map_err(|error| Failure::Flink {
+                    during: Step::Waiting,
+                    error,
+                    stopped: stopped.clone(),
+                })?
+                .restored_from;
+            if reported.as_deref() != Some(savepoint.as_str()) {
+                let cancelled = self.jobs.cancel(job).is_ok();
+                let last = record.attempts.last_mut().expect("the attempt");
+                last.outcome = Outcome::Failed;
+                last.manifest = None;
+                last.reason = Some(reason_text(&[format!("not restored from {savepoint}")]));
+                save_record(save, record)?;
+                return Err(Failure::NotRestored {
+                    job: job.clone(),
+                    savepoint: savepoint.clone(),
+                    reported,
+                    cancelled,
+                });
+            }
+            report(Event::Restored { savepoint });
+        }
+        // Two applies from two copies of the record can start two jobs at once: the one
+        // that started later gives way, so one job is left.
+        let rivals = self.jobs.overview().map_err(|error| Failure::Flink {
+            during: Step::Waiting,
+            error,
+            stopped: stopped.clone(),
+        })?;
+        let mine = (detail.summary.start_time, job.as_str());
+        if let Some(rival) = rivals.iter().find(|j| {
+            !j.is_terminal()
+                && j.name == self.name()
+                && j.id != *job
+                && Some(&j.id) != stopped.as_ref().map(|(s, _)| s)
+                && (j.start_time, j.id.as_str()) < mine
+        }) {
+            let cancelled = self.jobs.cancel(job).is_ok();
+            let last = record.attempts.last_mut().expect("the attempt");
+            last.outcome = Outcome::Failed;
+            last.manifest = None;
+            last.reason = Some(reason_text(&[format!(
+                "job {} of this application was already running",
+                rival.id
+            )]));
+            save_record(save, record)?;
+            return Err(Failure::Raced {
+                job: job.clone(),
+                rival: rival.id.clone(),
+                cancelled,
+            });
         }
         let last = record.attempts.last_mut().expect("the attempt");
         last.outcome = Outcome::Running;
@@ -876,9 +1053,19 @@ impl Deployer<'_> {
         record.applied_at = Some(now());
         record.jobs = vec![job.clone()];
         save_record(save, record)?;
-        report(Event::Running { job });
         Ok(())
     }
+}
+
+/// Flink's words for the record: one line each, every control character escaped (what a
+/// cluster says is not ours to trust, and the record's reader refuses control characters).
+fn reason_text<S: AsRef<str>>(lines: &[S]) -> String {
+    lines
+        .iter()
+        .flat_map(|l| l.as_ref().lines())
+        .map(|l| streamform_ir::printable(l).into_owned())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn save_record(save: &mut Save<'_>, record: &AppliedRecord) -> Result<(), Failure> {
@@ -1005,7 +1192,7 @@ pub fn status(
                 .map_or(0, |a| a.generation);
             match (&observed.seen, stopped) {
                 (Seen::Running(_), false) => {
-                    let expected = artifact.as_deref().map(|a| &a[..12.min(a.len())]);
+                    let expected = artifact.as_deref().map(crate::deploy::artifact_tag);
                     if let Some(expected) = expected
                         && artifact_tag.as_deref() != Some(expected)
                     {

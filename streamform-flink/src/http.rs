@@ -160,6 +160,9 @@ impl std::error::Error for FlinkError {}
 /// The result of a call to Flink.
 pub type Result<T, E = FlinkError> = std::result::Result<T, E>;
 
+/// The shortest part of a credential that is redacted on its own.
+const MIN_REDACTED: usize = 4;
+
 /// How much of an unexpected answer an error quotes.
 const QUOTED_CHARS: usize = 300;
 
@@ -253,7 +256,14 @@ impl Endpoint {
             address,
             agent,
             authorization,
-            secrets: secrets.into_iter().filter(|s| !s.is_empty()).collect(),
+            // A very short part (a one-letter password) would turn every message into
+            // asterisks; the whole header value is always redacted.
+            secrets: secrets
+                .into_iter()
+                .enumerate()
+                .filter(|(i, s)| *i == 0 || s.chars().count() >= MIN_REDACTED)
+                .map(|(_, s)| s)
+                .collect(),
             timeout,
         })
     }
@@ -488,6 +498,24 @@ mod tests {
         assert!(!message.contains("s3cret-pass"), "{message}");
         assert!(!message.contains("b3BzOnMzY3JldC1wYXNz"), "{message}");
         assert!(message.contains("echo: *** and ***"), "{message}");
+    }
+
+    #[test]
+    fn a_short_password_does_not_turn_messages_into_asterisks() {
+        let endpoint = Endpoint::new(
+            Service::Gateway,
+            "http://gateway:8083",
+            &Connection {
+                ca_pem: None,
+                credential: Some(Credential::Basic("u:p".into())),
+            },
+            Duration::from_secs(1),
+        )
+        .unwrap();
+        assert_eq!(
+            endpoint.redact("failed to lookup address information; Basic dTpw"),
+            "failed to lookup address information; ***"
+        );
     }
 
     #[test]

@@ -78,6 +78,16 @@ pub struct Checkpoints {
     pub restored_from: Option<String>,
 }
 
+/// Where a stop with a savepoint stands.
+enum SavepointStatus {
+    /// Still being taken.
+    InProgress,
+    /// Taken, at this path; the job has stopped or is stopping.
+    Done(String),
+    /// Not taken: Flink's reason. The job runs on.
+    Failed(Vec<String>),
+}
+
 /// How long to wait between polls.
 const POLL_INTERVAL: Duration = Duration::from_millis(250);
 
@@ -196,6 +206,21 @@ impl JobManager {
         Ok((!lines.is_empty()).then_some(lines))
     }
 
+    /// Cancels the job (no savepoint).
+    ///
+    /// # Errors
+    /// Transport failures and an answer other than 202.
+    pub fn cancel(&self, id: &str) -> Result<()> {
+        let answer = self
+            .endpoint
+            .send("PATCH", &format!("/jobs/{id}?mode=cancel"), None)?;
+        if answer.status == 202 || answer.status == 200 {
+            Ok(())
+        } else {
+            Err(self.endpoint.unexpected(&answer))
+        }
+    }
+
     /// The job's latest checkpoint, savepoint and restore.
     ///
     /// # Errors
@@ -259,6 +284,23 @@ impl JobManager {
         wait: Duration,
     ) -> Result<String> {
         let started = Instant::now();
+        // A stop under this trigger may have been asked for before (a command that gave up
+        // waiting): join it, or take its result. Flink keeps a failed result for minutes,
+        // so after a failure a new trigger asks again.
+        let mut trigger = trigger.to_string();
+        let earlier = self.savepoint_status(id, &trigger)?;
+        match earlier {
+            Some(SavepointStatus::Done(location)) => return Ok(location),
+            Some(SavepointStatus::InProgress) => return self.wait_for_savepoint(id, &trigger, started, wait),
+            Some(SavepointStatus::Failed(_)) => {
+                let nanos = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos());
+                trigger = format!("{:032x}", (nanos ^ u128::from_str_radix(&trigger, 16).unwrap_or(0)));
+            }
+            None => {}
+        }
+        let trigger = trigger.as_str();
         let mut body = serde_json::json!({
             "drain": false,
             "formatType": "CANONICAL",
@@ -279,34 +321,24 @@ impl JobManager {
         if answer.status != 202 && answer.status != 200 {
             return Err(self.endpoint.unexpected(&answer));
         }
-        let path = format!("/jobs/{id}/savepoints/{trigger}");
+        self.wait_for_savepoint(id, trigger, started, wait)
+    }
+
+    /// Polls the stop under `trigger` until it is done or `wait` has passed since `started`.
+    fn wait_for_savepoint(
+        &self,
+        id: &str,
+        trigger: &str,
+        started: Instant,
+        wait: Duration,
+    ) -> Result<String> {
         loop {
-            let (request, json) = self.endpoint.json("GET", &path, None)?;
-            match json
-                .get("status")
-                .and_then(|s| s.get("id"))
-                .and_then(Json::as_str)
-            {
-                Some("COMPLETED") => {
-                    let operation = json.get("operation");
-                    if let Some(location) = operation
-                        .and_then(|o| o.get("location"))
-                        .and_then(Json::as_str)
-                    {
-                        return Ok(location.to_string());
-                    }
-                    let cause = operation
-                        .and_then(|o| o.get("failure-cause"))
-                        .and_then(|c| c.get("stack-trace"))
-                        .and_then(Json::as_str)
-                        .unwrap_or("the savepoint failed without a reason");
-                    let reason: Vec<String> = flink_reason(&[cause.to_string()])
-                        .into_iter()
-                        .map(|l| self.endpoint.redact(&l))
-                        .collect();
+            match self.savepoint_status(id, trigger)? {
+                Some(SavepointStatus::Done(location)) => return Ok(location),
+                Some(SavepointStatus::Failed(reason)) => {
                     return Err(FlinkError::Rejected { reason });
                 }
-                Some("IN_PROGRESS") => {
+                Some(SavepointStatus::InProgress) | None => {
                     if started.elapsed() >= wait {
                         return Err(FlinkError::TimedOut {
                             service: Service::JobManager,
@@ -316,8 +348,52 @@ impl JobManager {
                     }
                     std::thread::sleep(POLL_INTERVAL);
                 }
-                _ => return Err(self.shape(&request, &json)),
             }
+        }
+    }
+
+    /// What Flink says about the stop under `trigger`: `None` when it knows of none.
+    fn savepoint_status(&self, id: &str, trigger: &str) -> Result<Option<SavepointStatus>> {
+        let answer = self
+            .endpoint
+            .send("GET", &format!("/jobs/{id}/savepoints/{trigger}"), None)?;
+        if answer.status == 404 {
+            return Ok(None);
+        }
+        if answer.status != 200 {
+            return Err(self.endpoint.unexpected(&answer));
+        }
+        let json = self.endpoint.parse(&answer)?;
+        match json
+            .get("status")
+            .and_then(|s| s.get("id"))
+            .and_then(Json::as_str)
+        {
+            Some("COMPLETED") => {
+                let operation = json.get("operation");
+                if let Some(location) = operation
+                    .and_then(|o| o.get("location"))
+                    .and_then(Json::as_str)
+                {
+                    // A path with a control character would be a lie, and unrecordable.
+                    if location.chars().any(char::is_control) || location.is_empty() {
+                        return Err(self.shape(&answer.request, &json));
+                    }
+                    return Ok(Some(SavepointStatus::Done(location.to_string())));
+                }
+                let cause = operation
+                    .and_then(|o| o.get("failure-cause"))
+                    .and_then(|c| c.get("stack-trace"))
+                    .and_then(Json::as_str)
+                    .unwrap_or("the savepoint failed without a reason");
+                let reason: Vec<String> = flink_reason(&[cause.to_string()])
+                    .into_iter()
+                    .map(|l| self.endpoint.redact(&l))
+                    .collect();
+                Ok(Some(SavepointStatus::Failed(reason)))
+            }
+            Some("IN_PROGRESS") => Ok(Some(SavepointStatus::InProgress)),
+            _ => Err(self.shape(&answer.request, &json)),
         }
     }
 

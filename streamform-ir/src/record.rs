@@ -37,8 +37,9 @@ pub struct AppliedRecord {
     /// The job running (or last run) the plan in `manifest`; in a record_version 1 record,
     /// every job that apply started.
     pub jobs: Vec<String>,
-    /// A random 16-hex-digit token chosen when the record is first written; every job id of
-    /// this record starts with a hash of it (record_version 2).
+    /// 16 hex digits chosen when the record is first written (a digest of the clock, the
+    /// process and the names, so no two records share one); every job id of this record
+    /// starts with it (record_version 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lineage: Option<String>,
     /// Every attempt to start a job, oldest first (record_version 2).
@@ -210,9 +211,31 @@ impl AppliedRecord {
         self.attempts.last().map_or(1, |a| a.generation + 1)
     }
 
-    /// The newest savepoint of a job that ran `artifact`.
+    /// The newest savepoint a job running `artifact` may start from: one taken from a job
+    /// that ran it, no older than the last job of it that started with empty state (after
+    /// `apply --rebuild`, the state from before is not brought back).
     pub fn latest_savepoint(&self, artifact: &str) -> Option<&Savepoint> {
-        self.savepoints.iter().rev().find(|s| s.artifact == artifact)
+        if artifact.is_empty() {
+            return None;
+        }
+        let fresh = self
+            .attempts
+            .iter()
+            .filter(|a| {
+                a.artifact == artifact
+                    && matches!(a.action, Action::Start | Action::Rebuild)
+                    && matches!(
+                        a.outcome,
+                        Outcome::Running | Outcome::Stopped | Outcome::Ended
+                    )
+            })
+            .map(|a| a.generation)
+            .max()
+            .unwrap_or(0);
+        self.savepoints
+            .iter()
+            .rev()
+            .find(|s| s.artifact == artifact && s.generation >= fresh)
     }
 
     /// Reads a record strictly: `record_version` must be 1 or [`RECORD_VERSION`], the
@@ -325,7 +348,7 @@ impl AppliedRecord {
             return inconsistent("missing field `application`".into());
         }
         match &self.lineage {
-            Some(l) if l.len() == 16 && l.bytes().all(|b| b.is_ascii_hexdigit()) => {}
+            Some(l) if l.len() == 16 && is_lower_hex(l) => {}
             Some(l) => {
                 return inconsistent(format!(
                     "lineage `{}` is not 16 hex digits",
@@ -356,8 +379,42 @@ impl AppliedRecord {
             }
             if (attempt.outcome == Outcome::Pending) != attempt.manifest.is_some() {
                 return inconsistent(format!(
-                    "attempt {} carries a manifest only while it is pending",
-                    attempt.generation
+                    "attempt {} {}",
+                    attempt.generation,
+                    if attempt.manifest.is_some() {
+                        "carries a manifest, which only a pending attempt does"
+                    } else {
+                        "is pending but carries no manifest"
+                    }
+                ));
+            }
+        }
+        let artifacts = self
+            .attempts
+            .iter()
+            .map(|a| (a.generation, &a.artifact))
+            .chain(self.savepoints.iter().map(|s| (s.generation, &s.artifact)));
+        for (generation, artifact) in artifacts {
+            // Empty: the statements of a job started before deployments were tracked.
+            if !(artifact.is_empty() || artifact.len() == 64 && is_lower_hex(artifact)) {
+                return inconsistent(format!(
+                    "the artifact of generation {generation} is not a SHA-256 digest (64 lowercase hex characters)"
+                ));
+            }
+        }
+        let texts = self
+            .attempts
+            .iter()
+            .flat_map(|a| [Some(&a.job_name), a.restore_from.as_ref(), a.reason.as_ref()])
+            .chain(self.savepoints.iter().map(|s| Some(&s.path)))
+            .chain([self.application.as_ref()])
+            .flatten();
+        for text in texts {
+            // A reason is Flink's message lines; anything else is one line.
+            if text.chars().any(|c| c != '\n' && c != '\t' && (c.is_control() || crate::printable(&c.to_string()).len() > c.len_utf8())) {
+                return inconsistent(format!(
+                    "`{}` holds a control character",
+                    crate::printable(text)
                 ));
             }
         }
@@ -367,10 +424,12 @@ impl AppliedRecord {
 
 /// Whether `text` is a Flink job id as the REST API writes it: 32 lowercase hex characters.
 fn is_job_id(text: &str) -> bool {
-    text.len() == 32
-        && text
-            .bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    text.len() == 32 && is_lower_hex(text)
+}
+
+fn is_lower_hex(text: &str) -> bool {
+    text.bytes()
+        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// A running plan as read from a file: an applied record, or a bare plan manifest (such as
@@ -611,12 +670,22 @@ mod tests {
             (
                 "\"outcome\": \"stopped\"",
                 "\"outcome\": \"pending\"",
-                "attempt 1 carries a manifest only while it is pending",
+                "attempt 1 is pending but carries no manifest",
             ),
             (
                 "\"lineage\": \"9d1f2c4b7a3e5f60\"",
-                "\"lineage\": \"x\"",
-                "lineage `x` is not 16 hex digits",
+                "\"lineage\": \"9D1F2C4B7A3E5F60\"",
+                "lineage `9D1F2C4B7A3E5F60` is not 16 hex digits",
+            ),
+            (
+                "\"artifact\": \"abababababababababababababababababababababababababababababababab\",\n      \"application_digest\"",
+                "\"artifact\": \"a€€€€\",\n      \"application_digest\"",
+                "the artifact of generation 1 is not a SHA-256 digest (64 lowercase hex characters)",
+            ),
+            (
+                "savepoint-9d1f2c-0b224d9311e6",
+                "savepoint\\u001b]0;x\\u0007",
+                "`file:/tmp/savepoints/savepoint\\u{1b}]0;x\\u{7}` holds a control character",
             ),
         ] {
             assert!(text.contains(from), "{from}");
@@ -639,6 +708,14 @@ mod tests {
             Some(1)
         );
         assert_eq!(record.latest_savepoint(&"cd".repeat(32)), None);
+        // A later job of the same statements that started empty makes the savepoint stale.
+        let mut rebuilt = record.attempts[0].clone();
+        rebuilt.generation = 2;
+        rebuilt.action = Action::Rebuild;
+        rebuilt.outcome = Outcome::Ended;
+        let mut later = record.clone();
+        later.attempts.push(rebuilt);
+        assert_eq!(later.latest_savepoint(&"ab".repeat(32)), None);
         let mut second = record.attempts[0].clone();
         second.generation = 2;
         second.outcome = Outcome::Pending;

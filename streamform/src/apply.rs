@@ -43,6 +43,17 @@ pub fn apply(
     let mut out = Output::default();
     if !app.has_sinks() {
         out.stdout = "nothing to apply: no model declares a sink\n".into();
+        let name = lifecycle::application(db, project);
+        if let Ok(Some(record)) = lifecycle::read_record(root, &chosen.name, &name)
+            && let Some(current) = record
+                .current()
+                .filter(|a| a.outcome == streamform_ir::record::Outcome::Running)
+        {
+            out.stdout.push_str(&format!(
+                "note: job {} of the previous plan still runs on target `{}`; `streamform stop` stops it\n",
+                current.job_id, chosen.name
+            ));
+        }
         return (out, OK);
     }
     let compared = match compare(db, project, root, Some(&chosen), None) {
@@ -63,6 +74,10 @@ pub fn apply(
     drop(stderr);
 
     let name = lifecycle::application(db, project);
+    let startup = chosen
+        .kafka
+        .as_ref()
+        .map_or_else(|| "earliest".to_string(), |k| k.startup.clone());
     let connected = match lifecycle::connect_to(name.clone(), chosen, root, timeout) {
         Ok(connected) => connected,
         Err(refused) => return refused,
@@ -77,7 +92,7 @@ pub fn apply(
         Ok(lock) => lock,
         Err(refused) => return refused,
     };
-    let record = match lifecycle::read_record(root, &target_name) {
+    let record = match lifecycle::read_record(root, &target_name, &connected.application) {
         Ok(record) => record,
         Err(refused) => return refused,
     };
@@ -135,15 +150,19 @@ pub fn apply(
             (out, OK)
         }
         Decision::Refuse(refusal) => refused(refusal, document, &connected),
-        Decision::Submit { action, .. } => {
+        Decision::Submit {
+            action, stop_first, ..
+        } => {
             out.stdout = "\nok: applied\n".to_string();
             out.stdout
                 .push_str(&format!("ok: applied plan recorded in {relative}\n"));
             if action == streamform_ir::record::Action::Rebuild {
-                out.stdout.push_str(&rebuild_notes(db, project));
-                if let Some(kept) = record.savepoints.last().filter(|s| Some(&s.job_id) != record.jobs.first()) {
+                out.stdout.push_str(&rebuild_notes(db, project, &startup));
+                let kept = stop_first
+                    .and_then(|job| record.savepoints.iter().rev().find(|s| s.job_id == job));
+                if let Some(kept) = kept {
                     out.stdout.push_str(&format!(
-                        "note: the savepoint of the replaced job {}, {}, is kept in the record: it holds the previous plan's state\n",
+                        "note: the savepoint of the replaced job {}, {}, stays in the record: applying the previous plan again continues from it\n",
                         kept.job_id, kept.path
                     ));
                 }
@@ -169,7 +188,7 @@ fn refused(
             }
             (
                 format!(
-                    "the plan changed (verdict {verdict}) and Flink cannot carry the state of job {job} across a changed statement set; nothing was {}",
+                    "the statements Flink would run changed (plan verdict {verdict}), and Flink carries the state of job {job} only across identical statements; nothing was {}",
                     if running { "stopped or started" } else { "started" }
                 ),
                 format!("{rebuild}; `streamform plan` says what a rebuild costs"),
@@ -194,9 +213,20 @@ fn refused(
             ),
             "another copy of this target's record (another machine, another CI cache) deploys it; apply from there, or cancel those jobs in the Flink UI".into(),
         ),
-        Refusal::Untracked { job } => (
-            format!("job {job} was started by an apply that did not track deployments; whether it runs this plan is unknown"),
-            rebuild.into(),
+        Refusal::Untracked { job, running } => (
+            format!(
+                "job {job} was started by an apply that did not track deployments, so which statements it {} is unknown and no plan can continue from its state",
+                if running { "runs" } else { "ran" }
+            ),
+            if running {
+                rebuild.to_string()
+            } else {
+                "`streamform apply --rebuild` starts the plan with empty state (its sources are read again from `kafka.startup`)".into()
+            },
+        ),
+        Refusal::Stopping { job } => (
+            format!("job {job} is being stopped with a savepoint and still runs"),
+            "wait for the stop to finish (`streamform status` shows it), then apply again".into(),
         ),
     };
     out.stderr = format!(
@@ -207,8 +237,9 @@ fn refused(
     (out, INVALID)
 }
 
-/// What each sink's readers see after a rebuild.
-fn rebuild_notes(db: &Database, project: Project) -> String {
+/// What each sink's readers see after a rebuild; `startup` is the target's
+/// `kafka.startup` (where a job with empty state starts reading its sources).
+fn rebuild_notes(db: &Database, project: Project, startup: &str) -> String {
     let Some(config) = project_config(db, project).config.as_ref() else {
         return String::new();
     };
@@ -222,8 +253,11 @@ fn rebuild_notes(db: &Database, project: Project) -> String {
                 "note: sink {model} (upsert by {}): the new job writes each key again from empty state; rows under keys the new plan no longer writes stay until compacted or deleted",
                 key.join(", ")
             ),
+            Materialized::Append if startup == "latest" => format!(
+                "note: sink {model} (append): the new job appends after the rows already there, from what its sources receive from now on (kafka.startup: latest)"
+            ),
             Materialized::Append => format!(
-                "note: sink {model} (append): the new job appends from empty state after the rows already there; what its sources hold is read again and appended again"
+                "note: sink {model} (append): the new job appends after the rows already there, reading its sources from the beginning (kafka.startup: earliest), so rows already written are appended again"
             ),
         };
         notes.push_str(&line);

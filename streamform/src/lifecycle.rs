@@ -38,8 +38,31 @@ pub fn connect(
     root: &Path,
     target: Option<&str>,
     timeout: Duration,
+    color: bool,
 ) -> Result<Connected, (Output, u8)> {
-    let config = project_config(db, project)
+    let read = project_config(db, project);
+    // A target with an error is left out of the configuration; say why rather than that
+    // there is no such target.
+    let errors: Vec<_> = read
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == streamform_db::Severity::Error)
+        .collect();
+    if !errors.is_empty() {
+        let mut stderr: String = errors
+            .iter()
+            .map(|d| crate::render::diagnostic(db, project, d, color))
+            .collect();
+        stderr.push_str("error: streamform.yml has errors; fix them first (`streamform check` lists them)\n");
+        return Err((
+            Output {
+                stdout: String::new(),
+                stderr,
+            },
+            CANNOT_RUN,
+        ));
+    }
+    let config = read
         .config
         .as_ref()
         .expect("with_project checked the configuration");
@@ -99,7 +122,7 @@ fn connection(target: &str, flink: &FlinkTarget, root: &Path) -> Result<Connecti
                 FileContents::Unreadable(why) => {
                     return Err(cannot_run(
                         format!("cannot read the CA file `{file}` of target `{target}`: {why}"),
-                        None,
+                        Some("flink.ca_file names a PEM file of CA certificates, relative to the project directory".into()),
                     ));
                 }
             }
@@ -110,6 +133,12 @@ fn connection(target: &str, flink: &FlinkTarget, root: &Path) -> Result<Connecti
         Some(auth) => {
             let variable = auth.variable();
             let value = std::env::var(variable).unwrap_or_default();
+            if !value.is_empty() && !value.chars().all(|c| (' '..='~').contains(&c)) {
+                return Err(cannot_run(
+                    format!("the environment variable {variable} of target `{target}` holds a character an HTTP header cannot carry (a line break, a control character or a non-ASCII letter)"),
+                    Some(format!("set {variable} to the credential alone; a value read from a file often ends with a line break")),
+                ));
+            }
             if value.is_empty() {
                 return Err(cannot_run(
                     format!("target `{target}` takes its credential from the environment variable {variable}, which is not set"),
@@ -134,8 +163,12 @@ fn connection(target: &str, flink: &FlinkTarget, root: &Path) -> Result<Connecti
 }
 
 /// The target's record, if there is one: strictly read, refused if it belongs to another
-/// target.
-pub fn read_record(root: &Path, target: &str) -> Result<Option<AppliedRecord>, (Output, u8)> {
+/// target or another project.
+pub fn read_record(
+    root: &Path,
+    target: &str,
+    expected_application: &str,
+) -> Result<Option<AppliedRecord>, (Output, u8)> {
     let relative = applied_record_path(target);
     let refuse = |why: String| {
         cannot_run(
@@ -156,6 +189,17 @@ pub fn read_record(root: &Path, target: &str) -> Result<Option<AppliedRecord>, (
         }
         Err(e) => return Err(refuse(e.to_string())),
     };
+    if let Some(application) = &record.application
+        && application != expected_application
+    {
+        return Err(cannot_run(
+            format!(
+                "{relative} records application `{}`, not `{expected_application}`",
+                streamform_ir::printable(application)
+            ),
+            Some("the file belongs to another project (copied by hand?); move it aside: its jobs are not this project's".into()),
+        ));
+    }
     if record.target != target {
         return Err(cannot_run(
             format!(
@@ -206,6 +250,15 @@ pub struct Lock {
 pub fn lock(root: &Path, target: &str) -> Result<Lock, (Output, u8)> {
     let relative = lock_path(target);
     let path: PathBuf = root.join(&relative);
+    // Opening a FIFO for writing would block until a reader came.
+    if let Ok(metadata) = std::fs::symlink_metadata(&path)
+        && !metadata.is_file()
+    {
+        return Err(cannot_run(
+            format!("the lock {relative} is not a regular file"),
+            Some(format!("remove {} (streamform creates it)", path.display())),
+        ));
+    }
     let opened = path
         .parent()
         .map_or(Ok(()), std::fs::create_dir_all)
@@ -262,6 +315,9 @@ pub fn print_event(event: Event<'_>) {
         Event::Stopped { job, savepoint } => {
             format!("ok: job {job} stopped; savepoint {savepoint}")
         }
+        Event::Recovered { job, savepoint } => format!(
+            "note: job {job} had stopped with savepoint {savepoint} after an earlier command gave up waiting; it is recorded now"
+        ),
         Event::Ended { job, state } => format!(
             "note: the recorded job {job} is {state}: it ended without streamform"
         ),
@@ -271,8 +327,13 @@ pub fn print_event(event: Event<'_>) {
             action,
             restore_from,
         } => match (action, restore_from) {
+            (_, Some(savepoint)) if savepoint.generation + 1 == generation => format!(
+                "starting job {job} (generation {generation}) from savepoint {}\n",
+                savepoint.path
+            ),
             (_, Some(savepoint)) => format!(
-                "starting job {job} (generation {generation}) from savepoint {savepoint}\n"
+                "starting job {job} (generation {generation}) from savepoint {}, taken {} from generation {}: what the sources received since then is read again\n",
+                savepoint.path, savepoint.taken_at, savepoint.generation
             ),
             (Action::Rebuild, None) => format!(
                 "starting job {job} (generation {generation}) with empty state (--rebuild)\n"
@@ -327,8 +388,11 @@ pub fn flink_error(error: &FlinkError, target: &str) -> (Output, u8) {
             field(service),
             if *service == Service::JobManager { ", or the gateway's host with port 8081 when that is not set" } else { "" }
         ),
+        FlinkError::Tls { reason, .. } if reason.contains("CA file") => format!(
+            "`flink.ca_file` of target `{target}` must hold the PEM certificates (-----BEGIN CERTIFICATE-----) of the CA that signed the cluster's certificate"
+        ),
         FlinkError::Tls { .. } => format!(
-            "if the cluster's certificate is signed by your own CA, name its PEM file as `flink.ca_file` of target `{target}`"
+            "if the cluster's certificate is signed by your own CA, name its PEM file as `flink.ca_file` of target `{target}`; an http:// port answered over https:// fails this way too"
         ),
         FlinkError::Unauthorized { .. } => format!(
             "check the credential in the environment variable that `flink.auth` of target `{target}` names"
@@ -416,7 +480,7 @@ pub fn failure(failure: Failure, target: &str, record: &str) -> (Output, u8) {
                     let recorded = if is_set {
                         format!("the attempt is recorded as failed in {record}")
                     } else {
-                        format!("{record} is unchanged")
+                        "no attempt was recorded".to_string()
                     };
                     stderr.push_str(&format!(
                         "  help: nothing after this statement was submitted and no job was started; {recorded}{}\n",
@@ -474,10 +538,12 @@ pub fn failure(failure: Failure, target: &str, record: &str) -> (Output, u8) {
             job,
             savepoint,
             reported,
+            cancelled,
         } => {
             stderr.push_str(&format!(
-                "error: job {job} runs, but Flink does not report it restored from savepoint {savepoint} ({})\n  help: the job may be running with empty state; stop it with `streamform stop` and look at the JobManager's log before applying again\n",
-                reported.map_or("it reports no restore".to_string(), |r| format!("it reports {r}"))
+                "error: job {job} started, but Flink does not report it restored from savepoint {savepoint} ({}); {}\n  help: the attempt is recorded as failed and the savepoint stays on record; look at the JobManager's log for why the restore did not happen before applying again\n",
+                reported.map_or("it reports no restore".to_string(), |r| format!("it reports {r}")),
+                if cancelled { "it was cancelled, so nothing runs with empty state" } else { "cancelling it failed: cancel it in the Flink UI" }
             ));
             CANNOT_RUN
         }
@@ -486,6 +552,23 @@ pub fn failure(failure: Failure, target: &str, record: &str) -> (Output, u8) {
                 "error: the outcome of submitting job {job} is unknown: {error}\n  help: run apply again: it asks Flink about job {job} before submitting anything, and Flink never starts a second job with that id\n"
             ));
             CANNOT_RUN
+        }
+        Failure::NotOurs { job, name } => {
+            stderr.push_str(&format!(
+                "error: job {job} of the record is named `{name}` on the cluster, not this application's; the record's job ids belong to another application\n  help: {record} was probably copied from another project; move it aside (jobs it names keep running) and apply again\n"
+            ));
+            CANNOT_RUN
+        }
+        Failure::Raced {
+            job,
+            rival,
+            cancelled,
+        } => {
+            stderr.push_str(&format!(
+                "error: job {rival} of this application started before job {job}, from another copy of the record (another machine or CI job applying at the same time); {}\n  help: apply from one place per target; the other copy's record knows job {rival}\n",
+                if cancelled { format!("job {job} was cancelled, so one job runs") } else { format!("cancelling job {job} failed: cancel it in the Flink UI") }
+            ));
+            INVALID
         }
         Failure::IdIgnored { requested, got } => {
             stderr.push_str(&format!(

@@ -123,7 +123,7 @@ enum Command {
         target: Option<String>,
         /// How long to wait for each statement, for the job to run and for a savepoint, in
         /// seconds.
-        #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+        #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
         timeout: u64,
         /// Replace the recorded job even though its state cannot be carried: stop it with a
         /// savepoint (kept for rollback) and start this plan with empty state.
@@ -148,7 +148,7 @@ enum Command {
         #[arg(long)]
         json: bool,
         /// How long to wait for each request to Flink, in seconds.
-        #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+        #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=86_400))]
         timeout: u64,
     },
     /// Stop the target's recorded job with a savepoint and record the savepoint.
@@ -164,7 +164,7 @@ enum Command {
         #[arg(long, value_name = "NAME")]
         target: Option<String>,
         /// How long to wait for the savepoint, in seconds.
-        #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+        #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
         timeout: u64,
     },
     /// Print the stable identity of the plan: node ids, digests, schemas, and contracts.
@@ -298,6 +298,7 @@ fn run(cli: Cli) -> ExitCode {
                 target.as_deref(),
                 std::time::Duration::from_secs(timeout.max(1)),
                 json,
+                color,
             )
         }),
         Command::Stop {
@@ -311,6 +312,7 @@ fn run(cli: Cli) -> ExitCode {
                 &project.project,
                 target.as_deref(),
                 std::time::Duration::from_secs(timeout.max(1)),
+                color,
             )
         }),
         Command::Plan {

@@ -23,12 +23,13 @@ pub fn status(
     target: Option<&str>,
     timeout: Duration,
     json: bool,
+    color: bool,
 ) -> (Output, u8) {
-    let connected = match lifecycle::connect(db, project, root, target, timeout) {
+    let connected = match lifecycle::connect(db, project, root, target, timeout, color) {
         Ok(c) => c,
         Err(refused) => return refused,
     };
-    let record = match lifecycle::read_record(root, &connected.target.name) {
+    let record = match lifecycle::read_record(root, &connected.target.name, &connected.application) {
         Ok(r) => r,
         Err(refused) => return refused,
     };
@@ -135,9 +136,13 @@ pub fn status(
         text.push_str("others:     no other job of this application\n");
     }
     if status.drift.is_empty() {
+        let known = |id: &str| record.as_ref().is_some_and(|r| known_artifact(r, id));
         text.push_str(match &status.job {
-            Some(job) if job.stopped_by_streamform => {
+            Some(job) if job.stopped_by_streamform && known(&job.id) => {
                 "ok: the recorded job is stopped; the next apply of this plan continues from its savepoint\n"
+            }
+            Some(job) if job.stopped_by_streamform => {
+                "ok: the recorded job is stopped; it was started before deployments were tracked, so the next apply needs --rebuild\n"
             }
             Some(_) => "ok: the recorded job runs the recorded plan\n",
             None => "ok: nothing is recorded and nothing of this application runs\n",
@@ -168,6 +173,15 @@ struct StatusDocument<'a> {
     drift: &'a [String],
 }
 
+/// Whether the record knows the statements `job` ran (not so for a job started before
+/// deployments were tracked).
+fn known_artifact(record: &streamform_ir::record::AppliedRecord, job: &str) -> bool {
+    record
+        .attempts
+        .iter()
+        .any(|a| a.job_id == job && !a.artifact.is_empty())
+}
+
 /// `3d 4h`, `5m 3s`.
 fn uptime(ms: i64) -> String {
     let s = ms.max(0) / 1000;
@@ -188,24 +202,28 @@ pub fn stop(
     root: &Path,
     target: Option<&str>,
     timeout: Duration,
+    color: bool,
 ) -> (Output, u8) {
-    let connected = match lifecycle::connect(db, project, root, target, timeout) {
+    let connected = match lifecycle::connect(db, project, root, target, timeout, color) {
         Ok(c) => c,
         Err(refused) => return refused,
     };
     let target_name = connected.target.name.clone();
+    let relative = applied_record_path(&target_name);
+    let mut out = Output::default();
+    let nothing = format!("nothing to stop: nothing is recorded as applied to target `{target_name}`\n");
+    if !root.join(&relative).exists() {
+        out.stdout = nothing;
+        return (out, OK);
+    }
     let _lock = match lifecycle::lock(root, &target_name) {
         Ok(lock) => lock,
         Err(refused) => return refused,
     };
-    let relative = applied_record_path(&target_name);
-    let mut out = Output::default();
-    let record = match lifecycle::read_record(root, &target_name) {
+    let record = match lifecycle::read_record(root, &target_name, &connected.application) {
         Ok(Some(record)) => record,
         Ok(None) => {
-            out.stdout = format!(
-                "nothing to stop: nothing is recorded as applied to target `{target_name}`\n"
-            );
+            out.stdout = nothing;
             return (out, OK);
         }
         Err(refused) => return refused,
@@ -217,10 +235,20 @@ pub fn stop(
     if let Err(failure) = deployer.settle(&mut record, &mut save, &mut report) {
         return lifecycle::failure(failure, &target_name, &relative);
     }
-    let observed = match Observed::of(&connected.jobs, Some(&record), &deployer.name()) {
+    let mut observed = match Observed::of(&connected.jobs, Some(&record), &deployer.name()) {
         Ok(o) => o,
         Err(e) => return lifecycle::flink_error(&e, &target_name),
     };
+    match deployer.recover_stop(&mut record, &observed, &mut save, &mut report) {
+        Ok(true) => {
+            observed = match Observed::of(&connected.jobs, Some(&record), &deployer.name()) {
+                Ok(o) => o,
+                Err(e) => return lifecycle::flink_error(&e, &target_name),
+            };
+        }
+        Ok(false) => {}
+        Err(failure) => return lifecycle::failure(failure, &target_name, &relative),
+    }
     let Some((job, _, stopped)) = observed.job.clone() else {
         out.stdout = format!("nothing to stop: no job of target `{target_name}` has run\n");
         return (out, OK);
@@ -228,9 +256,15 @@ pub fn stop(
     match &observed.seen {
         Seen::Running(_) | Seen::NotRunning(_) => {
             match deployer.stop(&mut record, &job, &mut save, &mut report) {
-                Ok(savepoint) => {
+                Ok(savepoint) if known_artifact(&record, &job) => {
                     out.stdout = format!(
                         "ok: savepoint {savepoint} recorded in {relative}; the next apply of this plan continues from it\n"
+                    );
+                    (out, OK)
+                }
+                Ok(savepoint) => {
+                    out.stdout = format!(
+                        "ok: savepoint {savepoint} recorded in {relative}\nnote: job {job} was started before deployments were tracked, so which statements its savepoint belongs to is unknown and no apply continues from it; the next apply needs --rebuild\n"
                     );
                     (out, OK)
                 }
@@ -258,7 +292,7 @@ pub fn stop(
                 .find(|a| a.job_id == job && a.outcome == Outcome::Running)
             {
                 attempt.outcome = Outcome::Ended;
-                attempt.reason = Some(state.clone());
+                attempt.reason = Some(streamform_ir::printable(&state).into_owned());
                 if let Err(why) = save(&record) {
                     return lifecycle::failure(
                         streamform_flink::deploy::Failure::Record(why),

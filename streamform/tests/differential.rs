@@ -447,7 +447,7 @@ fn a_rejected_view_is_exit_1_with_flinks_reason_and_the_record_untouched() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("no job was started; .streamform/applied/local.json is unchanged"),
+        stderr.contains("no job was started; no attempt was recorded"),
         "{stderr}"
     );
     assert!(!stderr.contains("\tat "), "no stack frames: {stderr}");
@@ -679,7 +679,7 @@ fn customer_metrics_keeps_its_state_across_stop_and_apply_and_rebuilds_only_on_r
     std::fs::write(&config, text_of).unwrap();
     std::fs::remove_dir_all(dir.join("tests")).unwrap();
     let shown = expect(&["apply", "--timeout", "120"], dir, 1);
-    assert!(shown.contains("the plan changed (verdict STATE INCOMPATIBLE)"), "{shown}");
+    assert!(shown.contains("(plan verdict STATE INCOMPATIBLE), and Flink carries the state of job"), "{shown}");
     assert!(shown.contains("streamform apply --rebuild"), "{shown}");
     assert_eq!(running_jobs(dir), std::slice::from_ref(&third));
 

@@ -304,7 +304,9 @@ fn a_job_cancelled_outside_is_continued_from_the_latest_savepoint_or_refused() {
     ok(&out);
     let savepoint = record(project.path()).savepoints[0].path.clone();
     assert!(
-        text(&out.stdout).contains(&format!(") from savepoint {savepoint}\n")),
+        text(&out.stdout).contains(&format!(
+            "(generation 4) from savepoint {savepoint}, taken "
+        )),
         "{}",
         text(&out.stdout)
     );
@@ -454,4 +456,152 @@ fn a_bearer_token_from_the_environment_is_sent_and_never_shown() {
         "{sent:?}"
     );
     assert!(!sent.is_empty());
+}
+
+#[test]
+fn the_previous_plan_applied_again_continues_from_the_savepoint_its_job_left() {
+    let flink = fake_flink(Behaviour::default());
+    let project = project_on(&flink.address, "");
+    ok(&run(&["apply"], project.path(), &[]));
+    let first = record(project.path()).jobs[0].clone();
+    let original = std::fs::read_to_string(project.path().join("models/customer_metrics.sql")).unwrap();
+    let config = std::fs::read_to_string(project.path().join("streamform.yml")).unwrap();
+    let fixtures = project.path().join("tests/customer_metrics.yml");
+    let fixture = std::fs::read_to_string(&fixtures).unwrap();
+    change_the_key(project.path());
+    ok(&run(&["apply", "--rebuild"], project.path(), &[]));
+    let kept = record(project.path()).savepoints[0].clone();
+    assert_eq!(kept.job_id, first);
+    // Back to the first plan: its own savepoint carries it.
+    std::fs::write(project.path().join("models/customer_metrics.sql"), original).unwrap();
+    std::fs::write(project.path().join("streamform.yml"), config).unwrap();
+    std::fs::create_dir_all(fixtures.parent().unwrap()).unwrap();
+    std::fs::write(&fixtures, fixture).unwrap();
+    let out = run(&["apply"], project.path(), &[]);
+    ok(&out);
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains(&format!(
+            "(generation 3) from savepoint {}, taken {} from generation 1: what the sources received since then is read again\n",
+            kept.path, kept.taken_at
+        )),
+        "{stdout}"
+    );
+    let after = record(project.path());
+    assert_eq!(after.attempts[2].restore_from.as_deref(), Some(kept.path.as_str()));
+    assert_eq!(running(&flink), after.jobs);
+}
+
+#[test]
+fn a_stop_that_finished_after_its_command_gave_up_is_recorded_by_the_next_command() {
+    let flink = fake_flink(Behaviour::default());
+    let project = project_on(&flink.address, "");
+    ok(&run(&["apply"], project.path(), &[]));
+    let job = record(project.path()).jobs[0].clone();
+    flink.finish_with_savepoint(&job, "file:/fake/savepoints/late-1");
+    let out = run(&["stop"], project.path(), &[]);
+    ok(&out);
+    assert_eq!(
+        common::without_times(&text(&out.stdout)),
+        format!(
+            "note: job {job} had stopped with savepoint file:/fake/savepoints/late-1 after an earlier command gave up waiting; it is recorded now\nnothing to stop: job {job} was stopped with savepoint file:/fake/savepoints/late-1\n"
+        )
+    );
+    let recorded = record(project.path());
+    assert_eq!(recorded.attempts[0].outcome, Outcome::Stopped);
+    let out = run(&["apply"], project.path(), &[]);
+    ok(&out);
+    assert!(text(&out.stdout).contains("from savepoint file:/fake/savepoints/late-1\n"));
+}
+
+#[test]
+fn a_job_that_does_not_report_its_restore_is_cancelled_and_the_savepoint_kept() {
+    let flink = fake_flink(Behaviour::default());
+    let project = project_on(&flink.address, "");
+    ok(&run(&["apply"], project.path(), &[]));
+    ok(&run(&["stop"], project.path(), &[]));
+    flink.behave(|b| b.ignore_restore = true);
+    let out = run(&["apply"], project.path(), &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("but Flink does not report it restored from savepoint file:/fake/savepoints/savepoint-1 (it reports no restore); it was cancelled, so nothing runs with empty state"),
+        "{stderr}"
+    );
+    assert_eq!(running(&flink), Vec::<String>::new());
+    let after = record(project.path());
+    assert_eq!(after.attempts[1].outcome, Outcome::Failed);
+    assert_eq!(after.current().unwrap().outcome, Outcome::Stopped);
+    // Once Flink restores, the next apply continues from the same savepoint.
+    flink.behave(|b| b.ignore_restore = false);
+    let out = run(&["apply"], project.path(), &[]);
+    ok(&out);
+    assert!(text(&out.stdout).contains("ok: Flink reports the job restored from file:/fake/savepoints/savepoint-1\n"));
+}
+
+#[test]
+fn of_two_jobs_started_at_once_from_two_records_the_later_gives_way() {
+    let flink = fake_flink(Behaviour {
+        rival: true,
+        ..Behaviour::default()
+    });
+    let project = project_on(&flink.address, "");
+    let out = run(&["apply"], project.path(), &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let job = record(project.path()).attempts[0].job_id.clone();
+    assert!(
+        text(&out.stderr).contains(&format!(
+            "error: job 00000000000000000000000000000001 of this application started before job {job}, from another copy of the record"
+        )),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(running(&flink), ["00000000000000000000000000000001"]);
+    assert_eq!(record(project.path()).attempts[0].outcome, Outcome::Failed);
+}
+
+#[test]
+fn a_record_of_another_project_is_refused() {
+    let flink = fake_flink(Behaviour::default());
+    let project = project_on(&flink.address, "");
+    ok(&run(&["apply"], project.path(), &[]));
+    let config = project.path().join("streamform.yml");
+    let text_of = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace("name: customer-metrics", "name: other-project");
+    std::fs::write(&config, text_of).unwrap();
+    for args in [&["status"][..], &["stop"], &["apply"]] {
+        let out = run(args, project.path(), &[]);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&out.stderr).contains(
+                "error: .streamform/applied/local.json records application `customer-metrics`, not `other-project`\n"
+            ),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+    assert_eq!(running(&flink).len(), 1);
+}
+
+#[test]
+fn a_lock_that_is_not_a_file_and_a_credential_with_a_line_break_are_refused() {
+    let flink = fake_flink(Behaviour::default());
+    let project = project_on(&flink.address, "      auth:\n        bearer: FLINK_TOKEN\n");
+    let out = run(&["status"], project.path(), &[("FLINK_TOKEN", "abc\n")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        "error: the environment variable FLINK_TOKEN of target `local` holds a character an HTTP header cannot carry (a line break, a control character or a non-ASCII letter)\n  help: set FLINK_TOKEN to the credential alone; a value read from a file often ends with a line break\n"
+    );
+    let lock = project.path().join(".streamform/applied/local.lock");
+    std::fs::create_dir_all(&lock).unwrap();
+    std::fs::write(project.path().join(".streamform/applied/local.json"), "{}").unwrap();
+    let out = run(&["stop"], project.path(), &[("FLINK_TOKEN", "abc")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).starts_with("error: the lock .streamform/applied/local.lock is not a regular file\n"),
+        "{}",
+        text(&out.stderr)
+    );
 }

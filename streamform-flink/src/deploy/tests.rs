@@ -199,7 +199,10 @@ fn a_version_1_record_job_is_untracked_while_it_runs() {
     let running = observed(&r, Seen::Running(detail("RUNNING")));
     assert_eq!(
         decide(Some(&r), &running, A, false),
-        Decision::Refuse(Refusal::Untracked { job: JOB.into() })
+        Decision::Refuse(Refusal::Untracked {
+            job: JOB.into(),
+            running: true
+        })
     );
     assert_eq!(decide(Some(&r), &running, A, true), submit(Action::Rebuild, false, true));
 }
@@ -228,18 +231,69 @@ fn ids_triggers_and_configuration_are_fixed_by_lineage_generation_and_job() {
 }
 
 #[test]
-fn a_version_1_record_job_that_is_gone_left_no_state() {
+fn a_version_1_record_job_that_is_gone_left_no_state_any_plan_can_use() {
     let mut r = AppliedRecord::new("local", "app", "flink", "0123456789abcdef");
     r.record_version = 1;
     r.jobs = vec![JOB.into()];
     for seen in [Seen::Missing, Seen::Ended(detail("CANCELED"))] {
-        let state = seen.state().to_string();
         assert_eq!(
             decide(Some(&r), &observed(&r, seen), A, false),
-            Decision::Refuse(Refusal::StateLost {
+            Decision::Refuse(Refusal::Untracked {
                 job: JOB.into(),
-                state
+                running: false
             })
         );
     }
+}
+
+#[test]
+fn statements_that_ran_before_go_back_to_their_own_savepoint() {
+    // Job 1 ran A; the record holds a savepoint of B (an earlier job's statements).
+    let r = record(Outcome::Running, Some(B));
+    let back = |stop: bool| Decision::Submit {
+        action: Action::Restore,
+        restore_from: r.latest_savepoint(B).cloned(),
+        stop_first: stop.then(|| JOB.to_string()),
+    };
+    assert_eq!(
+        decide(Some(&r), &observed(&r, Seen::Running(detail("RUNNING"))), B, false),
+        back(true)
+    );
+    assert_eq!(
+        decide(Some(&r), &observed(&r, Seen::Ended(detail("CANCELED"))), B, false),
+        back(false)
+    );
+}
+
+#[test]
+fn a_job_still_finishing_its_stop_is_refused_not_up_to_date() {
+    let r = record(Outcome::Stopped, Some(A));
+    assert_eq!(
+        decide(Some(&r), &observed(&r, Seen::Running(detail("RUNNING"))), A, false),
+        Decision::Refuse(Refusal::Stopping { job: JOB.into() })
+    );
+}
+
+#[test]
+fn a_rebuild_makes_the_savepoints_from_before_it_unusable() {
+    // Generation 1 ran A and was stopped (savepoint); generation 2 rebuilt A and ended.
+    let mut r = record(Outcome::Stopped, Some(A));
+    let mut rebuilt = r.attempts[0].clone();
+    rebuilt.generation = 2;
+    rebuilt.job_id = "0123456789abcdef0000000000000002".into();
+    rebuilt.action = Action::Rebuild;
+    rebuilt.outcome = Outcome::Running;
+    r.attempts.push(rebuilt);
+    let seen = Observed {
+        job: recorded_job(&r),
+        seen: Seen::Ended(detail("CANCELED")),
+        others: Vec::new(),
+    };
+    assert_eq!(
+        decide(Some(&r), &seen, A, false),
+        Decision::Refuse(Refusal::StateLost {
+            job: "0123456789abcdef0000000000000002".into(),
+            state: "CANCELED".into()
+        })
+    );
 }

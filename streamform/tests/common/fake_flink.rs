@@ -33,6 +33,11 @@ pub struct Behaviour {
     pub savepoint_fails: Option<&'static str>,
     /// `Some(token)`: every request needs `Authorization: Bearer <token>`.
     pub token: Option<String>,
+    /// Jobs start with empty state whatever savepoint they are given.
+    pub ignore_restore: bool,
+    /// With each statement set, a job of the same name starts too, a moment earlier (an
+    /// apply from another copy of the record, at the same time).
+    pub rival: bool,
 }
 
 impl Default for Behaviour {
@@ -42,6 +47,8 @@ impl Default for Behaviour {
             fail_at_start: None,
             savepoint_fails: None,
             token: None,
+            ignore_restore: false,
+            rival: false,
         }
     }
 }
@@ -55,6 +62,8 @@ pub struct FakeJob {
     pub tags: Vec<(String, String)>,
     pub restored_from: Option<String>,
     pub failure: Option<String>,
+    /// The savepoint it stopped with.
+    pub savepoint: Option<String>,
 }
 
 /// What the fake cluster holds.
@@ -105,6 +114,14 @@ impl FakeFlink {
         let mut s = self.state.lock().unwrap();
         let job = s.jobs.iter_mut().find(|j| j.id == id).expect("the job");
         job.state = state.to_string();
+    }
+
+    /// Finishes a job with a savepoint, as a stop whose command gave up waiting would.
+    pub fn finish_with_savepoint(&self, id: &str, path: &str) {
+        let mut s = self.state.lock().unwrap();
+        let job = s.jobs.iter_mut().find(|j| j.id == id).expect("the job");
+        job.state = "FINISHED".into();
+        job.savepoint = Some(path.to_string());
     }
 
     /// Changes how the cluster behaves from now on.
@@ -240,6 +257,17 @@ fn route(
             if state.jobs.iter().any(|j| j.id == id) {
                 return ok(json!({"operationHandle": "duplicate"}));
             }
+            if behaviour.rival {
+                state.jobs.push(FakeJob {
+                    id: "00000000000000000000000000000001".into(),
+                    name: config["pipeline.name"].as_str().unwrap_or("").to_string(),
+                    state: "RUNNING".into(),
+                    tags: Vec::new(),
+                    restored_from: None,
+                    failure: None,
+                    savepoint: None,
+                });
+            }
             let tags = config["pipeline.global-job-parameters"]
                 .as_str()
                 .unwrap_or("")
@@ -258,8 +286,10 @@ fn route(
                 tags,
                 restored_from: config["execution.state-recovery.path"]
                     .as_str()
+                    .filter(|_| !behaviour.ignore_restore)
                     .map(str::to_string),
                 failure: behaviour.fail_at_start.map(str::to_string),
+                savepoint: None,
             });
             match behaviour.set {
                 SetBehaviour::Accept => ok(json!({"operationHandle": format!("set-{id}")})),
@@ -312,7 +342,7 @@ fn route(
                 })).collect::<Vec<_>>()}})),
                 ("GET", ["checkpoints"]) => ok(json!({"latest": {
                     "completed": null,
-                    "savepoint": null,
+                    "savepoint": job.savepoint.as_ref().map(|p| json!({"latest_ack_timestamp": 1_796_100_060_000i64, "external_path": p})),
                     "restored": job.restored_from.as_ref().map(|p| json!({"is_savepoint": true, "external_path": p})),
                 }})),
                 ("POST", ["stop"]) => {
@@ -322,8 +352,10 @@ fn route(
                         let result = match behaviour.savepoint_fails {
                             Some(reason) => Err(reason.to_string()),
                             None => {
+                                let path = format!("file:/fake/savepoints/savepoint-{}", state.savepoints.len() + 1);
                                 state.jobs[index].state = "FINISHED".into();
-                                Ok(format!("file:/fake/savepoints/savepoint-{}", state.savepoints.len() + 1))
+                                state.jobs[index].savepoint = Some(path.clone());
+                                Ok(path)
                             }
                         };
                         state.savepoints.push((trigger.clone(), result));
