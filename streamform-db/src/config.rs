@@ -648,8 +648,16 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
         let before = diags.len();
         let credential_help = "credentials never go in streamform.yml: name the environment variable that holds them under `flink.auth` (`bearer: VAR` for a token, `basic: VAR` for user:password)";
         for (field, address, what) in [
-            ("gateway", Some(&flink.gateway), "the SQL Gateway listens on port 8083 by default"),
-            ("jobmanager", flink.jobmanager.as_ref(), "the JobManager's REST API listens on port 8081 by default"),
+            (
+                "gateway",
+                Some(&flink.gateway),
+                "the SQL Gateway listens on port 8083 by default",
+            ),
+            (
+                "jobmanager",
+                flink.jobmanager.as_ref(),
+                "the JobManager's REST API listens on port 8081 by default",
+            ),
         ] {
             let Some(address) = address else { continue };
             let at = Some(span_of(address, text));
@@ -916,7 +924,10 @@ mod tests {
     fn the_jobmanager_defaults_to_the_gateways_scheme_and_host_on_port_8081() {
         for (gateway, jobmanager) in [
             ("http://localhost:8083", Some("http://localhost:8081")),
-            ("https://flink.example.com:443/sql", Some("https://flink.example.com:8081")),
+            (
+                "https://flink.example.com:443/sql",
+                Some("https://flink.example.com:8081"),
+            ),
             ("http://[::1]:8083", Some("http://[::1]:8081")),
             ("http://gateway", Some("http://gateway:8081")),
             ("localhost:8083", None),
@@ -924,7 +935,11 @@ mod tests {
             ("http://host:80x", None),
             ("http://host:99999", None),
         ] {
-            assert_eq!(default_jobmanager(gateway).as_deref(), jobmanager, "{gateway}");
+            assert_eq!(
+                default_jobmanager(gateway).as_deref(),
+                jobmanager,
+                "{gateway}"
+            );
         }
     }
 
@@ -934,7 +949,10 @@ mod tests {
             split_address("https://ops:s3cret@flink.example:8083/x").map(|a| a.1),
             Some(true)
         );
-        assert_eq!(split_address("https://flink.example:8083").map(|a| a.1), Some(false));
+        assert_eq!(
+            split_address("https://flink.example:8083").map(|a| a.1),
+            Some(false)
+        );
         assert_eq!(
             without_userinfo("https://ops:s3cret@flink.example:8083/x"),
             "https://***@flink.example:8083/x"

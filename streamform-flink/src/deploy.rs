@@ -87,11 +87,7 @@ fn hex(bytes: &[u8]) -> String {
 
 /// The execution configuration of the statement set of one attempt: the pinned job id,
 /// the name, the tags and, for a restore, the savepoint.
-pub fn job_config(
-    application: &str,
-    target: &str,
-    attempt: &Attempt,
-) -> BTreeMap<String, String> {
+pub fn job_config(application: &str, target: &str, attempt: &Attempt) -> BTreeMap<String, String> {
     let mut config = BTreeMap::new();
     config.insert("$internal.pipeline.job-id".into(), attempt.job_id.clone());
     config.insert("pipeline.name".into(), job_name(application, target));
@@ -283,7 +279,11 @@ pub fn decide(
     }
     let Some((job, artifact, stopped)) = &observed.job else {
         return Decision::Submit {
-            action: if rebuild { Action::Rebuild } else { Action::Start },
+            action: if rebuild {
+                Action::Rebuild
+            } else {
+                Action::Start
+            },
             restore_from: None,
             stop_first: None,
         };
@@ -581,7 +581,9 @@ impl Deployer<'_> {
                 let last = record.attempts.last_mut().expect("pending");
                 last.outcome = Outcome::Failed;
                 last.manifest = None;
-                last.reason = Some(reason_text(&reason.unwrap_or_else(|| vec![d.summary.state.clone()])));
+                last.reason = Some(reason_text(
+                    &reason.unwrap_or_else(|| vec![d.summary.state.clone()]),
+                ));
                 save_record(save, record)?;
                 report(Event::Settled {
                     job: &pending.job_id,
@@ -780,19 +782,15 @@ impl Deployer<'_> {
                 _ => break,
             }
         }
-        let (generation, artifact) = match record
-            .attempts
-            .iter_mut()
-            .rev()
-            .find(|a| a.job_id == job)
-        {
-            Some(attempt) => {
-                attempt.outcome = Outcome::Stopped;
-                (attempt.generation, attempt.artifact.clone())
-            }
-            // A record_version 1 job: its savepoint belongs to no artifact we know.
-            None => (0, String::new()),
-        };
+        let (generation, artifact) =
+            match record.attempts.iter_mut().rev().find(|a| a.job_id == job) {
+                Some(attempt) => {
+                    attempt.outcome = Outcome::Stopped;
+                    (attempt.generation, attempt.artifact.clone())
+                }
+                // A record_version 1 job: its savepoint belongs to no artifact we know.
+                None => (0, String::new()),
+            };
         record.savepoints.push(Savepoint {
             path: path.clone(),
             job_id: job.to_string(),
@@ -837,13 +835,18 @@ impl Deployer<'_> {
             .partition(|s| s.kind == crate::StatementKind::StatementSet);
         let none = BTreeMap::new();
         for statement in definitions {
-            session.run(statement, &none).map_err(|e| refused(e, None))?;
+            session
+                .run(statement, &none)
+                .map_err(|e| refused(e, None))?;
             report(Event::Accepted {
                 statement,
                 job: None,
             });
         }
-        let set = set.first().copied().expect("an application with sinks has a statement set");
+        let set = set
+            .first()
+            .copied()
+            .expect("an application with sinks has a statement set");
         let stopped = match stop_first {
             Some(job) => Some((job.to_string(), self.stop(record, job, save, report)?)),
             None => None,
@@ -1246,11 +1249,13 @@ pub fn status(
             other.id, other.state
         ));
     }
-    let savepoint = record.and_then(|r| r.savepoints.last()).map(|s| SavepointStatus {
-        path: s.path.clone(),
-        taken_at: s.taken_at.clone(),
-        generation: s.generation,
-    });
+    let savepoint = record
+        .and_then(|r| r.savepoints.last())
+        .map(|s| SavepointStatus {
+            path: s.path.clone(),
+            taken_at: s.taken_at.clone(),
+            generation: s.generation,
+        });
     Ok(Status {
         job,
         pending,

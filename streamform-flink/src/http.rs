@@ -529,7 +529,8 @@ mod tests {
         .err()
         .expect("refused");
         assert!(
-            err.to_string().contains("must start with http:// or https://"),
+            err.to_string()
+                .contains("must start with http:// or https://"),
             "{err}"
         );
     }

@@ -54,7 +54,9 @@ pub struct JobDetail {
 impl JobDetail {
     /// `RUNNING`, with every vertex running: accepted is not running.
     pub fn is_running(&self) -> bool {
-        self.summary.state == "RUNNING" && self.vertices > 0 && self.vertices_running == self.vertices
+        self.summary.state == "RUNNING"
+            && self.vertices > 0
+            && self.vertices_running == self.vertices
     }
 }
 
@@ -291,12 +293,17 @@ impl JobManager {
         let earlier = self.savepoint_status(id, &trigger)?;
         match earlier {
             Some(SavepointStatus::Done(location)) => return Ok(location),
-            Some(SavepointStatus::InProgress) => return self.wait_for_savepoint(id, &trigger, started, wait),
+            Some(SavepointStatus::InProgress) => {
+                return self.wait_for_savepoint(id, &trigger, started, wait);
+            }
             Some(SavepointStatus::Failed(_)) => {
                 let nanos = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| d.as_nanos());
-                trigger = format!("{:032x}", (nanos ^ u128::from_str_radix(&trigger, 16).unwrap_or(0)));
+                trigger = format!(
+                    "{:032x}",
+                    (nanos ^ u128::from_str_radix(&trigger, 16).unwrap_or(0))
+                );
             }
             None => {}
         }
@@ -309,11 +316,9 @@ impl JobManager {
         if let Some(directory) = directory {
             body["targetDirectory"] = Json::String(directory.to_string());
         }
-        let answer = self.endpoint.send(
-            "POST",
-            &format!("/jobs/{id}/stop"),
-            Some(&body.to_string()),
-        )?;
+        let answer =
+            self.endpoint
+                .send("POST", &format!("/jobs/{id}/stop"), Some(&body.to_string()))?;
         if answer.status == 400 || answer.status == 404 || answer.status == 409 {
             // A refusal before anything happened: no savepoint directory, an unknown job.
             return Err(self.endpoint.refusal(&answer));
@@ -354,9 +359,9 @@ impl JobManager {
 
     /// What Flink says about the stop under `trigger`: `None` when it knows of none.
     fn savepoint_status(&self, id: &str, trigger: &str) -> Result<Option<SavepointStatus>> {
-        let answer = self
-            .endpoint
-            .send("GET", &format!("/jobs/{id}/savepoints/{trigger}"), None)?;
+        let answer =
+            self.endpoint
+                .send("GET", &format!("/jobs/{id}/savepoints/{trigger}"), None)?;
         if answer.status == 404 {
             return Ok(None);
         }

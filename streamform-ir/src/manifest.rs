@@ -298,7 +298,10 @@ pub(crate) fn check_version(
     document: Document,
 ) -> Result<(), ManifestError> {
     match object.get(document.version_field()) {
-        Some(v) if v.as_u64().is_some_and(|v| document.reads().iter().any(|r| u64::from(*r) == v)) => {
+        Some(v)
+            if v.as_u64()
+                .is_some_and(|v| document.reads().iter().any(|r| u64::from(*r) == v)) =>
+        {
             Ok(())
         }
         found => Err(ManifestError::Version {

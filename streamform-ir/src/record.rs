@@ -247,7 +247,9 @@ impl AppliedRecord {
     pub fn from_json(text: &str) -> Result<AppliedRecord, ManifestError> {
         let object = parse_object(text)?;
         check_version(&object, Document::Record)?;
-        let document = if object.get("record_version").and_then(serde_json::Value::as_u64)
+        let document = if object
+            .get("record_version")
+            .and_then(serde_json::Value::as_u64)
             == Some(1)
         {
             Document::RecordV1
@@ -290,14 +292,16 @@ impl AppliedRecord {
     /// lowercase hex characters), a version 1 record has exactly its fields, and a version
     /// 2 record's attempts are numbered in order with only the last one pending.
     fn check(&self, document: Document) -> Result<(), ManifestError> {
-        let inconsistent = |message: String| {
-            Err(ManifestError::Shape { document, message })
-        };
+        let inconsistent = |message: String| Err(ManifestError::Shape { document, message });
         let times = self
             .applied_at
             .iter()
             .map(|t| ("applied_at", t))
-            .chain(self.attempts.iter().map(|a| ("submitted_at", &a.submitted_at)))
+            .chain(
+                self.attempts
+                    .iter()
+                    .map(|a| ("submitted_at", &a.submitted_at)),
+            )
             .chain(self.savepoints.iter().map(|s| ("taken_at", &s.taken_at)));
         for (field, time) in times {
             if !crate::time::is_rfc3339(time) {
@@ -405,13 +409,23 @@ impl AppliedRecord {
         let texts = self
             .attempts
             .iter()
-            .flat_map(|a| [Some(&a.job_name), a.restore_from.as_ref(), a.reason.as_ref()])
+            .flat_map(|a| {
+                [
+                    Some(&a.job_name),
+                    a.restore_from.as_ref(),
+                    a.reason.as_ref(),
+                ]
+            })
             .chain(self.savepoints.iter().map(|s| Some(&s.path)))
             .chain([self.application.as_ref()])
             .flatten();
         for text in texts {
             // A reason is Flink's message lines; anything else is one line.
-            if text.chars().any(|c| c != '\n' && c != '\t' && (c.is_control() || crate::printable(&c.to_string()).len() > c.len_utf8())) {
+            if text.chars().any(|c| {
+                c != '\n'
+                    && c != '\t'
+                    && (c.is_control() || crate::printable(&c.to_string()).len() > c.len_utf8())
+            }) {
                 return inconsistent(format!(
                     "`{}` holds a control character",
                     crate::printable(text)
@@ -480,7 +494,8 @@ mod tests {
 
     fn record() -> AppliedRecord {
         let manifest = Manifest::from_plans([]);
-        let mut record = AppliedRecord::new("local", "customer-metrics", "flink", "9d1f2c4b7a3e5f60");
+        let mut record =
+            AppliedRecord::new("local", "customer-metrics", "flink", "9d1f2c4b7a3e5f60");
         record.streamform_version = "0.1.0".into();
         record.applied_at = Some("2026-08-27T10:12:03Z".into());
         record.jobs = vec![JOB.into()];
@@ -555,7 +570,9 @@ mod tests {
             "\"lineage\": \"9d1f2c4b7a3e5f60\",\n  \"backend\"",
         );
         assert_eq!(
-            AppliedRecord::from_json(&with_lineage).unwrap_err().to_string(),
+            AppliedRecord::from_json(&with_lineage)
+                .unwrap_err()
+                .to_string(),
             "the applied record does not have the shape of record_version 1: `lineage` belongs to record_version 2"
         );
         let without_manifest = format!(
@@ -563,7 +580,9 @@ mod tests {
             &version_1()[..version_1().find(",\n  \"manifest\"").unwrap()]
         );
         assert_eq!(
-            AppliedRecord::from_json(&without_manifest).unwrap_err().to_string(),
+            AppliedRecord::from_json(&without_manifest)
+                .unwrap_err()
+                .to_string(),
             "the applied record does not have the shape of record_version 1: missing field `manifest`"
         );
     }
@@ -579,7 +598,10 @@ mod tests {
         assert_eq!(current.artifact, "");
         assert_eq!(current.outcome, Outcome::Running);
         assert_eq!(new.next_generation(), 2);
-        assert_eq!(AppliedRecord::from_json(&new.to_json_pretty()).unwrap(), new);
+        assert_eq!(
+            AppliedRecord::from_json(&new.to_json_pretty()).unwrap(),
+            new
+        );
         assert_eq!(new.clone().upgraded("other", "ffffffffffffffff"), new);
     }
 
@@ -692,7 +714,9 @@ mod tests {
             let bad = text.replace(from, to);
             assert_eq!(
                 AppliedRecord::from_json(&bad).unwrap_err().to_string(),
-                format!("the applied record does not have the shape of record_version 2: {message}")
+                format!(
+                    "the applied record does not have the shape of record_version 2: {message}"
+                )
             );
         }
     }
@@ -704,7 +728,9 @@ mod tests {
         assert_eq!(record.pending(), None);
         assert_eq!(record.next_generation(), 2);
         assert_eq!(
-            record.latest_savepoint(&"ab".repeat(32)).map(|s| s.generation),
+            record
+                .latest_savepoint(&"ab".repeat(32))
+                .map(|s| s.generation),
             Some(1)
         );
         assert_eq!(record.latest_savepoint(&"cd".repeat(32)), None);

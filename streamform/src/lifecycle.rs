@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use streamform_db::config::{Auth, FlinkTarget};
+use streamform_db::db::{FileContents, project_config};
 use streamform_db::target::{ChosenTarget, Need, applied_record_path, choose_target, lock_path};
 use streamform_db::{Database, Project};
-use streamform_db::db::{FileContents, project_config};
 use streamform_flink::deploy::{Deployer, Event, Failure, Step};
 use streamform_flink::gateway::ApplyError;
 use streamform_flink::http::{Connection, Credential, FlinkError, Service};
@@ -53,7 +53,9 @@ pub fn connect(
             .iter()
             .map(|d| crate::render::diagnostic(db, project, d, color))
             .collect();
-        stderr.push_str("error: streamform.yml has errors; fix them first (`streamform check` lists them)\n");
+        stderr.push_str(
+            "error: streamform.yml has errors; fix them first (`streamform check` lists them)\n",
+        );
         return Err((
             Output {
                 stdout: String::new(),
@@ -115,8 +117,13 @@ fn connection(target: &str, flink: &FlinkTarget, root: &Path) -> Result<Connecti
                 }
                 FileContents::NotUtf8 => {
                     return Err(cannot_run(
-                        format!("target `{target}` names the CA file `{file}`, which is not PEM text"),
-                        Some("flink.ca_file holds PEM certificates (-----BEGIN CERTIFICATE-----)".into()),
+                        format!(
+                            "target `{target}` names the CA file `{file}`, which is not PEM text"
+                        ),
+                        Some(
+                            "flink.ca_file holds PEM certificates (-----BEGIN CERTIFICATE-----)"
+                                .into(),
+                        ),
                     ));
                 }
                 FileContents::Unreadable(why) => {
@@ -135,14 +142,22 @@ fn connection(target: &str, flink: &FlinkTarget, root: &Path) -> Result<Connecti
             let value = std::env::var(variable).unwrap_or_default();
             if !value.is_empty() && !value.chars().all(|c| (' '..='~').contains(&c)) {
                 return Err(cannot_run(
-                    format!("the environment variable {variable} of target `{target}` holds a character an HTTP header cannot carry (a line break, a control character or a non-ASCII letter)"),
-                    Some(format!("set {variable} to the credential alone; a value read from a file often ends with a line break")),
+                    format!(
+                        "the environment variable {variable} of target `{target}` holds a character an HTTP header cannot carry (a line break, a control character or a non-ASCII letter)"
+                    ),
+                    Some(format!(
+                        "set {variable} to the credential alone; a value read from a file often ends with a line break"
+                    )),
                 ));
             }
             if value.is_empty() {
                 return Err(cannot_run(
-                    format!("target `{target}` takes its credential from the environment variable {variable}, which is not set"),
-                    Some(format!("set {variable} before running the command (CI systems keep it as a secret); streamform never stores it")),
+                    format!(
+                        "target `{target}` takes its credential from the environment variable {variable}, which is not set"
+                    ),
+                    Some(format!(
+                        "set {variable} before running the command (CI systems keep it as a secret); streamform never stores it"
+                    )),
                 ));
             }
             Some(match auth {
@@ -150,8 +165,13 @@ fn connection(target: &str, flink: &FlinkTarget, root: &Path) -> Result<Connecti
                 Auth::Basic(_) => {
                     if !value.contains(':') {
                         return Err(cannot_run(
-                            format!("the environment variable {variable} of target `{target}` does not hold user:password"),
-                            Some("flink.auth `basic` sends the variable's value as user:password".into()),
+                            format!(
+                                "the environment variable {variable} of target `{target}` does not hold user:password"
+                            ),
+                            Some(
+                                "flink.auth `basic` sends the variable's value as user:password"
+                                    .into(),
+                            ),
                         ));
                     }
                     Credential::Basic(value)
@@ -185,7 +205,9 @@ pub fn read_record(
     let record = match Running::from_json(&text) {
         Ok(Running::Record(record)) => record,
         Ok(Running::Manifest(_)) => {
-            return Err(refuse("it holds a plan manifest, not an applied record".into()));
+            return Err(refuse(
+                "it holds a plan manifest, not an applied record".into(),
+            ));
         }
         Err(e) => return Err(refuse(e.to_string())),
     };
@@ -215,9 +237,8 @@ pub fn read_record(
 /// The record as this build writes it: a record_version 1 record keeps its job and plan
 /// and gains a lineage; no record yet is an empty one.
 pub fn upgraded(record: Option<AppliedRecord>, connected: &Connected) -> AppliedRecord {
-    let lineage = || {
-        streamform_flink::deploy::new_lineage(&connected.application, &connected.target.name)
-    };
+    let lineage =
+        || streamform_flink::deploy::new_lineage(&connected.application, &connected.target.name);
     let mut record = match record {
         Some(record) => record.upgraded(&connected.application, &lineage()),
         None => AppliedRecord::new(
@@ -274,7 +295,10 @@ pub fn lock(root: &Path, target: &str) -> Result<Lock, (Output, u8)> {
         Err(e) => {
             return Err(cannot_run(
                 format!("cannot open the lock {relative}: {e}"),
-                Some(format!("make {} writable", root.join(".streamform/applied").display())),
+                Some(format!(
+                    "make {} writable",
+                    root.join(".streamform/applied").display()
+                )),
             ));
         }
     };
@@ -318,9 +342,9 @@ pub fn print_event(event: Event<'_>) {
         Event::Recovered { job, savepoint } => format!(
             "note: job {job} had stopped with savepoint {savepoint} after an earlier command gave up waiting; it is recorded now"
         ),
-        Event::Ended { job, state } => format!(
-            "note: the recorded job {job} is {state}: it ended without streamform"
-        ),
+        Event::Ended { job, state } => {
+            format!("note: the recorded job {job} is {state}: it ended without streamform")
+        }
         Event::Submitting {
             job,
             generation,
@@ -386,7 +410,11 @@ pub fn flink_error(error: &FlinkError, target: &str) -> (Output, u8) {
         FlinkError::Unreachable { service, .. } => format!(
             "is it running there? the address is `{}` of target `{target}` in streamform.yml{} (integration/up starts one on this machine)",
             field(service),
-            if *service == Service::JobManager { ", or the gateway's host with port 8081 when that is not set" } else { "" }
+            if *service == Service::JobManager {
+                ", or the gateway's host with port 8081 when that is not set"
+            } else {
+                ""
+            }
         ),
         FlinkError::Tls { reason, .. } if reason.contains("CA file") => format!(
             "`flink.ca_file` of target `{target}` must hold the PEM certificates (-----BEGIN CERTIFICATE-----) of the CA that signed the cluster's certificate"
@@ -401,11 +429,14 @@ pub fn flink_error(error: &FlinkError, target: &str) -> (Output, u8) {
             "check that `{}` of target `{target}` is {}",
             field(service),
             match service {
-                Service::Gateway => "the SQL Gateway's REST address (port 8083 by default), not the Flink UI's",
+                Service::Gateway =>
+                    "the SQL Gateway's REST address (port 8083 by default), not the Flink UI's",
                 Service::JobManager => "the JobManager's REST address (port 8081 by default)",
             }
         ),
-        FlinkError::TimedOut { .. } => "the outcome is unknown; run the command again, or raise --timeout".into(),
+        FlinkError::TimedOut { .. } => {
+            "the outcome is unknown; run the command again, or raise --timeout".into()
+        }
         FlinkError::Rejected { .. } => "see Flink's reason above".into(),
     };
     (
@@ -437,7 +468,9 @@ pub fn failure(failure: Failure, target: &str, record: &str) -> (Output, u8) {
             error: FlinkError::Rejected { reason },
             ..
         } => {
-            stderr.push_str("error: the savepoint could not be taken, so nothing was stopped\n  reason:\n");
+            stderr.push_str(
+                "error: the savepoint could not be taken, so nothing was stopped\n  reason:\n",
+            );
             for line in reason {
                 stderr.push_str(&format!("    {line}\n"));
             }
@@ -455,7 +488,10 @@ pub fn failure(failure: Failure, target: &str, record: &str) -> (Output, u8) {
         Failure::Flink { error, stopped, .. } => {
             let (mut out, code) = flink_error(&error, target);
             if stopped.is_some() {
-                out.stderr.push_str(&format!("  note: {}\n", stopped_note(&stopped).trim_start_matches("; ")));
+                out.stderr.push_str(&format!(
+                    "  note: {}\n",
+                    stopped_note(&stopped).trim_start_matches("; ")
+                ));
             }
             return (out, code);
         }

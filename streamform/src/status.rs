@@ -7,7 +7,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 use streamform_db::target::applied_record_path;
 use streamform_db::{Database, Project};
-use streamform_flink::deploy::{self, JobStatus, Observed, OtherJob, PendingStatus, SavepointStatus, Seen};
+use streamform_flink::deploy::{
+    self, JobStatus, Observed, OtherJob, PendingStatus, SavepointStatus, Seen,
+};
 use streamform_ir::record::Outcome;
 use streamform_ir::time::format_rfc3339;
 
@@ -29,7 +31,8 @@ pub fn status(
         Ok(c) => c,
         Err(refused) => return refused,
     };
-    let record = match lifecycle::read_record(root, &connected.target.name, &connected.application) {
+    let record = match lifecycle::read_record(root, &connected.target.name, &connected.application)
+    {
         Ok(r) => r,
         Err(refused) => return refused,
     };
@@ -211,7 +214,8 @@ pub fn stop(
     let target_name = connected.target.name.clone();
     let relative = applied_record_path(&target_name);
     let mut out = Output::default();
-    let nothing = format!("nothing to stop: nothing is recorded as applied to target `{target_name}`\n");
+    let nothing =
+        format!("nothing to stop: nothing is recorded as applied to target `{target_name}`\n");
     if !root.join(&relative).exists() {
         out.stdout = nothing;
         return (out, OK);
@@ -278,9 +282,8 @@ pub fn stop(
                 .rev()
                 .find(|s| s.job_id == job)
                 .map_or("(none recorded)".to_string(), |s| s.path.clone());
-            out.stdout = format!(
-                "nothing to stop: job {job} was stopped with savepoint {savepoint}\n"
-            );
+            out.stdout =
+                format!("nothing to stop: job {job} was stopped with savepoint {savepoint}\n");
             (out, OK)
         }
         seen => {

@@ -86,7 +86,10 @@ fn against_a_version_1_record_apply_prints_safe_and_says_the_state_is_lost() {
     record_as_applied(project.path());
     let out = streamform(&["apply"], project.path());
     insta::assert_snapshot!(rendered(&out, &gateway, project.path()));
-    assert_eq!(recorded_jobs(project.path()), ["9d1f2c4b7a3e5f6081c2d3e4f5a6b7c8"]);
+    assert_eq!(
+        recorded_jobs(project.path()),
+        ["9d1f2c4b7a3e5f6081c2d3e4f5a6b7c8"]
+    );
     let rebuilt = streamform(&["apply", "--rebuild"], project.path());
     assert_eq!(rebuilt.status.code(), Some(0));
     assert_eq!(gateway.jobs().len(), 1);
@@ -97,7 +100,10 @@ fn against_a_version_1_record_apply_prints_safe_and_says_the_state_is_lost() {
 fn above_compatible_apply_prints_the_whole_diff_and_refuses() {
     let gateway = fake_flink(Behaviour::default());
     let project = project_on(&gateway.address, "");
-    assert_eq!(streamform(&["apply"], project.path()).status.code(), Some(0));
+    assert_eq!(
+        streamform(&["apply"], project.path()).status.code(),
+        Some(0)
+    );
     add_an_accumulator(project.path());
     let out = streamform(&["apply"], project.path());
     insta::assert_snapshot!(rendered(&out, &gateway, project.path()));

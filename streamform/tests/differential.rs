@@ -423,7 +423,6 @@ fn cluster_jobs() -> Vec<String> {
     jobs
 }
 
-
 /// A cluster without the Kafka connector rejects the first view that reads a Kafka table
 /// (a view is validated, and its sources resolved, when it is created): apply prints the
 /// statement and Flink's reason, exits 1, starts no job, and leaves the previous record as
@@ -452,7 +451,10 @@ fn a_rejected_view_is_exit_1_with_flinks_reason_and_the_record_untouched() {
     );
     assert!(!stderr.contains("\tat "), "no stack frames: {stderr}");
     assert!(
-        !project.path().join(".streamform/applied/local.json").exists(),
+        !project
+            .path()
+            .join(".streamform/applied/local.json")
+            .exists(),
         "no record: nothing was submitted that could start a job"
     );
     assert_eq!(cluster_jobs(), jobs_before, "no job was started");
@@ -490,7 +492,9 @@ fn a_statement_set_rejected_late_is_reported_the_same_way() {
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
     assert!(
-        stdout.contains("ok: source readings\nok: model high_readings\nok: sink high_readings\nstarting job "),
+        stdout.contains(
+            "ok: source readings\nok: model high_readings\nok: sink high_readings\nstarting job "
+        ),
         "{stdout}"
     );
     assert!(
@@ -503,7 +507,11 @@ fn a_statement_set_rejected_late_is_reported_the_same_way() {
     );
     let record = std::fs::read_to_string(dir.join(".streamform/applied/local.json")).unwrap();
     let record = streamform_ir::record::AppliedRecord::from_json(&record).unwrap();
-    assert_eq!(record.attempts.len(), 1, "the attempt was recorded before submission");
+    assert_eq!(
+        record.attempts.len(),
+        1,
+        "the attempt was recorded before submission"
+    );
     assert_eq!(
         record.attempts[0].outcome,
         streamform_ir::record::Outcome::Failed
@@ -528,7 +536,12 @@ fn a_wrong_gateway_port_is_exit_2_naming_the_address() {
         "{}",
         text(&out.stderr)
     );
-    assert!(!project.path().join(".streamform/applied/local.json").exists());
+    assert!(
+        !project
+            .path()
+            .join(".streamform/applied/local.json")
+            .exists()
+    );
 }
 
 /// The record is written before anything that can start a job, so a record that cannot be
@@ -621,7 +634,10 @@ fn customer_metrics_keeps_its_state_across_stop_and_apply_and_rebuilds_only_on_r
 
     // apply again: nothing to apply, no new job.
     let shown = expect(&["apply", "--timeout", "120"], dir, 0);
-    assert!(shown.contains(&format!("nothing to apply: job {first} runs this plan")), "{shown}");
+    assert!(
+        shown.contains(&format!("nothing to apply: job {first} runs this plan")),
+        "{shown}"
+    );
     assert_eq!(running_jobs(dir), std::slice::from_ref(&first));
 
     // status: exit 0, RUNNING.
@@ -631,13 +647,21 @@ fn customer_metrics_keeps_its_state_across_stop_and_apply_and_rebuilds_only_on_r
     // stop: a savepoint, and nothing runs.
     let shown = expect(&["stop", "--timeout", "120"], dir, 0);
     let savepoint = record_of(dir).savepoints[0].path.clone();
-    assert!(shown.contains(&format!("ok: savepoint {savepoint} recorded")), "{shown}");
+    assert!(
+        shown.contains(&format!("ok: savepoint {savepoint} recorded")),
+        "{shown}"
+    );
     assert_eq!(running_jobs(dir), Vec::<String>::new());
     expect(&["status"], dir, 0);
 
     // apply: the job continues from the savepoint; 5 more gives 33, not 5.
     let shown = expect(&["apply", "--timeout", "120"], dir, 0);
-    assert!(shown.contains(&format!("ok: Flink reports the job restored from {savepoint}")), "{shown}");
+    assert!(
+        shown.contains(&format!(
+            "ok: Flink reports the job restored from {savepoint}"
+        )),
+        "{shown}"
+    );
     let second = record_of(dir).jobs[0].clone();
     assert_ne!(second, first);
     assert_eq!(running_jobs(dir), std::slice::from_ref(&second));
@@ -645,7 +669,11 @@ fn customer_metrics_keeps_its_state_across_stop_and_apply_and_rebuilds_only_on_r
     produce(&source, &[order(42, 5)]);
     let records = consume(&sink, boundary + 1);
     let after: Vec<Record> = records[boundary..].to_vec();
-    assert_eq!(total_of_42(&after), Some(33.0), "after the boundary: {after:?}");
+    assert_eq!(
+        total_of_42(&after),
+        Some(33.0),
+        "after the boundary: {after:?}"
+    );
     assert_eq!(
         normalize(&after).len(),
         1,
@@ -660,9 +688,15 @@ fn customer_metrics_keeps_its_state_across_stop_and_apply_and_rebuilds_only_on_r
         std::thread::sleep(Duration::from_millis(250));
     }
     let shown = expect(&["status"], dir, 1);
-    assert!(shown.contains(&format!("drift: the recorded job {second} is CANCEL")), "{shown}");
+    assert!(
+        shown.contains(&format!("drift: the recorded job {second} is CANCEL")),
+        "{shown}"
+    );
     let shown = expect(&["apply", "--timeout", "120"], dir, 0);
-    assert!(shown.contains(&format!("from savepoint {savepoint}")), "{shown}");
+    assert!(
+        shown.contains(&format!("from savepoint {savepoint}")),
+        "{shown}"
+    );
     let third = record_of(dir).jobs[0].clone();
     assert_eq!(running_jobs(dir), std::slice::from_ref(&third));
 
@@ -673,13 +707,17 @@ fn customer_metrics_keeps_its_state_across_stop_and_apply_and_rebuilds_only_on_r
     )
     .unwrap();
     let config = dir.join("streamform.yml");
-    let text_of = std::fs::read_to_string(&config)
-        .unwrap()
-        .replace("      - customer_id\n", "      - customer_id\n      - amount\n");
+    let text_of = std::fs::read_to_string(&config).unwrap().replace(
+        "      - customer_id\n",
+        "      - customer_id\n      - amount\n",
+    );
     std::fs::write(&config, text_of).unwrap();
     std::fs::remove_dir_all(dir.join("tests")).unwrap();
     let shown = expect(&["apply", "--timeout", "120"], dir, 1);
-    assert!(shown.contains("(plan verdict STATE INCOMPATIBLE), and Flink carries the state of job"), "{shown}");
+    assert!(
+        shown.contains("(plan verdict STATE INCOMPATIBLE), and Flink carries the state of job"),
+        "{shown}"
+    );
     assert!(shown.contains("streamform apply --rebuild"), "{shown}");
     assert_eq!(running_jobs(dir), std::slice::from_ref(&third));
 
@@ -700,14 +738,20 @@ fn a_job_that_fails_at_start_is_a_failed_apply_with_flinks_reason() {
     let suffix = run_suffix("fails");
     let project = scratch_project("customer-metrics", &suffix, &env().gateway);
     let sources = project.path().join("sources.yml");
-    let text_of = std::fs::read_to_string(&sources)
-        .unwrap()
-        .replace(&format!("topic: orders-{suffix}"), &format!("topic: missing-{suffix}"));
+    let text_of = std::fs::read_to_string(&sources).unwrap().replace(
+        &format!("topic: orders-{suffix}"),
+        &format!("topic: missing-{suffix}"),
+    );
     std::fs::write(&sources, text_of).unwrap();
     let shown = expect(&["apply", "--timeout", "120"], project.path(), 1);
-    assert!(shown.contains("was accepted, then failed while starting (Flink reports it FAILED)"), "{shown}");
     assert!(
-        shown.contains(&format!("Failed to get metadata for topics [missing-{suffix}]")),
+        shown.contains("was accepted, then failed while starting (Flink reports it FAILED)"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains(&format!(
+            "Failed to get metadata for topics [missing-{suffix}]"
+        )),
         "{shown}"
     );
     assert_eq!(

@@ -47,7 +47,9 @@ fn rendered(out: &Output, flink: &FakeFlink, project: &Path) -> String {
     let clean = |b: &[u8]| {
         let mut t = text(b).replace(&flink.address, "{flink}");
         if let Some(l) = &lineage {
-            t = t.replace(l.as_str(), "{lineage}").replace(&l[..12], "{lineage}");
+            t = t
+                .replace(l.as_str(), "{lineage}")
+                .replace(&l[..12], "{lineage}");
         }
         common::without_times(&t)
     };
@@ -86,9 +88,10 @@ fn change_the_key(project: &Path) {
     )
     .unwrap();
     let config = project.join("streamform.yml");
-    let text = std::fs::read_to_string(&config)
-        .unwrap()
-        .replace("      - customer_id\n", "      - customer_id\n      - amount\n");
+    let text = std::fs::read_to_string(&config).unwrap().replace(
+        "      - customer_id\n",
+        "      - customer_id\n      - amount\n",
+    );
     std::fs::write(&config, text).unwrap();
     std::fs::remove_dir_all(project.join("tests")).unwrap();
 }
@@ -112,8 +115,16 @@ fn the_first_apply_starts_a_job_with_the_id_name_and_tags_streamform_chose() {
     assert_eq!(state.jobs[0].id, job);
     assert_eq!(state.jobs[0].name, "streamform/customer-metrics/local");
     assert_eq!(
-        state.jobs[0].tags.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
-        ["streamform.target", "streamform.generation", "streamform.artifact"]
+        state.jobs[0]
+            .tags
+            .iter()
+            .map(|(k, _)| k.as_str())
+            .collect::<Vec<_>>(),
+        [
+            "streamform.target",
+            "streamform.generation",
+            "streamform.artifact"
+        ]
     );
 }
 
@@ -126,7 +137,11 @@ fn an_unchanged_apply_with_the_job_running_submits_nothing() {
     let statements = flink.count("POST /v2/sessions");
     let out = run(&["apply"], project.path(), &[]);
     insta::assert_snapshot!(rendered(&out, &flink, project.path()));
-    assert_eq!(flink.count("POST /v2/sessions"), statements, "no session opened");
+    assert_eq!(
+        flink.count("POST /v2/sessions"),
+        statements,
+        "no session opened"
+    );
     assert_eq!(flink.jobs().len(), 1);
     assert_eq!(record(project.path()).attempts, before.attempts);
 }
@@ -140,9 +155,18 @@ fn status_is_exit_0_while_the_recorded_job_runs_and_1_once_it_is_cancelled() {
     let out = run(&["status"], project.path(), &[]);
     ok(&out);
     let stdout = text(&out.stdout);
-    assert!(stdout.contains(&format!("job:        {job}, generation 1\n")), "{stdout}");
-    assert!(stdout.contains("state:      RUNNING since 2026-"), "{stdout}");
-    assert!(stdout.ends_with("ok: the recorded job runs the recorded plan\n"), "{stdout}");
+    assert!(
+        stdout.contains(&format!("job:        {job}, generation 1\n")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("state:      RUNNING since 2026-"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.ends_with("ok: the recorded job runs the recorded plan\n"),
+        "{stdout}"
+    );
     flink.set_state(&job, "CANCELED");
     let out = run(&["status"], project.path(), &[]);
     assert_eq!(out.status.code(), Some(1));
@@ -183,7 +207,10 @@ fn stop_records_a_savepoint_and_the_next_apply_continues_from_it() {
     insta::assert_snapshot!("apply_after_stop", rendered(&out, &flink, project.path()));
     let after = record(project.path());
     assert_eq!(after.attempts[1].action, Action::Restore);
-    assert_eq!(after.attempts[1].restore_from.as_deref(), Some(savepoint.as_str()));
+    assert_eq!(
+        after.attempts[1].restore_from.as_deref(),
+        Some(savepoint.as_str())
+    );
     assert_eq!(running(&flink), [after.jobs[0].clone()]);
     let out = run(&["stop"], project.path(), &[]);
     ok(&out);
@@ -278,7 +305,11 @@ fn an_apply_interrupted_before_flink_knew_the_job_reuses_its_id() {
     );
     ok(&run(&["apply"], project.path(), &[]));
     let after = record(project.path());
-    assert_eq!(after.jobs, std::slice::from_ref(&job), "the same id, so no second job can exist");
+    assert_eq!(
+        after.jobs,
+        std::slice::from_ref(&job),
+        "the same id, so no second job can exist"
+    );
     assert_eq!(after.attempts.len(), 1);
     assert_eq!(running(&flink), [job]);
 }
@@ -410,7 +441,9 @@ fn a_bearer_token_from_the_environment_is_sent_and_never_shown() {
     let flink = fake_flink_https(
         Behaviour {
             token: Some(token.into()),
-            savepoint_fails: Some("org.apache.flink.runtime.checkpoint.CheckpointException: refused for sf-test-token-4f9d2a7c1b"),
+            savepoint_fails: Some(
+                "org.apache.flink.runtime.checkpoint.CheckpointException: refused for sf-test-token-4f9d2a7c1b",
+            ),
             ..Behaviour::default()
         },
         &certificate,
@@ -437,13 +470,21 @@ fn a_bearer_token_from_the_environment_is_sent_and_never_shown() {
     );
     let env = [("FLINK_TOKEN", token)];
     let mut shown = String::new();
-    for args in [&["apply"][..], &["status"], &["status", "--json"], &["stop"]] {
+    for args in [
+        &["apply"][..],
+        &["status"],
+        &["status", "--json"],
+        &["stop"],
+    ] {
         let out = run(args, project.path(), &env);
         shown.push_str(&text(&out.stdout));
         shown.push_str(&text(&out.stderr));
     }
     assert!(shown.contains("ok: applied\n"), "{shown}");
-    assert!(shown.contains("the savepoint could not be taken"), "{shown}");
+    assert!(
+        shown.contains("the savepoint could not be taken"),
+        "{shown}"
+    );
     shown.push_str(
         &std::fs::read_to_string(project.path().join(".streamform/applied/local.json")).unwrap(),
     );
@@ -464,7 +505,8 @@ fn the_previous_plan_applied_again_continues_from_the_savepoint_its_job_left() {
     let project = project_on(&flink.address, "");
     ok(&run(&["apply"], project.path(), &[]));
     let first = record(project.path()).jobs[0].clone();
-    let original = std::fs::read_to_string(project.path().join("models/customer_metrics.sql")).unwrap();
+    let original =
+        std::fs::read_to_string(project.path().join("models/customer_metrics.sql")).unwrap();
     let config = std::fs::read_to_string(project.path().join("streamform.yml")).unwrap();
     let fixtures = project.path().join("tests/customer_metrics.yml");
     let fixture = std::fs::read_to_string(&fixtures).unwrap();
@@ -488,7 +530,10 @@ fn the_previous_plan_applied_again_continues_from_the_savepoint_its_job_left() {
         "{stdout}"
     );
     let after = record(project.path());
-    assert_eq!(after.attempts[2].restore_from.as_deref(), Some(kept.path.as_str()));
+    assert_eq!(
+        after.attempts[2].restore_from.as_deref(),
+        Some(kept.path.as_str())
+    );
     assert_eq!(running(&flink), after.jobs);
 }
 
@@ -536,7 +581,11 @@ fn a_job_that_does_not_report_its_restore_is_cancelled_and_the_savepoint_kept() 
     flink.behave(|b| b.ignore_restore = false);
     let out = run(&["apply"], project.path(), &[]);
     ok(&out);
-    assert!(text(&out.stdout).contains("ok: Flink reports the job restored from file:/fake/savepoints/savepoint-1\n"));
+    assert!(
+        text(&out.stdout).contains(
+            "ok: Flink reports the job restored from file:/fake/savepoints/savepoint-1\n"
+        )
+    );
 }
 
 #[test]
@@ -600,7 +649,8 @@ fn a_lock_that_is_not_a_file_and_a_credential_with_a_line_break_are_refused() {
     let out = run(&["stop"], project.path(), &[("FLINK_TOKEN", "abc")]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        text(&out.stderr).starts_with("error: the lock .streamform/applied/local.lock is not a regular file\n"),
+        text(&out.stderr)
+            .starts_with("error: the lock .streamform/applied/local.lock is not a regular file\n"),
         "{}",
         text(&out.stderr)
     );

@@ -76,15 +76,26 @@ fn nothing_recorded_starts_fresh() {
         seen: Seen::Missing,
         others: Vec::new(),
     };
-    assert_eq!(decide(None, &nothing, A, false), submit(Action::Start, false, false));
-    assert_eq!(decide(None, &nothing, A, true), submit(Action::Rebuild, false, false));
+    assert_eq!(
+        decide(None, &nothing, A, false),
+        submit(Action::Start, false, false)
+    );
+    assert_eq!(
+        decide(None, &nothing, A, true),
+        submit(Action::Rebuild, false, false)
+    );
 }
 
 #[test]
 fn the_same_artifact_running_is_up_to_date() {
     let r = record(Outcome::Running, None);
     assert_eq!(
-        decide(Some(&r), &observed(&r, Seen::Running(detail("RUNNING"))), A, false),
+        decide(
+            Some(&r),
+            &observed(&r, Seen::Running(detail("RUNNING"))),
+            A,
+            false
+        ),
         Decision::UpToDate {
             job: JOB.into(),
             since: 1_000
@@ -103,7 +114,10 @@ fn a_changed_artifact_is_refused_running_or_not_and_rebuilt_on_request() {
             running: true
         })
     );
-    assert_eq!(decide(Some(&r), &running, B, true), submit(Action::Rebuild, false, true));
+    assert_eq!(
+        decide(Some(&r), &running, B, true),
+        submit(Action::Rebuild, false, true)
+    );
     let stopped = record(Outcome::Stopped, Some(A));
     let finished = observed(&stopped, Seen::Ended(detail("FINISHED")));
     assert_eq!(
@@ -113,14 +127,20 @@ fn a_changed_artifact_is_refused_running_or_not_and_rebuilt_on_request() {
             running: false
         })
     );
-    assert_eq!(decide(Some(&stopped), &finished, B, true), submit(Action::Rebuild, false, false));
+    assert_eq!(
+        decide(Some(&stopped), &finished, B, true),
+        submit(Action::Rebuild, false, false)
+    );
 }
 
 #[test]
 fn a_rebuild_of_the_same_artifact_stops_and_starts_empty() {
     let r = record(Outcome::Running, None);
     let running = observed(&r, Seen::Running(detail("RUNNING")));
-    assert_eq!(decide(Some(&r), &running, A, true), submit(Action::Rebuild, false, true));
+    assert_eq!(
+        decide(Some(&r), &running, A, true),
+        submit(Action::Rebuild, false, true)
+    );
 }
 
 #[test]
@@ -138,13 +158,23 @@ fn a_stopped_job_of_the_same_artifact_restores_from_its_savepoint() {
 fn a_job_ended_outside_restores_from_the_latest_savepoint_of_its_artifact_or_is_lost() {
     let with = record(Outcome::Running, Some(A));
     assert_eq!(
-        decide(Some(&with), &observed(&with, Seen::Ended(detail("CANCELED"))), A, false),
+        decide(
+            Some(&with),
+            &observed(&with, Seen::Ended(detail("CANCELED"))),
+            A,
+            false
+        ),
         submit(Action::Restore, true, false)
     );
     // A savepoint of another artifact cannot be used.
     let other = record(Outcome::Running, Some(B));
     assert_eq!(
-        decide(Some(&other), &observed(&other, Seen::Ended(detail("CANCELED"))), A, false),
+        decide(
+            Some(&other),
+            &observed(&other, Seen::Ended(detail("CANCELED"))),
+            A,
+            false
+        ),
         Decision::Refuse(Refusal::StateLost {
             job: JOB.into(),
             state: "CANCELED".into()
@@ -171,7 +201,10 @@ fn a_restarting_job_is_refused_unless_rebuilt() {
             state: "RESTARTING".into()
         })
     );
-    assert_eq!(decide(Some(&r), &restarting, A, true), submit(Action::Rebuild, false, true));
+    assert_eq!(
+        decide(Some(&r), &restarting, A, true),
+        submit(Action::Rebuild, false, true)
+    );
 }
 
 #[test]
@@ -204,14 +237,23 @@ fn a_version_1_record_job_is_untracked_while_it_runs() {
             running: true
         })
     );
-    assert_eq!(decide(Some(&r), &running, A, true), submit(Action::Rebuild, false, true));
+    assert_eq!(
+        decide(Some(&r), &running, A, true),
+        submit(Action::Rebuild, false, true)
+    );
 }
 
 #[test]
 fn ids_triggers_and_configuration_are_fixed_by_lineage_generation_and_job() {
-    assert_eq!(job_id("0123456789abcdef", 10), "0123456789abcdef000000000000000a");
+    assert_eq!(
+        job_id("0123456789abcdef", 10),
+        "0123456789abcdef000000000000000a"
+    );
     assert_eq!(stop_trigger(JOB), stop_trigger(JOB));
-    assert_ne!(stop_trigger(JOB), stop_trigger("0123456789abcdef0000000000000002"));
+    assert_ne!(
+        stop_trigger(JOB),
+        stop_trigger("0123456789abcdef0000000000000002")
+    );
     assert_eq!(stop_trigger(JOB).len(), 32);
     let mut attempt = record(Outcome::Pending, None).attempts.remove(0);
     attempt.restore_from = Some("file:/sp/savepoint-1".into());
@@ -220,10 +262,14 @@ fn ids_triggers_and_configuration_are_fixed_by_lineage_generation_and_job() {
         config.into_iter().collect::<Vec<_>>(),
         [
             ("$internal.pipeline.job-id".to_string(), JOB.to_string()),
-            ("execution.state-recovery.path".into(), "file:/sp/savepoint-1".into()),
+            (
+                "execution.state-recovery.path".into(),
+                "file:/sp/savepoint-1".into()
+            ),
             (
                 "pipeline.global-job-parameters".into(),
-                "streamform.target:local,streamform.generation:1,streamform.artifact:aaaaaaaaaaaa".into()
+                "streamform.target:local,streamform.generation:1,streamform.artifact:aaaaaaaaaaaa"
+                    .into()
             ),
             ("pipeline.name".into(), "streamform/app/local".into()),
         ]
@@ -256,11 +302,21 @@ fn statements_that_ran_before_go_back_to_their_own_savepoint() {
         stop_first: stop.then(|| JOB.to_string()),
     };
     assert_eq!(
-        decide(Some(&r), &observed(&r, Seen::Running(detail("RUNNING"))), B, false),
+        decide(
+            Some(&r),
+            &observed(&r, Seen::Running(detail("RUNNING"))),
+            B,
+            false
+        ),
         back(true)
     );
     assert_eq!(
-        decide(Some(&r), &observed(&r, Seen::Ended(detail("CANCELED"))), B, false),
+        decide(
+            Some(&r),
+            &observed(&r, Seen::Ended(detail("CANCELED"))),
+            B,
+            false
+        ),
         back(false)
     );
 }
@@ -269,7 +325,12 @@ fn statements_that_ran_before_go_back_to_their_own_savepoint() {
 fn a_job_still_finishing_its_stop_is_refused_not_up_to_date() {
     let r = record(Outcome::Stopped, Some(A));
     assert_eq!(
-        decide(Some(&r), &observed(&r, Seen::Running(detail("RUNNING"))), A, false),
+        decide(
+            Some(&r),
+            &observed(&r, Seen::Running(detail("RUNNING"))),
+            A,
+            false
+        ),
         Decision::Refuse(Refusal::Stopping { job: JOB.into() })
     );
 }

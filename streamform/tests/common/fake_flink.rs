@@ -139,8 +139,7 @@ pub fn fake_flink(behaviour: Behaviour) -> FakeFlink {
 /// `localhost`.
 pub fn fake_flink_https(behaviour: Behaviour, certificate: &str, key: &str) -> FakeFlink {
     use rustls::pki_types::pem::PemObject;
-    let certs: Vec<rustls::pki_types::CertificateDer<'static>> =
-        rustls_pemfile_certs(certificate);
+    let certs: Vec<rustls::pki_types::CertificateDer<'static>> = rustls_pemfile_certs(certificate);
     let key = rustls::pki_types::PrivateKeyDer::from_pem_slice(key.as_bytes()).unwrap();
     let config = rustls::ServerConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),

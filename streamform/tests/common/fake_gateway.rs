@@ -111,15 +111,13 @@ pub fn project_with_gateway(gateway: &str) -> tempfile::TempDir {
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/customer-metrics");
     super::copy_dir(&example, dir.path());
     let config = dir.path().join("streamform.yml");
-    let text = std::fs::read_to_string(&config)
-        .unwrap()
-        .replace(
-            "      gateway: http://localhost:8083\n",
-            &format!(
-                "      gateway: {gateway}\n      jobmanager: {}\n",
-                jobmanager.address
-            ),
-        );
+    let text = std::fs::read_to_string(&config).unwrap().replace(
+        "      gateway: http://localhost:8083\n",
+        &format!(
+            "      gateway: {gateway}\n      jobmanager: {}\n",
+            jobmanager.address
+        ),
+    );
     std::fs::write(&config, text).unwrap();
     dir
 }
