@@ -66,14 +66,9 @@ struct RawFlink {
     jobmanager: Option<Spanned<String>>,
     savepoints: Option<Spanned<String>>,
     ca_file: Option<Spanned<String>>,
-    auth: Option<Spanned<RawAuth>>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawAuth {
-    bearer: Option<String>,
-    basic: Option<String>,
+    /// Read as a plain YAML value and checked by hand: a serde error would quote the
+    /// line, and a token pasted here by mistake must not be printed.
+    auth: Option<Spanned<yaml::YamlValue>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -703,39 +698,53 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
         }
         let auth = match &flink.auth {
             None => None,
-            Some(auth) => match (&auth.value.bearer, &auth.value.basic) {
-                (Some(var), None) | (None, Some(var)) if is_variable_name(var) => {
-                    Some(if auth.value.bearer.is_some() {
-                        Auth::Bearer(var.clone())
-                    } else {
-                        Auth::Basic(var.clone())
-                    })
+            Some(auth) => {
+                let at = Some(span_of(auth, text));
+                let shape_help = "write `auth: {bearer: VAR}` for a token, or `auth: {basic: VAR}` where $VAR holds user:password";
+                let entries: Vec<(&String, &Spanned<yaml::YamlValue>)> = match &auth.value {
+                    yaml::YamlValue::Map(map) => map.iter().collect(),
+                    _ => Vec::new(),
+                };
+                let (scheme, value) = match entries.as_slice() {
+                    [(scheme, value)] if *scheme == "bearer" || *scheme == "basic" => {
+                        (scheme.as_str(), &value.value)
+                    }
+                    _ => {
+                        // Not echoed: what is there may be the secret itself.
+                        diags.push(
+                            Diagnostic::error(
+                                path,
+                                format!("target `{name}`: flink.auth needs exactly one of `bearer` and `basic`, naming an environment variable"),
+                            )
+                            .with_span(at)
+                            .without_excerpt()
+                            .with_help(shape_help),
+                        );
+                        continue;
+                    }
+                };
+                match value {
+                    yaml::YamlValue::String(var) if is_variable_name(var) => {
+                        Some(if scheme == "bearer" {
+                            Auth::Bearer(var.clone())
+                        } else {
+                            Auth::Basic(var.clone())
+                        })
+                    }
+                    _ => {
+                        diags.push(
+                            Diagnostic::error(
+                                path,
+                                format!("target `{name}`: flink.auth holds something other than an environment variable's name (letters, digits and `_`)"),
+                            )
+                            .with_span(at)
+                            .without_excerpt()
+                            .with_help(format!("flink.auth takes the name of the variable that holds the credential, not the credential; {credential_help}")),
+                        );
+                        continue;
+                    }
                 }
-                (Some(_), None) | (None, Some(_)) => {
-                    // Not echoed: a value that is not a variable's name may be the secret.
-                    diags.push(
-                        Diagnostic::error(
-                            path,
-                            format!("target `{name}`: flink.auth holds something other than an environment variable's name (letters, digits and `_`)"),
-                        )
-                        .with_span(Some(span_of(auth, text)))
-                        .without_excerpt()
-                        .with_help(format!("flink.auth takes the name of the variable that holds the credential, not the credential; {credential_help}")),
-                    );
-                    None
-                }
-                _ => {
-                    diags.push(
-                        Diagnostic::error(
-                            path,
-                            format!("target `{name}`: flink.auth needs exactly one of `bearer` and `basic`"),
-                        )
-                        .with_span(Some(span_of(auth, text)))
-                        .with_help("write `auth: {bearer: VAR}` for a token, or `auth: {basic: VAR}` where $VAR holds user:password"),
-                    );
-                    None
-                }
-            },
+            }
         };
         if diags.len() > before {
             continue;
