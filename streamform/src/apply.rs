@@ -160,11 +160,28 @@ pub fn apply(
                 out.stdout.push_str(&rebuild_notes(db, project, &startup));
                 let kept = stop_first
                     .and_then(|job| record.savepoints.iter().rev().find(|s| s.job_id == job));
-                if let Some(kept) = kept {
-                    out.stdout.push_str(&format!(
-                        "note: the savepoint of the replaced job {}, {}, stays in the record: applying the previous plan again continues from it\n",
-                        kept.job_id, kept.path
-                    ));
+                let current = record.current().map(|a| a.artifact.as_str());
+                match kept {
+                    // The same statements, rebuilt: their older state is not brought back.
+                    Some(kept) if Some(kept.artifact.as_str()) == current => {
+                        out.stdout.push_str(&format!(
+                            "note: the savepoint of the replaced job {}, {}, stays in the record and on disk, but no apply continues from it: these statements started empty after it\n",
+                            kept.job_id, kept.path
+                        ));
+                    }
+                    Some(kept) if !kept.artifact.is_empty() => {
+                        out.stdout.push_str(&format!(
+                            "note: the savepoint of the replaced job {}, {}, stays in the record: applying the previous plan again continues from it\n",
+                            kept.job_id, kept.path
+                        ));
+                    }
+                    Some(kept) => {
+                        out.stdout.push_str(&format!(
+                            "note: the savepoint of the replaced job {}, {}, stays on disk; that job was started before deployments were tracked, so no apply continues from it\n",
+                            kept.job_id, kept.path
+                        ));
+                    }
+                    None => {}
                 }
             }
             (out, OK)
@@ -196,7 +213,7 @@ fn refused(
         }
         Refusal::StateLost { job, state } => (
             format!(
-                "the recorded job {job} is {state} and no savepoint of this plan is recorded: its state is lost"
+                "the recorded job {job} is {state} and no savepoint this plan can continue from is recorded (one taken before a --rebuild of it does not count): its state is lost"
             ),
             "`streamform apply --rebuild` starts the plan with empty state (its sources are read again from `kafka.startup`); `streamform stop` keeps a job's state for the next apply".into(),
         ),

@@ -340,7 +340,7 @@ pub fn print_event(event: Event<'_>) {
             format!("ok: job {job} stopped; savepoint {savepoint}")
         }
         Event::Recovered { job, savepoint } => format!(
-            "note: job {job} had stopped with savepoint {savepoint} after an earlier command gave up waiting; it is recorded now"
+            "note: job {job} had stopped with savepoint {savepoint}, which was not recorded (an earlier command gave up waiting, or the job was stopped through Flink's REST API); it is recorded now"
         ),
         Event::Ended { job, state } => {
             format!("note: the recorded job {job} is {state}: it ended without streamform")
@@ -474,7 +474,7 @@ pub fn failure(failure: Failure, target: &str, record: &str) -> (Output, u8) {
             for line in reason {
                 stderr.push_str(&format!("    {line}\n"));
             }
-            stderr.push_str(&format!("  help: the job runs on and {record} is unchanged; a savepoint needs a directory every Flink process can write: `flink.savepoints` of target `{target}`, or the cluster's execution.checkpointing.savepoint-dir\n"));
+            stderr.push_str(&format!("  help: the job runs on and no savepoint was recorded in {record}; a savepoint needs a directory every Flink process can write: `flink.savepoints` of target `{target}`, or the cluster's execution.checkpointing.savepoint-dir\n"));
             CANNOT_RUN
         }
         Failure::Flink {
@@ -526,7 +526,7 @@ pub fn failure(failure: Failure, target: &str, record: &str) -> (Output, u8) {
                 }
                 FlinkError::TimedOut { seconds, .. } => {
                     stderr.push_str(&format!(
-                        "error: the SQL Gateway did not finish {what} within {seconds}s; the outcome is unknown\n  help: the statement set was not sent, so no job was started and {record} is unchanged; run apply again, or raise --timeout{}\n",
+                        "error: the SQL Gateway did not finish {what} within {seconds}s; the outcome is unknown\n  help: the statement set was not sent, so no job was started and no attempt was recorded in {record}; run apply again, or raise --timeout{}\n",
                         stopped_note(&stopped)
                     ));
                     CANNOT_RUN

@@ -549,7 +549,7 @@ fn a_stop_that_finished_after_its_command_gave_up_is_recorded_by_the_next_comman
     assert_eq!(
         common::without_times(&text(&out.stdout)),
         format!(
-            "note: job {job} had stopped with savepoint file:/fake/savepoints/late-1 after an earlier command gave up waiting; it is recorded now\nnothing to stop: job {job} was stopped with savepoint file:/fake/savepoints/late-1\n"
+            "note: job {job} had stopped with savepoint file:/fake/savepoints/late-1, which was not recorded (an earlier command gave up waiting, or the job was stopped through Flink's REST API); it is recorded now\nnothing to stop: job {job} was stopped with savepoint file:/fake/savepoints/late-1\n"
         )
     );
     let recorded = record(project.path());
@@ -653,5 +653,22 @@ fn a_lock_that_is_not_a_file_and_a_credential_with_a_line_break_are_refused() {
             .starts_with("error: the lock .streamform/applied/local.lock is not a regular file\n"),
         "{}",
         text(&out.stderr)
+    );
+}
+
+#[test]
+fn a_rebuild_of_the_same_statements_says_its_old_savepoint_is_not_continued_from() {
+    let flink = fake_flink(Behaviour::default());
+    let project = project_on(&flink.address, "");
+    ok(&run(&["apply"], project.path(), &[]));
+    let first = record(project.path()).jobs[0].clone();
+    let out = run(&["apply", "--rebuild"], project.path(), &[]);
+    ok(&out);
+    assert!(
+        text(&out.stdout).ends_with(&format!(
+            "note: the savepoint of the replaced job {first}, file:/fake/savepoints/savepoint-1, stays in the record and on disk, but no apply continues from it: these statements started empty after it\n"
+        )),
+        "{}",
+        text(&out.stdout)
     );
 }
