@@ -513,8 +513,6 @@ pub enum Step {
     Observing,
     /// Stopping a job with a savepoint.
     Stopping,
-    /// Submitting the statements.
-    Submitting,
     /// Waiting for the job to run.
     Waiting,
 }
