@@ -1080,7 +1080,8 @@ pub struct Status {
     pub job: Option<JobStatus>,
     /// The last attempt, when its outcome is unknown.
     pub pending: Option<PendingStatus>,
-    /// The newest savepoint on record.
+    /// The savepoint the recorded job's statements would continue from (the newest usable
+    /// one of them), if any.
     pub savepoint: Option<SavepointStatus>,
     /// Jobs with this application's name, not ended, that the record does not know.
     pub other_jobs: Vec<OtherJob>,
@@ -1247,8 +1248,9 @@ pub fn status(
             other.id, other.state
         ));
     }
+    // The savepoint the recorded job's statements would continue from.
     let savepoint = record
-        .and_then(|r| r.savepoints.last())
+        .and_then(|r| r.latest_savepoint(&r.current()?.artifact))
         .map(|s| SavepointStatus {
             path: s.path.clone(),
             taken_at: s.taken_at.clone(),

@@ -454,7 +454,11 @@ impl Endpoint {
 /// `InvalidData` error of the stream).
 fn is_tls_failure(io: &std::io::Error) -> bool {
     let text = io.to_string().to_ascii_lowercase();
-    text.contains("certificate") || text.contains("handshake") || text.contains("tls")
+    // `received corrupt message`: a plain HTTP port answered the TLS handshake.
+    text.contains("certificate")
+        || text.contains("handshake")
+        || text.contains("tls")
+        || text.contains("corrupt message")
 }
 
 /// The start of a body for an error message.

@@ -73,6 +73,11 @@ pub fn apply(
     }
     drop(stderr);
 
+    {
+        let mut stdout = std::io::stdout().lock();
+        let _ = writeln!(stdout, "{}", compared.document.verdict_line());
+        let _ = stdout.flush();
+    }
     let name = lifecycle::application(db, project);
     let startup = chosen
         .kafka
@@ -99,11 +104,6 @@ pub fn apply(
     let mut record = lifecycle::upgraded(record, &connected);
     let relative = applied_record_path(&target_name);
     let document = &compared.document;
-    {
-        let mut stdout = std::io::stdout().lock();
-        let _ = writeln!(stdout, "{}", document.verdict_line());
-        let _ = stdout.flush();
-    }
     let manifest = application_manifest(db, project)
         .clone()
         .expect("every model compiled");

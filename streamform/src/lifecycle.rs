@@ -40,6 +40,18 @@ pub fn connect(
     timeout: Duration,
     color: bool,
 ) -> Result<Connected, (Output, u8)> {
+    let (application, chosen) = choose(db, project, target, color)?;
+    connect_to(application, chosen, root, timeout)
+}
+
+/// The project's name and the target a lifecycle command acts on (no compiled plan
+/// needed); streamform.yml's errors first, since a target with an error is left out.
+pub fn choose(
+    db: &Database,
+    project: Project,
+    target: Option<&str>,
+    color: bool,
+) -> Result<(String, ChosenTarget), (Output, u8)> {
     let read = project_config(db, project);
     // A target with an error is left out of the configuration; say why rather than that
     // there is no such target.
@@ -73,7 +85,7 @@ pub fn connect(
         Ok(None) => unreachable!("a lifecycle command always needs a target"),
         Err(refusal) => return Err(cannot_run(refusal.message, Some(refusal.help))),
     };
-    connect_to(config.name.clone(), chosen, root, timeout)
+    Ok((config.name.clone(), chosen))
 }
 
 /// Connects to a chosen target's JobManager, reading its CA file and credential.
@@ -407,11 +419,21 @@ pub fn flink_error(error: &FlinkError, target: &str) -> (Output, u8) {
         Service::JobManager => "flink.jobmanager",
     };
     let help = match error {
-        FlinkError::Unreachable { service, .. } => format!(
-            "is it running there? the address is `{}` of target `{target}` in streamform.yml{} (integration/up starts one on this machine)",
+        FlinkError::Unreachable {
+            service, address, ..
+        } => format!(
+            "is it running there? the address is `{}` of target `{target}` in streamform.yml{}{}",
             field(service),
             if *service == Service::JobManager {
                 ", or the gateway's host with port 8081 when that is not set"
+            } else {
+                ""
+            },
+            if ["localhost", "127.0.0.1", "[::1]"]
+                .iter()
+                .any(|h| address.contains(&format!("://{h}")))
+            {
+                " (integration/up starts one on this machine)"
             } else {
                 ""
             }

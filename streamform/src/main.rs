@@ -106,9 +106,10 @@ enum Command {
     /// the verdict. Then: when the recorded job runs this plan, nothing to apply (no new
     /// job); when the recorded job was stopped (or ended) and the plan is unchanged, a new
     /// job continues from its savepoint, and the restore is checked with Flink; when nothing
-    /// is recorded, a new job starts. A changed plan is refused before anything is touched,
-    /// because Flink carries state only across an identical statement set: --rebuild stops
-    /// the job with a savepoint (kept) and starts the new plan with empty state. Each job
+    /// is recorded, a new job starts; going back to statements that ran before continues
+    /// from the savepoint their job left. Any other change is refused before anything is
+    /// touched, because Flink carries state only across identical statements: --rebuild
+    /// stops the job with a savepoint (kept) and starts the new plan with empty state. Each job
     /// gets an id chosen by streamform and recorded before submission, and apply reports
     /// success only once the job runs. Exit 1 when apply refuses, Flink rejects a statement
     /// or the job fails while starting, or the backend cannot represent the application; 2
@@ -122,7 +123,7 @@ enum Command {
         #[arg(long, value_name = "NAME")]
         target: Option<String>,
         /// How long to wait for each statement, for the job to run and for a savepoint, in
-        /// seconds.
+        /// seconds (1 to 86400).
         #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
         timeout: u64,
         /// Replace the recorded job even though its state cannot be carried: stop it with a
@@ -136,8 +137,9 @@ enum Command {
     /// on record, and any other job of this application. Exit 0 when the cluster matches
     /// the record (the recorded job runs the recorded plan, or is stopped as recorded), 1
     /// on drift (the recorded job gone, failed, restarting or running another plan, an
-    /// unfinished apply, a second job of this application), 2 when the cluster cannot be
-    /// asked or the record cannot be read.
+    /// unfinished apply, a second job of this application), 2 when streamform.yml has
+    /// errors, the cluster cannot be asked, or the record cannot be read or belongs to
+    /// another target or project.
     Status {
         #[command(flatten)]
         project: ProjectArg,
@@ -147,7 +149,7 @@ enum Command {
         /// Print the status document (status_version 1) instead.
         #[arg(long)]
         json: bool,
-        /// How long to wait for each request to Flink, in seconds.
+        /// How long to wait for each request to Flink, in seconds (1 to 86400).
         #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=86_400))]
         timeout: u64,
     },
@@ -156,14 +158,17 @@ enum Command {
     /// The next apply of the same plan starts a job that continues from it. Exit 0 when the
     /// job was stopped (or nothing runs), 1 when the recorded job ended without streamform
     /// (no savepoint can be taken), 2 when the savepoint cannot be taken (the job runs on),
-    /// Flink cannot be reached, or the record cannot be read or written.
+    /// streamform.yml has errors, Flink cannot be reached, another command holds the
+    /// target's lock, or the record cannot be read or written or belongs to another target
+    /// or project.
     Stop {
         #[command(flatten)]
         project: ProjectArg,
         /// The target to stop (required when the project declares more than one).
         #[arg(long, value_name = "NAME")]
         target: Option<String>,
-        /// How long to wait for the savepoint, in seconds.
+        /// How long to wait for the savepoint and for each request to Flink, in seconds
+        /// (1 to 86400).
         #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
         timeout: u64,
     },

@@ -133,7 +133,7 @@ pub fn status(
                 format!(" from generation {}", s.generation)
             }
         )),
-        None => text.push_str("savepoint:  none recorded\n"),
+        None => text.push_str("savepoint:  none the recorded job's statements can continue from\n"),
     }
     if status.other_jobs.is_empty() {
         text.push_str("others:     no other job of this application\n");
@@ -207,19 +207,24 @@ pub fn stop(
     timeout: Duration,
     color: bool,
 ) -> (Output, u8) {
-    let connected = match lifecycle::connect(db, project, root, target, timeout, color) {
-        Ok(c) => c,
+    let (application, chosen) = match lifecycle::choose(db, project, target, color) {
+        Ok(chosen) => chosen,
         Err(refused) => return refused,
     };
-    let target_name = connected.target.name.clone();
+    let target_name = chosen.name.clone();
     let relative = applied_record_path(&target_name);
     let mut out = Output::default();
     let nothing =
         format!("nothing to stop: nothing is recorded as applied to target `{target_name}`\n");
-    if !root.join(&relative).exists() {
+    // Nothing recorded: nothing to connect to, lock or write.
+    if std::fs::symlink_metadata(root.join(&relative)).is_err() {
         out.stdout = nothing;
         return (out, OK);
     }
+    let connected = match lifecycle::connect_to(application, chosen, root, timeout) {
+        Ok(c) => c,
+        Err(refused) => return refused,
+    };
     let _lock = match lifecycle::lock(root, &target_name) {
         Ok(lock) => lock,
         Err(refused) => return refused,

@@ -672,3 +672,33 @@ fn a_rebuild_of_the_same_statements_says_its_old_savepoint_is_not_continued_from
         text(&out.stdout)
     );
 }
+
+#[test]
+fn an_http_port_asked_over_https_is_a_tls_failure_and_stop_without_a_record_needs_no_credential() {
+    // A plain HTTP server answers a TLS handshake with an HTTP error, as Flink's does.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let https = format!("https://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            use std::io::Write;
+            let _ = stream.write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n");
+        }
+    });
+    let project = project_on(&https, "      auth:\n        bearer: FLINK_TOKEN\n");
+    let out = run(&["status"], project.path(), &[("FLINK_TOKEN", "abcdef")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).starts_with(&format!(
+            "error: the TLS handshake with the JobManager's REST API at {https} failed: "
+        )),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run(&["stop"], project.path(), &[]);
+    ok(&out);
+    assert_eq!(
+        text(&out.stdout),
+        "nothing to stop: nothing is recorded as applied to target `local`\n"
+    );
+    assert!(!project.path().join(".streamform").exists());
+}
