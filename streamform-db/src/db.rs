@@ -181,6 +181,37 @@ pub struct SourcesResult {
     pub readable: bool,
 }
 
+/// What a model reading `source('name')` learns of sources.yml: narrow and span-free, so an
+/// edit to another source, or one that only moves text, re-lowers nothing that reads this one.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum SourceLookup {
+    /// The source, declared without errors (its span cleared).
+    Found(SourceDef),
+    /// sources.yml has errors that stop the source being read (they are its diagnostics).
+    Broken,
+    /// There is no sources.yml.
+    NoFile,
+    /// sources.yml declares no such source: the names it does declare.
+    Undeclared(Vec<String>),
+}
+
+/// Looks up one source for the models that read it.
+#[salsa::tracked(returns(ref))]
+pub fn source_lookup(db: &dyn Db, project: Project, name: String) -> SourceLookup {
+    let result = source_defs(db, project);
+    match result.sources.iter().find(|d| d.name == name) {
+        Some(def) => SourceLookup::Found(SourceDef {
+            span: 0..0,
+            ..def.clone()
+        }),
+        None if result.broken.contains(&name) || (result.present && !result.readable) => {
+            SourceLookup::Broken
+        }
+        None if !result.present => SourceLookup::NoFile,
+        None => SourceLookup::Undeclared(result.sources.iter().map(|d| d.name.clone()).collect()),
+    }
+}
+
 /// Reads and validates sources.yml; a missing file gives no sources and no diagnostics.
 #[salsa::tracked(returns(ref))]
 pub fn source_defs(db: &dyn Db, project: Project) -> SourcesResult {
@@ -392,8 +423,6 @@ pub fn lower_model(db: &dyn Db, project: Project, name: String) -> LowerResult {
     let Some(config) = &project_config(db, project).config else {
         return fail(Vec::new());
     };
-    let sources_result = source_defs(db, project);
-    let sources = &sources_result.sources;
     let models = model_files(db, project);
     let err = |message: String, help: String| {
         Diagnostic::error(path.clone(), message)
@@ -402,25 +431,20 @@ pub fn lower_model(db: &dyn Db, project: Project, name: String) -> LowerResult {
     };
     let contract;
     let upstream = match &reads.input {
-        Input::Source(s) => match sources.iter().find(|d| &d.name == s) {
-            Some(def) => Upstream::Source(def),
-            None if sources_result.broken.contains(s)
-                || (sources_result.present && !sources_result.readable) =>
-            {
-                // sources.yml's own diagnostics say what is wrong with it.
-                return fail(Vec::new());
-            }
-            None if !sources_result.present => {
+        Input::Source(s) => match source_lookup(db, project, s.clone()) {
+            SourceLookup::Found(def) => Upstream::Source(def),
+            // sources.yml's own diagnostics say what is wrong with it.
+            SourceLookup::Broken => return fail(Vec::new()),
+            SourceLookup::NoFile => {
                 return fail(vec![err(
                     format!("model `{name}` reads source('{s}'), but there is no sources.yml"),
                     format!("declare `{s}` in sources.yml beside streamform.yml"),
                 )]);
             }
-            None => {
+            SourceLookup::Undeclared(names) => {
                 let help = if models.contains_key(s) {
                     format!("`{s}` is a model; read it with ref('{s}')")
-                } else if let Some(close) = did_you_mean(s, sources.iter().map(|d| d.name.as_str()))
-                {
+                } else if let Some(close) = did_you_mean(s, names.iter().map(String::as_str)) {
                     format!("did you mean source('{close}')?")
                 } else {
                     "source() names a source declared in sources.yml".into()
@@ -441,7 +465,11 @@ pub fn lower_model(db: &dyn Db, project: Project, name: String) -> LowerResult {
                 )]);
             }
             if !models.contains_key(m) {
-                let help = if sources.iter().any(|d| &d.name == m) {
+                let help = if source_defs(db, project)
+                    .sources
+                    .iter()
+                    .any(|d| &d.name == m)
+                {
                     format!("`{m}` is a source; read it with source('{m}')")
                 } else if let Some(close) = did_you_mean(m, models.keys().map(String::as_str)) {
                     format!("did you mean ref('{close}')?")

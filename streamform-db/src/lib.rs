@@ -17,6 +17,7 @@ pub mod load;
 pub mod lower;
 pub mod sql;
 pub mod target;
+pub mod watch;
 pub mod yaml;
 
 pub use db::{Database, Db, FileContents, Project, SourceFile};

@@ -91,53 +91,258 @@ fn dangling_folder(path: &Path) -> Option<&Path> {
     })
 }
 
-/// The files directly under `dir` with extension `ext`, as project-relative paths, sorted.
-fn list(root: &Path, dir: &str, ext: &str) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
-        return Vec::new();
+/// Where project files come from: the disk, or memory (tests, tools). Every loader goes
+/// through this, so discovery and reading follow one set of rules.
+pub trait FileSystem {
+    /// What is at `path` (absolute, or relative to the process for the real disk).
+    fn read(&self, path: &Path) -> FileContents;
+    /// The names of the entries directly under `dir` that are not folders (a FIFO named
+    /// like a model is listed, and reported when read, rather than skipped).
+    fn entries(&self, dir: &Path) -> Vec<String>;
+    /// Whether `path` is a folder.
+    fn is_dir(&self, path: &Path) -> bool;
+}
+
+/// The real disk.
+pub struct RealFs;
+
+impl FileSystem for RealFs {
+    fn read(&self, path: &Path) -> FileContents {
+        read_contents(path)
+    }
+
+    fn entries(&self, dir: &Path) -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        entries
+            .filter_map(Result::ok)
+            .filter(|e| std::fs::metadata(e.path()).map_or(true, |m| !m.is_dir()))
+            .filter_map(|e| e.file_name().into_string().ok())
+            .collect()
+    }
+
+    fn is_dir(&self, path: &Path) -> bool {
+        path.is_dir()
+    }
+}
+
+/// Files in memory, by path: for tests and tools.
+#[derive(Default)]
+pub struct MemoryFs {
+    files: std::sync::Mutex<std::collections::BTreeMap<PathBuf, String>>,
+}
+
+impl MemoryFs {
+    /// A file system holding `files` (`(path, text)`) under `root`.
+    pub fn new(root: &Path, files: &[(&str, &str)]) -> MemoryFs {
+        let fs = MemoryFs::default();
+        for (path, text) in files {
+            fs.write(&root.join(path), text);
+        }
+        fs
+    }
+
+    /// Writes (or overwrites) a file.
+    pub fn write(&self, path: &Path, text: &str) {
+        self.files
+            .lock()
+            .expect("memory fs")
+            .insert(path.to_path_buf(), text.to_string());
+    }
+
+    /// Removes a file.
+    pub fn remove(&self, path: &Path) {
+        self.files.lock().expect("memory fs").remove(path);
+    }
+}
+
+impl FileSystem for MemoryFs {
+    fn read(&self, path: &Path) -> FileContents {
+        match self.files.lock().expect("memory fs").get(path) {
+            Some(text) => FileContents::Text(text.clone()),
+            None => FileContents::Missing,
+        }
+    }
+
+    fn entries(&self, dir: &Path) -> Vec<String> {
+        self.files
+            .lock()
+            .expect("memory fs")
+            .keys()
+            .filter(|p| p.parent() == Some(dir))
+            .filter_map(|p| p.file_name()?.to_str().map(str::to_string))
+            .collect()
+    }
+
+    fn is_dir(&self, path: &Path) -> bool {
+        self.files
+            .lock()
+            .expect("memory fs")
+            .keys()
+            .any(|p| p.starts_with(path) && p != path)
+    }
+}
+
+/// The folders a project's files are discovered in, with the extension each takes.
+const DISCOVERED: [(&str, &str); 2] = [("models", "sql"), ("tests", "yml")];
+
+/// Whether a project-relative path can be a project file: `streamform.yml`,
+/// `sources.yml`, `models/*.sql` or `tests/*.yml` (`.yaml` too), not hidden. What a watcher
+/// sees elsewhere (`build/`, `.streamform/`, `target/`, an editor's swap file) is not.
+pub fn is_project_file(relative: &str) -> bool {
+    if relative == "streamform.yml" || relative == "sources.yml" {
+        return true;
+    }
+    let Some((dir, name)) = relative.split_once('/') else {
+        return false;
     };
-    let mut out: Vec<String> = entries
-        .filter_map(Result::ok)
-        // Anything but a folder: a FIFO or a device named like a model is reported by
-        // read_contents rather than skipped without a word.
-        .filter(|e| std::fs::metadata(e.path()).map_or(true, |m| !m.is_dir()))
-        .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|n| !n.starts_with('.'))
-        .filter(|n| {
-            Path::new(n)
-                .extension()
-                .is_some_and(|x| x == ext || (ext == "yml" && x == "yaml"))
+    !name.contains('/')
+        && !name.starts_with('.')
+        && DISCOVERED.iter().any(|(d, ext)| {
+            *d == dir
+                && Path::new(name)
+                    .extension()
+                    .is_some_and(|x| x == *ext || (*ext == "yml" && x == "yaml"))
         })
+}
+
+/// The project files under `dir` (`models` or `tests`), as project-relative paths, sorted.
+fn discover(fs: &dyn FileSystem, root: &Path, dir: &str) -> Vec<String> {
+    let mut out: Vec<String> = fs
+        .entries(&root.join(dir))
+        .into_iter()
         .map(|n| format!("{dir}/{n}"))
+        .filter(|p| is_project_file(p))
         .collect();
     out.sort();
     out
 }
 
-/// Loads the project at `root` into a new input set of `db`.
+/// A project loaded into a database, with one input per file path: what a long-running
+/// command keeps between edits. A file that disappears keeps its input (as missing); a new
+/// file gets a new one.
+pub struct Workspace {
+    root: PathBuf,
+    project: Project,
+    files: std::collections::BTreeMap<String, SourceFile>,
+}
+
+impl Workspace {
+    /// Loads the project at `root`.
+    ///
+    /// # Errors
+    /// When `root` is not a folder or holds no `streamform.yml`.
+    pub fn load(db: &Database, fs: &dyn FileSystem, root: &Path) -> Result<Workspace, LoadError> {
+        if !fs.is_dir(root) {
+            return Err(LoadError::NotADirectory(root.to_path_buf()));
+        }
+        if fs.read(&root.join("streamform.yml")) == FileContents::Missing {
+            return Err(LoadError::NoProjectFile(root.to_path_buf()));
+        }
+        Ok(Workspace::discover(db, fs, root))
+    }
+
+    /// Discovers the project's files at `root`, whatever is there.
+    fn discover(db: &Database, fs: &dyn FileSystem, root: &Path) -> Workspace {
+        let mut files = std::collections::BTreeMap::new();
+        let mut file = |rel: &str| {
+            let input = SourceFile::new(db, rel.to_string(), fs.read(&root.join(rel)));
+            files.insert(rel.to_string(), input);
+            input
+        };
+        let config = file("streamform.yml");
+        let sources = file("sources.yml");
+        let models = discover(fs, root, "models")
+            .iter()
+            .map(|p| file(p))
+            .collect();
+        let fixtures = discover(fs, root, "tests")
+            .iter()
+            .map(|p| file(p))
+            .collect();
+        let project = Project::new(db, config, sources, models, fixtures);
+        Workspace {
+            root: root.to_path_buf(),
+            project,
+            files,
+        }
+    }
+
+    /// The project input.
+    pub fn project(&self) -> Project {
+        self.project
+    }
+
+    /// The project's folder.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Re-reads the project files among `changed` (project-relative paths; anything else is
+    /// ignored) and discovers models and fixtures added or removed, then sets exactly the
+    /// inputs whose contents changed, and the project's file lists when they changed.
+    /// Returns the paths whose contents changed (a removed file reads as missing), sorted.
+    pub fn refresh(
+        &mut self,
+        db: &mut Database,
+        fs: &dyn FileSystem,
+        changed: &[String],
+    ) -> Vec<String> {
+        use salsa::Setter;
+        let mut touched = std::collections::BTreeSet::new();
+        let listed: Vec<Vec<String>> = DISCOVERED
+            .iter()
+            .map(|(dir, _)| discover(fs, &self.root, dir))
+            .collect();
+        let known: Vec<Vec<String>> = [self.project.models(db), self.project.fixtures(db)]
+            .iter()
+            .map(|files| files.iter().map(|f| f.path(db).clone()).collect())
+            .collect();
+        let mut candidates: std::collections::BTreeSet<String> = changed
+            .iter()
+            .filter(|p| is_project_file(p))
+            .cloned()
+            .collect();
+        for (now, before) in listed.iter().zip(&known) {
+            candidates.extend(now.iter().filter(|p| !before.contains(p)).cloned());
+            candidates.extend(before.iter().filter(|p| !now.contains(p)).cloned());
+        }
+        for path in candidates {
+            let contents = fs.read(&self.root.join(&path));
+            match self.files.get(&path) {
+                Some(input) if *input.contents(db) == contents => {}
+                Some(input) => {
+                    input.set_contents(db).to(contents);
+                    touched.insert(path);
+                }
+                None => {
+                    let input = SourceFile::new(db, path.clone(), contents);
+                    self.files.insert(path.clone(), input);
+                    touched.insert(path);
+                }
+            }
+        }
+        let inputs = |paths: &Vec<String>| -> Vec<SourceFile> {
+            paths.iter().map(|p| self.files[p]).collect()
+        };
+        let (models, fixtures) = (inputs(&listed[0]), inputs(&listed[1]));
+        if *self.project.models(db) != models {
+            self.project.set_models(db).to(models);
+        }
+        if *self.project.fixtures(db) != fixtures {
+            self.project.set_fixtures(db).to(fixtures);
+        }
+        touched.into_iter().collect()
+    }
+}
+
+/// Loads the project at `root` from disk.
 ///
 /// # Errors
-/// `root` is not a directory, or has no streamform.yml.
+/// When `root` is not a folder or holds no `streamform.yml`.
 pub fn load_project(db: &Database, root: &Path) -> Result<Project, LoadError> {
-    if !root.is_dir() {
-        return Err(LoadError::NotADirectory(root.to_path_buf()));
-    }
-    if !root.join("streamform.yml").exists() {
-        return Err(LoadError::NoProjectFile(root.to_path_buf()));
-    }
-    let file = |rel: &str| SourceFile::new(db, rel.to_string(), read_contents(&root.join(rel)));
-    let models = list(root, "models", "sql")
-        .iter()
-        .map(|p| file(p))
-        .collect();
-    let fixtures = list(root, "tests", "yml").iter().map(|p| file(p)).collect();
-    Ok(Project::new(
-        db,
-        file("streamform.yml"),
-        file("sources.yml"),
-        models,
-        fixtures,
-    ))
+    Workspace::load(db, &RealFs, root).map(|w| w.project())
 }
 
 /// Loads one file outside the project's layout as an input: the running plan, a target's
@@ -146,33 +351,9 @@ pub fn load_file(db: &Database, shown: &str, path: &Path) -> SourceFile {
     SourceFile::new(db, shown.to_string(), read_contents(path))
 }
 
-/// Builds a project from in-memory files (`(relative path, text)`), for tests and tools.
+/// Builds a project from in-memory files (`(relative path, text)`), for tests and tools,
+/// discovered by the same rules as on disk.
 pub fn project_from_files(db: &Database, files: &[(&str, &str)]) -> Project {
-    let get = |rel: &str| {
-        let contents = files
-            .iter()
-            .find(|(p, _)| *p == rel)
-            .map_or(FileContents::Missing, |(_, t)| {
-                FileContents::Text((*t).to_string())
-            });
-        SourceFile::new(db, rel.to_string(), contents)
-    };
-    let under = |dir: &str, ext: &str| {
-        let mut paths: Vec<&str> = files
-            .iter()
-            .map(|(p, _)| *p)
-            .filter(|p| p.starts_with(dir) && p.ends_with(ext))
-            .collect();
-        paths.sort();
-        paths.into_iter().map(get).collect::<Vec<_>>()
-    };
-    let models = under("models/", ".sql");
-    let fixtures = under("tests/", ".yml");
-    Project::new(
-        db,
-        get("streamform.yml"),
-        get("sources.yml"),
-        models,
-        fixtures,
-    )
+    let root = Path::new("/project");
+    Workspace::discover(db, &MemoryFs::new(root, files), root).project()
 }

@@ -11,6 +11,7 @@ mod lifecycle;
 mod plan;
 mod render;
 mod status;
+mod watch;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -171,6 +172,24 @@ enum Command {
         /// (1 to 86400).
         #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
         timeout: u64,
+    },
+    /// Keep checking and testing the project as its files change.
+    ///
+    /// Runs check and every fixture, prints the results, then watches the project folder:
+    /// after each batch of saves it reruns exactly what the edited files reach and prints
+    /// what changed (new failures first, fixed fixtures, the diagnostics of the edited
+    /// files) and a summary line with the time taken. Files under build/, .streamform/,
+    /// target/ or hidden folders never trigger a run. Ctrl-C stops it (exit 0); exit 2 when
+    /// the project cannot be loaded or watched.
+    Watch {
+        #[command(flatten)]
+        project: ProjectArg,
+        /// Run only the fixtures of this model.
+        #[arg(long, value_name = "NAME")]
+        model: Option<String>,
+        /// Clear the terminal before each report.
+        #[arg(long)]
+        clear: bool,
     },
     /// Print the stable identity of the plan: node ids, digests, schemas, and contracts.
     ///
@@ -336,6 +355,11 @@ fn run(cli: Cli) -> ExitCode {
                 color,
             )
         }),
+        Command::Watch {
+            project,
+            model,
+            clear,
+        } => watch::watch(&project.project, model, clear, color),
         Command::Graph { project, format } => {
             with_project(&db, &project, color, |p| graph(&db, p, format, color))
         }
