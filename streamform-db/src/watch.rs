@@ -66,6 +66,8 @@ pub struct Changes {
     pub fixed: Vec<FixtureRun>,
     /// Fixtures that still fail, but differently.
     pub still_failing: Vec<FixtureRun>,
+    /// Fixtures that did not run before and pass now (new, or unblocked).
+    pub passing: Vec<FixtureRun>,
     /// Fixtures that ran before and no longer do (deleted, or blocked by an error).
     pub gone: Vec<String>,
     /// The diagnostics of the files that changed, and any diagnostic that is new.
@@ -82,6 +84,7 @@ pub fn compare(before: &Snapshot, after: &Snapshot, touched: &[String]) -> Chang
         new_failures: Vec::new(),
         fixed: Vec::new(),
         still_failing: Vec::new(),
+        passing: Vec::new(),
         gone: Vec::new(),
         diagnostics: Vec::new(),
     };
@@ -93,8 +96,10 @@ pub fn compare(before: &Snapshot, after: &Snapshot, touched: &[String]) -> Chang
                 changes.still_failing.push(run.clone());
             }
             Some(old) if !old.passed && !run.passed => {}
-            _ if !run.passed => changes.new_failures.push(run.clone()),
-            _ => {}
+            // Passed before, fails now; or new and failing.
+            Some(_) | None if !run.passed => changes.new_failures.push(run.clone()),
+            Some(_) => {}
+            None => changes.passing.push(run.clone()),
         }
     }
     changes.gone = before

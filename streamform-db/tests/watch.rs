@@ -149,7 +149,17 @@ fn a_broken_intermediate_save_is_a_diagnostic_and_the_next_save_clears_it() {
     let (touched, healed, _) = f.batch(&["models/big_refunds.sql"]);
     assert!(healed.diagnostics.is_empty());
     assert_eq!(healed.runs.len(), 3);
-    assert!(compare(&broken, &healed, &touched).diagnostics.is_empty());
+    let changes = compare(&broken, &healed, &touched);
+    assert!(changes.diagnostics.is_empty());
+    assert_eq!(
+        changes
+            .passing
+            .iter()
+            .map(|r| r.path.as_str())
+            .collect::<Vec<_>>(),
+        ["tests/big_refunds.yml"],
+        "the fixture runs again"
+    );
 }
 
 #[test]

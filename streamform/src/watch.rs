@@ -201,6 +201,9 @@ fn change_report(
     for run in &changes.fixed {
         out.push_str(&format!("fixed: {} ({})\n", run.path, run.model));
     }
+    for run in &changes.passing {
+        out.push_str(&format!("pass: {} ({})\n", run.path, run.model));
+    }
     for path in &changes.gone {
         out.push_str(&format!("not run: {path}\n"));
     }
