@@ -291,10 +291,6 @@ impl Workspace {
     ) -> Vec<String> {
         use salsa::Setter;
         let mut touched = std::collections::BTreeSet::new();
-        let listed: Vec<Vec<String>> = DISCOVERED
-            .iter()
-            .map(|(dir, _)| discover(fs, &self.root, dir))
-            .collect();
         let known: Vec<Vec<String>> = [self.project.models(db), self.project.fixtures(db)]
             .iter()
             .map(|files| files.iter().map(|f| f.path(db).clone()).collect())
@@ -303,6 +299,25 @@ impl Workspace {
             .iter()
             .filter(|p| is_project_file(p))
             .cloned()
+            .collect();
+        // A folder is listed again only when a file in it may have appeared or gone (a
+        // path the registry does not list there, or one that no longer reads): editing a
+        // file in place costs no listing.
+        let listed: Vec<Vec<String>> = DISCOVERED
+            .iter()
+            .zip(&known)
+            .map(|((dir, _), before)| {
+                let moved = candidates.iter().any(|p| {
+                    p.split_once('/').is_some_and(|(d, _)| d == *dir)
+                        && (!before.contains(p)
+                            || fs.read(&self.root.join(p)) == FileContents::Missing)
+                });
+                if moved {
+                    discover(fs, &self.root, dir)
+                } else {
+                    before.clone()
+                }
+            })
             .collect();
         for (now, before) in listed.iter().zip(&known) {
             candidates.extend(now.iter().filter(|p| !before.contains(p)).cloned());
