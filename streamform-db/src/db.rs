@@ -9,10 +9,10 @@ use std::sync::{Arc, Mutex};
 use streamform_ir::diff::{Hints, PlanDiff, UnusedHint};
 use streamform_ir::manifest::Manifest;
 use streamform_ir::record::Running;
-use streamform_ir::{Input, Materialized, ModelPlan, Node};
+use streamform_ir::{Input, Materialized, ModelPlan, Node, SinkTarget};
 
 use crate::config::{self, ProjectConfig, SourceDef};
-use crate::diagnostic::{Diagnostic, Severity, did_you_mean};
+use crate::diagnostic::{Anchor, Diagnostic, Severity, did_you_mean};
 use crate::fixture::{self, Expected, RowComparison};
 use crate::lower::{self, Contract, Declared, Upstream};
 use crate::sql::{self, ParsedModel, Reads};
@@ -179,6 +179,69 @@ pub struct SourcesResult {
     pub present: bool,
     /// Whether sources.yml was read and parsed.
     pub readable: bool,
+}
+
+/// What streamform.yml declares for one model, span-free, so an edit elsewhere in the file
+/// (a comment, another model's entry, a target) re-lowers nothing.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ModelSettings {
+    /// streamform.yml cannot be read; its own diagnostics say why.
+    NoConfig,
+    /// The model's entry has errors (its own diagnostics say which).
+    Invalid,
+    /// The declaration: append with no sink when the model has no entry.
+    Declared {
+        /// The declared materialization.
+        materialized: Materialized,
+        /// The sink, if declared.
+        sink: Option<SinkTarget>,
+    },
+}
+
+/// The declaration of model `name`.
+#[salsa::tracked(returns(ref))]
+pub fn model_settings(db: &dyn Db, project: Project, name: String) -> ModelSettings {
+    let Some(config) = &project_config(db, project).config else {
+        return ModelSettings::NoConfig;
+    };
+    match config.models.get(&name) {
+        Some(m) if m.invalid => ModelSettings::Invalid,
+        Some(m) => ModelSettings::Declared {
+            materialized: m.materialized.clone(),
+            sink: m.sink.clone(),
+        },
+        None => ModelSettings::Declared {
+            materialized: Materialized::Append,
+            sink: None,
+        },
+    }
+}
+
+/// `d` with its span filled in from its anchor, when it has one and no span.
+pub fn resolve_anchor(config: Option<&ProjectConfig>, d: &Diagnostic) -> Diagnostic {
+    let mut d = d.clone();
+    if d.span.is_none()
+        && let (Some(anchor), Some(config)) = (&d.anchor, config)
+    {
+        d.span = match anchor {
+            Anchor::ModelEntry(m) => config.models.get(m).map(|m| m.span.clone()),
+            Anchor::ModelKey(m) => config
+                .models
+                .get(m)
+                .map(|m| m.key_span.clone().unwrap_or_else(|| m.span.clone())),
+        };
+    }
+    d
+}
+
+/// Why model `name` does not lower, positioned in its files.
+pub fn lowering_diagnostics(db: &dyn Db, project: Project, name: &str) -> Vec<Diagnostic> {
+    let config = project_config(db, project).config.as_ref();
+    lower_model(db, project, name.to_string())
+        .diagnostics
+        .iter()
+        .map(|d| resolve_anchor(config, d))
+        .collect()
 }
 
 /// What a model reading `source('name')` learns of sources.yml: narrow and span-free, so an
@@ -420,8 +483,9 @@ pub fn lower_model(db: &dyn Db, project: Project, name: String) -> LowerResult {
     };
     let path = file.path(db).clone();
     let text = file_text(db, file).unwrap_or("");
-    let Some(config) = &project_config(db, project).config else {
-        return fail(Vec::new());
+    let (materialized, sink) = match model_settings(db, project, name.clone()) {
+        ModelSettings::Declared { materialized, sink } => (materialized, sink),
+        ModelSettings::NoConfig | ModelSettings::Invalid => return fail(Vec::new()),
     };
     let models = model_files(db, project);
     let err = |message: String, help: String| {
@@ -493,16 +557,9 @@ pub fn lower_model(db: &dyn Db, project: Project, name: String) -> LowerResult {
             }
         }
     };
-    let mc = config.models.get(&name);
-    if mc.is_some_and(|m| m.invalid) {
-        return fail(Vec::new());
-    }
-    let append = Materialized::Append;
     let declared = Declared {
-        materialized: mc.map_or(&append, |m| &m.materialized),
-        sink: mc.and_then(|m| m.sink.as_ref()),
-        config_span: mc.map(|m| m.span.clone()),
-        key_span: mc.and_then(|m| m.key_span.clone()),
+        materialized,
+        sink: sink.as_ref(),
     };
     match lower::lower_model(&path, &name, text, query, reads, &upstream, &declared) {
         Ok(plan) => LowerResult {
@@ -852,12 +909,7 @@ pub fn check_report(db: &dyn Db, project: Project) -> Vec<Diagnostic> {
     }
     for (name, file) in models {
         out.extend(model_syntax(db, *file).diagnostics.iter().cloned());
-        out.extend(
-            lower_model(db, project, name.clone())
-                .diagnostics
-                .iter()
-                .cloned(),
-        );
+        out.extend(lowering_diagnostics(db, project, name));
         if let (Some(plan), Some(mc)) = (
             model_plan(db, project, name.clone()),
             config.models.get(name),

@@ -29,6 +29,18 @@ pub struct Diagnostic {
     pub help: Option<String>,
     /// Whether the span's line may be quoted: not when it holds a secret.
     pub excerpt: bool,
+    /// What the diagnostic points at when a query that must not depend on positions made
+    /// it: the span is filled in from the anchor later (see `db::resolve_anchor`).
+    pub anchor: Option<Anchor>,
+}
+
+/// A place in `streamform.yml` named rather than positioned.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Anchor {
+    /// A model's entry under `models:`.
+    ModelEntry(String),
+    /// A model's `key:` (its entry when it has none).
+    ModelKey(String),
 }
 
 impl Diagnostic {
@@ -41,6 +53,7 @@ impl Diagnostic {
             message: message.into(),
             help: None,
             excerpt: true,
+            anchor: None,
         }
     }
 
@@ -55,6 +68,12 @@ impl Diagnostic {
     /// Sets the byte range the diagnostic points at (`None`: the whole file).
     pub fn with_span(mut self, span: Option<Range<usize>>) -> Diagnostic {
         self.span = span;
+        self
+    }
+
+    /// Points at `anchor`; the span is filled in where positions are known.
+    pub fn anchored(mut self, anchor: Anchor) -> Diagnostic {
+        self.anchor = Some(anchor);
         self
     }
 

@@ -29,7 +29,7 @@ use streamform_ir::{
 };
 
 use crate::config::SourceDef;
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Anchor, Diagnostic};
 use crate::sql::Reads;
 
 /// What a reader of `ref(model)` depends on: the model's Sink schema, changelog and
@@ -52,16 +52,13 @@ pub enum Upstream<'a> {
     Model(&'a str, &'a Contract),
 }
 
-/// The declaration streamform.yml makes for a model (defaults: append, no sink).
+/// The declaration streamform.yml makes for a model (defaults: append, no sink). Span-free:
+/// diagnostics about it are anchored to the model's entry and positioned later.
 pub struct Declared<'a> {
     /// The declared materialization (`Append` when the model has no entry).
     pub materialized: &'a Materialized,
     /// The `sink:` destination, if declared.
     pub sink: Option<&'a SinkTarget>,
-    /// Where the declaration is in streamform.yml, for diagnostics about it.
-    pub config_span: Option<std::ops::Range<usize>>,
-    /// Where `key:` is in streamform.yml, when written.
-    pub key_span: Option<std::ops::Range<usize>>,
 }
 
 fn arrow_type(t: DataType) -> ArrowType {
@@ -907,17 +904,12 @@ fn sink_changelog(l: &Lowering<'_>, declared: &Declared<'_>) -> Result<Changelog
     let model = l.model;
     let config_err = |message: String, help: String| {
         Diagnostic::error("streamform.yml", message)
-            .with_span(declared.config_span.clone())
+            .anchored(Anchor::ModelEntry(model.to_string()))
             .with_help(help)
     };
     let key_err = |message: String, help: String| {
         Diagnostic::error("streamform.yml", message)
-            .with_span(
-                declared
-                    .key_span
-                    .clone()
-                    .or_else(|| declared.config_span.clone()),
-            )
+            .anchored(Anchor::ModelKey(model.to_string()))
             .with_help(help)
     };
     let has_aggregate = l.nodes.iter().any(|n| n.id.kind == NodeKind::Aggregate);

@@ -285,3 +285,24 @@ fn a_streamform_yml_edit_reruns_what_it_changes() {
     assert!(after.diagnostics.is_empty(), "{:?}", after.diagnostics);
     assert_eq!(after.runs.len(), 3);
 }
+
+#[test]
+fn a_comment_or_another_models_entry_in_streamform_yml_relowers_nothing() {
+    let mut f = Fixture::new();
+    f.write("streamform.yml", &format!("# the shop's streams\n{CONFIG}"));
+    let (touched, after, log) = f.batch(&["streamform.yml"]);
+    assert_eq!(touched, ["streamform.yml"]);
+    assert!(after.runs.iter().all(|r| r.passed));
+    assert_eq!(count(&log, "lower_model"), 0, "{log:?}");
+    assert_eq!(count(&log, "fixture_result"), 0, "{log:?}");
+    // Declaring a sink for customer_metrics touches that model's settings alone.
+    f.write(
+        "streamform.yml",
+        &format!(
+            "# the shop's streams\n{CONFIG}    sink:\n      connector: kafka\n      topic: metrics\n      format: json\n"
+        ),
+    );
+    let (_, after, log) = f.batch(&["streamform.yml"]);
+    assert!(after.diagnostics.is_empty(), "{:?}", after.diagnostics);
+    assert_eq!(count(&log, "lower_model"), 1, "{log:?}");
+}

@@ -495,7 +495,7 @@ fn compiled_plan(
     if let Some(plan) = &lowered.plan {
         return Ok(plan.clone());
     }
-    let mut diags: Vec<Diagnostic> = lowered.diagnostics.clone();
+    let mut diags: Vec<Diagnostic> = db::lowering_diagnostics(db, project, name);
     if diags.is_empty() {
         diags = check_report(db, project)
             .iter()
