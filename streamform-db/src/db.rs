@@ -223,7 +223,7 @@ pub fn resolve_anchor(config: Option<&ProjectConfig>, d: &Diagnostic) -> Diagnos
     if d.span.is_none()
         && let (Some(anchor), Some(config)) = (&d.anchor, config)
     {
-        d.span = match anchor {
+        d.span = match anchor.as_ref() {
             Anchor::ModelEntry(m) => config.models.get(m).map(|m| m.span.clone()),
             Anchor::ModelKey(m) => config
                 .models

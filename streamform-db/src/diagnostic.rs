@@ -31,7 +31,7 @@ pub struct Diagnostic {
     pub excerpt: bool,
     /// What the diagnostic points at when a query that must not depend on positions made
     /// it: the span is filled in from the anchor later (see `db::resolve_anchor`).
-    pub anchor: Option<Anchor>,
+    pub anchor: Option<Box<Anchor>>,
 }
 
 /// A place in `streamform.yml` named rather than positioned.
@@ -73,7 +73,7 @@ impl Diagnostic {
 
     /// Points at `anchor`; the span is filled in where positions are known.
     pub fn anchored(mut self, anchor: Anchor) -> Diagnostic {
-        self.anchor = Some(anchor);
+        self.anchor = Some(Box::new(anchor));
         self
     }
 
