@@ -548,7 +548,7 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
             let s = span_of(&hint, text);
             let parsed = reference
                 .split_once('.')
-                .and_then(|(k, o)| Some((kind_of(k)?, ordinal(o)?)));
+                .and_then(|(k, o)| Some((NodeKind::from_id_name(k)?, ordinal(o)?)));
             let Some((kind, ordinal)) = parsed else {
                 diags.push(Diagnostic::error(path, format!("{what}: node hint `{reference}` is not of the form <kind>.<ordinal>")).with_span(Some(s)).with_help("write e.g. `aggregate.0`; kinds are source, filter, project, aggregate, sort, sink"));
                 continue;
@@ -796,30 +796,11 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
     )
 }
 
-fn kind_of(name: &str) -> Option<NodeKind> {
-    Some(match name {
-        "source" => NodeKind::Source,
-        "filter" => NodeKind::Filter,
-        "project" => NodeKind::Project,
-        "aggregate" => NodeKind::Aggregate,
-        "sort" => NodeKind::Sort,
-        "sink" => NodeKind::Sink,
-        _ => return None,
-    })
-}
-
-/// Splits `<model>::<kind>::<ordinal>` into its parts.
+/// Splits `<model>::<kind>::<ordinal>` into its parts (the IR's reading of a node id, with
+/// the model an SQL identifier).
 pub fn parse_node_id(id: &str) -> Option<(String, NodeKind, u32)> {
-    let mut parts = id.split("::");
-    let (Some(m), Some(k), Some(o), None) =
-        (parts.next(), parts.next(), parts.next(), parts.next())
-    else {
-        return None;
-    };
-    if !is_identifier(m) {
-        return None;
-    }
-    Some((m.to_string(), kind_of(k)?, ordinal(o)?))
+    let id = streamform_ir::NodeId::parse(id)?;
+    is_identifier(&id.model).then_some((id.model, id.kind, id.ordinal))
 }
 
 /// An ordinal as ids write it: digits without a leading zero (`0`, `12`, not `00`).

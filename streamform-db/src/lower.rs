@@ -616,17 +616,11 @@ impl Lowering<'_> {
         let DfExpr::AggregateFunction(AggregateFunction { func, params }) = inner else {
             return Err(self.err(format!("`{e}` is not an aggregate call"), crate::sql_help()));
         };
-        let func_kind = match func.name() {
-            "sum" => AggFunc::Sum,
-            "count" => AggFunc::Count,
-            "min" => AggFunc::Min,
-            "max" => AggFunc::Max,
-            other => {
-                return Err(self.err(
-                    format!("the aggregate `{other}` is not supported yet"),
-                    "the aggregates are sum, count, min and max",
-                ));
-            }
+        let Some(func_kind) = AggFunc::from_name(func.name()) else {
+            return Err(self.err(
+                format!("the aggregate `{}` is not supported yet", func.name()),
+                "the aggregates are sum, count, min and max",
+            ));
         };
         let arg = match params.args.as_slice() {
             [DfExpr::Column(c)] => Some(self.column(df, c)?),
@@ -640,27 +634,17 @@ impl Lowering<'_> {
                 ));
             }
         };
-        let name = format!(
-            "{}({})",
-            func_kind.name(),
-            arg.as_ref().map_or("*", |f| f.name.as_str())
-        );
-        let ty = match (func_kind, arg.as_ref().map(|f| f.ty)) {
-            (AggFunc::Count, _) => DataType::Int64,
-            (AggFunc::Sum, Some(DataType::Int32 | DataType::Int64)) => DataType::Int64,
-            (AggFunc::Sum, Some(DataType::Decimal { scale, .. })) => DataType::Decimal {
-                precision: 38,
-                scale,
-            },
-            (AggFunc::Sum, Some(DataType::Float64)) => DataType::Float64,
-            (AggFunc::Min | AggFunc::Max, Some(t)) if t != DataType::Boolean => t,
-            (_, Some(t)) => {
+        let name = func_kind.call_name(arg.as_ref().map(|f| f.name.as_str()));
+        let arg_type = arg.as_ref().map(|f| f.ty);
+        let ty = match (func_kind.accumulator_type(arg_type), arg_type) {
+            (Some(t), _) => t,
+            (None, Some(t)) => {
                 return Err(self.err(
                     format!("`{name}` is not supported over a {t} column"),
                     "sum takes numbers; min and max take numbers, strings and timestamps",
                 ));
             }
-            (_, None) => {
+            (None, None) => {
                 return Err(self.err(format!("`{name}` needs a column"), "write e.g. sum(amount)"));
             }
         };

@@ -15,7 +15,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::identity::{node_digests, sha256_hex};
-use crate::plan::{Changelog, Input, Materialized, ModelPlan, Node, NodeKind, Operator, State};
+use crate::plan::{Changelog, Input, Materialized, ModelPlan, Node, Operator, State};
 use crate::types::DataType;
 
 /// The `manifest_version` this build writes and reads.
@@ -426,15 +426,10 @@ impl Manifest {
         let mut ids = HashMap::new();
         for n in &self.nodes {
             let id = quote(&n.id);
-            let parts: Vec<&str> = n.id.split("::").collect();
-            let well_formed = matches!(parts.as_slice(), [model, kind, ordinal]
-                if !model.is_empty()
-                    && NodeKind::ALL.iter().any(|k| k.id_name() == *kind)
-                    && ordinal.parse::<u32>().is_ok_and(|o| o.to_string() == *ordinal));
-            if !well_formed {
+            let Some(parsed) = crate::plan::NodeId::parse(&n.id) else {
                 return Err(format!("node id `{id}` is not <model>::<kind>::<ordinal>"));
-            }
-            if parts[0] != n.model || parts[1] != n.operator {
+            };
+            if parsed.model != n.model || parsed.kind.id_name() != n.operator {
                 return Err(format!(
                     "node `{id}` says model `{}` and operator `{}`",
                     quote(&n.model),

@@ -173,6 +173,39 @@ impl AggFunc {
             AggFunc::Max => "max",
         }
     }
+
+    /// The function a lowercase name calls; the inverse of [`AggFunc::name`].
+    pub fn from_name(name: &str) -> Option<AggFunc> {
+        [AggFunc::Sum, AggFunc::Count, AggFunc::Min, AggFunc::Max]
+            .into_iter()
+            .find(|f| f.name() == name)
+    }
+
+    /// The accumulator (and result) type over an argument of type `arg` (`None` for
+    /// `count(*)`), by DECISIONS D4: count is int64; sum widens integers to int64 and
+    /// decimals to precision 38 with their scale, and keeps float64; min and max keep
+    /// their argument's type, boolean excepted. `None` where the call is not defined.
+    pub fn accumulator_type(self, arg: Option<DataType>) -> Option<DataType> {
+        use DataType::*;
+        match (self, arg) {
+            (AggFunc::Count, _) => Some(Int64),
+            (_, None) => None,
+            (AggFunc::Sum, Some(Int32 | Int64)) => Some(Int64),
+            (AggFunc::Sum, Some(Decimal { scale, .. })) => Some(Decimal {
+                precision: 38,
+                scale,
+            }),
+            (AggFunc::Sum, Some(Float64)) => Some(Float64),
+            (AggFunc::Sum, Some(_)) => None,
+            (AggFunc::Min | AggFunc::Max, Some(Boolean)) => None,
+            (AggFunc::Min | AggFunc::Max, Some(t)) => Some(t),
+        }
+    }
+
+    /// The call's name: `sum(amount)`, `count(*)`.
+    pub fn call_name(self, arg: Option<&str>) -> String {
+        format!("{}({})", self.name(), arg.unwrap_or("*"))
+    }
 }
 
 /// One aggregate call: `sum(amount)`, `count(*)` (`arg: None`).
@@ -189,11 +222,7 @@ pub struct AggCall {
 impl AggCall {
     /// Streamform's name for the call, used for the accumulator and the output column.
     pub fn name(&self) -> String {
-        format!(
-            "{}({})",
-            self.func.name(),
-            self.arg.as_deref().unwrap_or("*")
-        )
+        self.func.call_name(self.arg.as_deref())
     }
 }
 
@@ -338,7 +367,12 @@ impl NodeKind {
         NodeKind::Sink,
     ];
 
-    /// `source`, `aggregate`, ... as in node ids.
+    /// The kind an id names; the inverse of [`NodeKind::id_name`].
+    pub fn from_id_name(name: &str) -> Option<NodeKind> {
+        NodeKind::ALL.into_iter().find(|k| k.id_name() == name)
+    }
+
+    /// `source`, `aggregate`, ... as node ids write it.
     pub fn id_name(self) -> &'static str {
         match self {
             NodeKind::Source => "source",
@@ -386,6 +420,29 @@ pub struct NodeId {
     pub kind: NodeKind,
     /// Counts operators of this kind within the model, in plan order.
     pub ordinal: u32,
+}
+
+impl NodeId {
+    /// Reads `<model>::<kind>::<ordinal>`, the inverse of its rendering: a model with no
+    /// `::`, a kind's id name, an ordinal written without a leading zero.
+    pub fn parse(id: &str) -> Option<NodeId> {
+        let mut parts = id.split("::");
+        let (Some(model), Some(kind), Some(ordinal), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return None;
+        };
+        let ordinal = ordinal
+            .parse::<u32>()
+            .ok()
+            .filter(|o| o.to_string() == ordinal)?;
+        (!model.is_empty()).then_some(())?;
+        Some(NodeId {
+            model: model.to_string(),
+            kind: NodeKind::from_id_name(kind)?,
+            ordinal,
+        })
+    }
 }
 
 impl fmt::Display for NodeId {
@@ -476,4 +533,67 @@ pub fn uses_kafka(plans: &[ModelPlan]) -> bool {
         } => matches!(connector, Connector::Kafka { .. }),
         _ => false,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_id_reads_back_what_it_renders_and_nothing_else() {
+        for kind in NodeKind::ALL {
+            let id = NodeId {
+                model: "customer_metrics".into(),
+                kind,
+                ordinal: 12,
+            };
+            assert_eq!(NodeId::parse(&id.to_string()), Some(id));
+        }
+        for bad in [
+            "",
+            "m::filter",
+            "m::filter::01",
+            "m::filter::-1",
+            "m::window::0",
+            "::filter::0",
+            "m::filter::0::1",
+        ] {
+            assert_eq!(NodeId::parse(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_accumulator_types_follow_d4_and_names_read_back() {
+        use DataType::*;
+        let dec = Decimal {
+            precision: 10,
+            scale: 2,
+        };
+        for (func, arg, want) in [
+            (AggFunc::Count, None, Some(Int64)),
+            (AggFunc::Count, Some(String), Some(Int64)),
+            (AggFunc::Sum, Some(Int32), Some(Int64)),
+            (AggFunc::Sum, Some(Int64), Some(Int64)),
+            (
+                AggFunc::Sum,
+                Some(dec),
+                Some(Decimal {
+                    precision: 38,
+                    scale: 2,
+                }),
+            ),
+            (AggFunc::Sum, Some(Float64), Some(Float64)),
+            (AggFunc::Sum, Some(String), None),
+            (AggFunc::Sum, None, None),
+            (AggFunc::Min, Some(dec), Some(dec)),
+            (AggFunc::Max, Some(Timestamp), Some(Timestamp)),
+            (AggFunc::Max, Some(Boolean), None),
+        ] {
+            assert_eq!(func.accumulator_type(arg), want, "{func:?} {arg:?}");
+            assert_eq!(AggFunc::from_name(func.name()), Some(func));
+        }
+        assert_eq!(AggFunc::from_name("avg"), None);
+        assert_eq!(AggFunc::Sum.call_name(Some("amount")), "sum(amount)");
+        assert_eq!(AggFunc::Count.call_name(None), "count(*)");
+    }
 }

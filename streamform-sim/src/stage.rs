@@ -365,24 +365,13 @@ pub(crate) struct Aggregate {
     key_buf: Vec<Value>,
 }
 
-/// The accumulator type D4 gives `func` over an argument of type `arg`.
+/// The accumulator type D4 gives `func` over an argument of type `arg` (the rule is the
+/// IR's), or why there is none.
 fn d4_type(func: AggFunc, arg: Option<DataType>) -> Result<DataType, String> {
-    use DataType::*;
-    match (func, arg) {
-        (AggFunc::Count, _) => Ok(Int64),
-        (_, None) => Err(format!("{}(*) is only defined for count", func.name())),
-        (AggFunc::Sum, Some(Int32 | Int64)) => Ok(Int64),
-        (AggFunc::Sum, Some(Decimal { scale, .. })) => Ok(Decimal {
-            precision: 38,
-            scale,
-        }),
-        (AggFunc::Sum, Some(Float64)) => Ok(Float64),
-        (
-            AggFunc::Min | AggFunc::Max,
-            Some(t @ (Int32 | Int64 | Float64 | Decimal { .. } | String | Timestamp)),
-        ) => Ok(t),
-        (_, Some(t)) => Err(format!("{} is not defined over {t}", func.name())),
-    }
+    func.accumulator_type(arg).ok_or_else(|| match arg {
+        None => format!("{}(*) is only defined for count", func.name()),
+        Some(t) => format!("{} is not defined over {t}", func.name()),
+    })
 }
 
 impl Aggregate {
