@@ -6,6 +6,7 @@
 
 #![warn(missing_docs)]
 
+pub mod backend;
 pub mod config;
 // `#[salsa::input]` generates public `new`, `builder` and `set_*` functions that no doc
 // comment can reach; every item written by hand in `db` is documented.

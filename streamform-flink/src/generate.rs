@@ -14,7 +14,7 @@ use streamform_ir::{
 use crate::sql::{data_type, expr, ident, string_literal};
 
 /// How the application reaches Kafka, from the chosen target.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct KafkaSettings {
     /// `properties.bootstrap.servers`: Kafka as Flink's processes see it.
     pub bootstrap_servers: String,
@@ -23,7 +23,7 @@ pub struct KafkaSettings {
 }
 
 /// What a statement creates or runs; apply reports each as `ok: source orders`, ...
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum StatementKind {
     /// `CREATE TABLE` for a source.
     Source(String),
@@ -36,7 +36,7 @@ pub enum StatementKind {
 }
 
 /// One statement of the application, ending with `;`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Statement {
     /// What the statement is for.
     pub kind: StatementKind,
@@ -45,7 +45,7 @@ pub struct Statement {
 }
 
 /// What a finding is about, so the caller can point at the right file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Subject {
     /// The model's declaration as a whole.
     Model,
@@ -58,7 +58,7 @@ pub enum Subject {
 }
 
 /// A capability error or a warning about the generated application.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Finding {
     /// The model it concerns; `None` for the application as a whole.
     pub model: Option<String>,
@@ -71,7 +71,7 @@ pub struct Finding {
 }
 
 /// A generated application: its statements in submission order and the warnings.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Application {
     /// Source tables, model views (dependency order), sink tables, then the statement set
     /// (absent when no model declares a sink).

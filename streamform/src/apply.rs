@@ -14,7 +14,6 @@ use streamform_db::Database;
 use streamform_db::Project;
 use streamform_db::db::{application_manifest, project_config};
 use streamform_db::target::{Need, applied_record_path};
-use streamform_flink::Subject;
 use streamform_flink::deploy::{Decision, Event, Refusal};
 use streamform_flink::gateway::GatewayClient;
 use streamform_ir::plan::Materialized;
@@ -35,9 +34,9 @@ pub fn apply(
     rebuild: bool,
     color: bool,
 ) -> (Output, u8) {
-    let (chosen, app) = match prepare(db, project, target, Need::Apply, color) {
-        Ok((Some(chosen), app)) => (chosen, app),
-        Ok((None, _)) => unreachable!("prepare refuses a project without a target"),
+    let (chosen, app, warnings) = match prepare(db, project, target, Need::Apply, color) {
+        Ok((Some(chosen), app, warnings)) => (chosen, app, warnings),
+        Ok((None, ..)) => unreachable!("prepare refuses a project without a target"),
         Err(refused) => return refused,
     };
     let mut out = Output::default();
@@ -61,12 +60,9 @@ pub fn apply(
         Err(refused) => return refused,
     };
     let mut stderr = std::io::stderr().lock();
-    for w in app
-        .warnings
-        .iter()
-        .filter(|w| w.subject != Subject::Application)
-    {
-        let _ = writeln!(stderr, "{}", finding(db, project, w, false, color));
+    // Application-wide warnings (no file) are build's to give.
+    for w in warnings.iter().filter(|w| !w.path.is_empty()) {
+        let _ = writeln!(stderr, "{}", finding(db, project, w, color));
     }
     for d in &compared.comparison.warnings {
         let _ = write!(stderr, "{}", render::diagnostic(db, project, d, color));

@@ -7,10 +7,11 @@
 use std::io::Write;
 use std::path::Path;
 
-use streamform_db::db::{self, application_manifest, application_plans, project_config};
+use streamform_db::backend::flink_application;
+use streamform_db::db::{application_manifest, application_plans, project_config};
 use streamform_db::target::{ChosenTarget, Need, choose_target};
 use streamform_db::{Database, Diagnostic, Project};
-use streamform_flink::{Application, Finding, KafkaSettings, Subject};
+use streamform_flink::Application;
 use streamform_ir::ModelPlan;
 
 use crate::{CANNOT_RUN, INVALID, OK, Output, refuse_with_errors, render};
@@ -20,6 +21,9 @@ const SCRIPT_PATH: &str = "build/flink/application.sql";
 /// The plan manifest, relative to the project.
 const MANIFEST_PATH: &str = "build/plan.json";
 
+/// The chosen target, the application and its warnings.
+pub type Prepared = (Option<ChosenTarget>, Application, Vec<Diagnostic>);
+
 /// What `build` and `apply` share: the project passes check, the target is chosen, and the
 /// application is generated. `need` says when a project without targets is refused.
 pub fn prepare(
@@ -28,27 +32,27 @@ pub fn prepare(
     target: Option<&str>,
     need: Need,
     color: bool,
-) -> Result<(Option<ChosenTarget>, Application), (Output, u8)> {
+) -> Result<Prepared, (Output, u8)> {
     let plans = compiled(db, project, color)?;
     let chosen = choose(db, project, target, need, plans)?;
-    let kafka = chosen
-        .as_ref()
-        .and_then(|c| c.kafka.as_ref())
-        .map(|k| KafkaSettings {
-            bootstrap_servers: k.bootstrap_servers.clone(),
-            startup: k.startup.clone(),
-        });
-    match streamform_flink::generate(plans, kafka.as_ref()) {
-        Ok(app) => Ok((chosen, app)),
-        Err(errors) => {
+    let kafka = chosen.as_ref().and_then(|c| c.kafka.clone());
+    let Some(built) = flink_application(db, project, kafka) else {
+        return Err(cannot_run(
+            "the application could not be planned".into(),
+            None,
+        ));
+    };
+    match &built.app {
+        Some(app) => Ok((chosen, app.clone(), built.warnings.clone())),
+        None => {
             let mut out = Output::default();
-            for e in &errors {
-                out.stderr.push_str(&finding(db, project, e, true, color));
+            for e in &built.errors {
+                out.stderr.push_str(&finding(db, project, e, color));
                 out.stderr.push('\n');
             }
             out.stderr.push_str(&format!(
                 "error: the application cannot run on Flink ({})\n",
-                render::plural(errors.len(), "capability error")
+                render::plural(built.errors.len(), "capability error")
             ));
             Err((out, INVALID))
         }
@@ -94,14 +98,14 @@ pub fn build(
     stdout: bool,
     color: bool,
 ) -> (Output, u8) {
-    let (chosen, app) = match prepare(db, project, target, Need::ForKafka, color) {
+    let (chosen, app, warnings) = match prepare(db, project, target, Need::ForKafka, color) {
         Ok(prepared) => prepared,
         Err(refused) => return refused,
     };
     let target = chosen.map(|c| c.name);
     let mut out = Output::default();
-    for w in &app.warnings {
-        out.stderr.push_str(&finding(db, project, w, false, color));
+    for w in &warnings {
+        out.stderr.push_str(&finding(db, project, w, color));
         out.stderr.push('\n');
     }
     let script = app.script();
@@ -151,43 +155,21 @@ pub fn cannot_run(message: String, help: Option<String>) -> (Output, u8) {
     )
 }
 
-/// Renders a backend finding as a diagnostic pointing at what it is about: the model's
-/// entry in streamform.yml for its declaration and sink, its ORDER BY for a sort.
-pub fn finding(db: &Database, project: Project, f: &Finding, error: bool, color: bool) -> String {
-    if f.subject == Subject::Application {
-        let severity = if error { "error" } else { "warning" };
-        return format!("{severity}: {}\n  help: {}\n", f.message, f.help);
+/// Renders a backend finding: a diagnostic with its excerpt, or, for the application as a
+/// whole (no file), just its message and help.
+pub fn finding(db: &Database, project: Project, d: &Diagnostic, color: bool) -> String {
+    if d.path.is_empty() {
+        let severity = match d.severity {
+            streamform_db::Severity::Error => "error",
+            streamform_db::Severity::Warning => "warning",
+        };
+        return format!(
+            "{severity}: {}\n  help: {}\n",
+            d.message,
+            d.help.as_deref().unwrap_or("")
+        );
     }
-    let config = project_config(db, project).config.as_ref();
-    let entry = f
-        .model
-        .as_ref()
-        .and_then(|m| config.and_then(|c| c.models.get(m)));
-    let model_file = f
-        .model
-        .as_ref()
-        .and_then(|m| db::model_files(db, project).get(m).copied());
-    let (path, span) = match (&f.subject, entry, model_file) {
-        (Subject::Operator(_), _, Some(file)) => {
-            (file.path(db).clone(), db::order_by_span(db, file))
-        }
-        (Subject::Sink | Subject::Model, Some(entry), _) => {
-            ("streamform.yml".to_string(), Some(entry.span.clone()))
-        }
-        (_, _, Some(file)) => (file.path(db).clone(), None),
-        _ => ("streamform.yml".to_string(), None),
-    };
-    let d = if error {
-        Diagnostic::error(path, f.message.clone())
-    } else {
-        Diagnostic::warning(path, f.message.clone())
-    };
-    render::diagnostic(
-        db,
-        project,
-        &d.with_span(span).with_help(f.help.clone()),
-        color,
-    )
+    render::diagnostic(db, project, d, color)
 }
 
 /// Writes `bytes` to `path` through a temporary file in the same directory, so a reader

@@ -1,0 +1,91 @@
+//! The Flink application as a query: what `build`, `apply` and `watch` read, one answer,
+//! with each backend finding turned into a diagnostic that points at what it is about (the
+//! model's entry in streamform.yml for its declaration and sink, its ORDER BY for a sort).
+
+use streamform_flink::{Application, Finding, KafkaSettings, Subject};
+
+use crate::Project;
+use crate::config::KafkaTarget;
+use crate::db::{
+    Db, application_plans, model_files, order_by_span, project_config, resolve_anchor,
+};
+use crate::diagnostic::{Anchor, Diagnostic};
+
+/// The application for a target's Kafka settings, or why Flink cannot run it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FlinkBuild {
+    /// The statements; `None` when there are capability errors (or the project does not
+    /// compile).
+    pub app: Option<Application>,
+    /// Capability errors: what Flink cannot run faithfully.
+    pub errors: Vec<Diagnostic>,
+    /// What runs but deserves attention. Application-wide warnings have an empty path.
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Generates the application (`None` when the project does not compile or has a cycle,
+/// which check reports).
+#[salsa::tracked(returns(ref))]
+pub fn flink_application(
+    db: &dyn Db,
+    project: Project,
+    kafka: Option<KafkaTarget>,
+) -> Option<FlinkBuild> {
+    let plans = application_plans(db, project).as_ref()?;
+    let settings = kafka.map(|k| KafkaSettings {
+        bootstrap_servers: k.bootstrap_servers,
+        startup: k.startup,
+    });
+    Some(match streamform_flink::generate(plans, settings.as_ref()) {
+        Ok(app) => FlinkBuild {
+            warnings: app
+                .warnings
+                .iter()
+                .map(|f| finding(db, project, f, false))
+                .collect(),
+            app: Some(app),
+            errors: Vec::new(),
+        },
+        Err(errors) => FlinkBuild {
+            app: None,
+            errors: errors
+                .iter()
+                .map(|f| finding(db, project, f, true))
+                .collect(),
+            warnings: Vec::new(),
+        },
+    })
+}
+
+/// A finding as a diagnostic: a sort points at the model's ORDER BY; a declaration or a
+/// sink at the model's entry in streamform.yml; anything else at the model's file; the
+/// application as a whole at no file.
+fn finding(db: &dyn Db, project: Project, f: &Finding, error: bool) -> Diagnostic {
+    let new = |path: String| {
+        if error {
+            Diagnostic::error(path, f.message.clone())
+        } else {
+            Diagnostic::warning(path, f.message.clone())
+        }
+        .with_help(f.help.clone())
+    };
+    let Some(model) = &f.model else {
+        return new(String::new());
+    };
+    let file = model_files(db, project).get(model).copied();
+    let declared = project_config(db, project)
+        .config
+        .as_ref()
+        .is_some_and(|c| c.models.contains_key(model));
+    match (&f.subject, file) {
+        (Subject::Operator(_), Some(file)) => {
+            new(file.path(db).clone()).with_span(order_by_span(db, file))
+        }
+        (Subject::Sink | Subject::Model, _) if declared => resolve_anchor(
+            project_config(db, project).config.as_ref(),
+            &new("streamform.yml".into()).anchored(Anchor::ModelEntry(model.clone())),
+        ),
+        (_, Some(file)) => new(file.path(db).clone()),
+        _ => new("streamform.yml".into()),
+    }
+}
