@@ -10,6 +10,9 @@ use crate::db::{Database, FixtureRun, check_report, fixture_result};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::load::{FileSystem, LoadError, Workspace};
 
+/// From how many fixtures on a run uses the second core.
+const PARALLEL_FROM: usize = 32;
+
 /// One run: every diagnostic, and the run of every fixture that could run (those of
 /// `model` only, when given), in file order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,12 +28,45 @@ pub struct Snapshot {
 impl Snapshot {
     /// Asks the database for every diagnostic and every fixture's run.
     pub fn take(db: &Database, project: Project, model: Option<&str>) -> Snapshot {
-        let diagnostics = check_report(db, project).clone();
+        let fixtures = project.fixtures(db).clone();
+        // Fixtures are independent: the second core runs half of them on another handle
+        // of the same database, while this one checks the project and runs the rest.
+        let half = fixtures.len() / 2;
+        let (diagnostics, results) = std::thread::scope(|scope| {
+            let other = db.clone();
+            let second = &fixtures[half..];
+            let helper = (half >= PARALLEL_FROM).then(|| {
+                scope.spawn(move || {
+                    second
+                        .iter()
+                        .map(|f| fixture_result(&other, project, *f).clone())
+                        .collect::<Vec<_>>()
+                })
+            });
+            let diagnostics = check_report(db, project).clone();
+            let upto = if helper.is_some() {
+                half
+            } else {
+                fixtures.len()
+            };
+            let mut results: Vec<Option<FixtureRun>> = fixtures[..upto]
+                .iter()
+                .map(|f| fixture_result(db, project, *f).clone())
+                .collect();
+            if let Some(helper) = helper {
+                match helper.join() {
+                    Ok(rest) => results.extend(rest),
+                    // A cancelled helper: cancel this run too.
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+            (diagnostics, results)
+        });
         let mut runs = Vec::new();
         let mut blocked = Vec::new();
-        for file in project.fixtures(db) {
-            match fixture_result(db, project, *file) {
-                Some(run) if model.is_none_or(|m| m == run.model) => runs.push(run.clone()),
+        for (file, result) in fixtures.iter().zip(results) {
+            match result {
+                Some(run) if model.is_none_or(|m| m == run.model) => runs.push(run),
                 Some(_) => {}
                 None if model.is_none() => blocked.push(file.path(db).clone()),
                 None => {}
