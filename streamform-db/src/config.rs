@@ -199,6 +199,18 @@ pub struct ProjectConfig {
     pub targets: BTreeMap<String, Target>,
 }
 
+/// What a model is declared as: its entry's materialization and sink, or, with no entry
+/// (or no readable configuration), append with no sink: the one place that default lives.
+pub fn declaration(
+    config: Option<&ProjectConfig>,
+    model: &str,
+) -> (Materialized, Option<SinkTarget>) {
+    match config.and_then(|c| c.models.get(model)) {
+        Some(m) => (m.materialized.clone(), m.sink.clone()),
+        None => (Materialized::Append, None),
+    }
+}
+
 /// One source of `sources.yml`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct SourceDef {

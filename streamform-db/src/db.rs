@@ -181,6 +181,34 @@ pub struct SourcesResult {
     pub readable: bool,
 }
 
+/// One diagnostic per reference cycle of two or more models (a model that reads itself is
+/// reported by its lowering), pointing at the first model's `ref()`.
+pub fn cycle_diagnostics(db: &dyn Db, project: Project) -> Vec<Diagnostic> {
+    let models = model_files(db, project);
+    dependency_graph(db, project)
+        .cycles
+        .iter()
+        .filter(|cycle| cycle.len() > 1)
+        .map(|cycle| {
+            let mut listed = cycle.clone();
+            listed.push(cycle[0].clone());
+            let file = models[&cycle[0]];
+            let span = model_syntax(db, file)
+                .reads
+                .as_ref()
+                .and_then(|r| r.span.clone());
+            Diagnostic::error(
+                file.path(db).clone(),
+                format!("models form a reference cycle: {}", listed.join(" → ")),
+            )
+            .with_span(span)
+            .with_help(
+                "a model cannot depend on itself, directly or through other models; break the cycle",
+            )
+        })
+        .collect()
+}
+
 /// What streamform.yml declares for one model, span-free, so an edit elsewhere in the file
 /// (a comment, another model's entry, a target) re-lowers nothing.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -204,17 +232,11 @@ pub fn model_settings(db: &dyn Db, project: Project, name: String) -> ModelSetti
     let Some(config) = &project_config(db, project).config else {
         return ModelSettings::NoConfig;
     };
-    match config.models.get(&name) {
-        Some(m) if m.invalid => ModelSettings::Invalid,
-        Some(m) => ModelSettings::Declared {
-            materialized: m.materialized.clone(),
-            sink: m.sink.clone(),
-        },
-        None => ModelSettings::Declared {
-            materialized: Materialized::Append,
-            sink: None,
-        },
+    if config.models.get(&name).is_some_and(|m| m.invalid) {
+        return ModelSettings::Invalid;
     }
+    let (materialized, sink) = crate::config::declaration(Some(config), &name);
+    ModelSettings::Declared { materialized, sink }
 }
 
 /// `d` with its span filled in from its anchor, when it has one and no span.
@@ -893,20 +915,7 @@ pub fn check_report(db: &dyn Db, project: Project) -> Vec<Diagnostic> {
             );
         }
     }
-    let graph = dependency_graph(db, project);
-    for cycle in &graph.cycles {
-        let mut listed = cycle.clone();
-        listed.push(cycle[0].clone());
-        let file = models[&cycle[0]];
-        let span = model_syntax(db, file)
-            .reads
-            .as_ref()
-            .and_then(|r| r.span.clone());
-        if cycle.len() == 1 {
-            continue;
-        }
-        out.push(Diagnostic::error(file.path(db).clone(), format!("models form a reference cycle: {}", listed.join(" → "))).with_span(span).with_help("a model cannot depend on itself, directly or through other models; break the cycle"));
-    }
+    out.extend(cycle_diagnostics(db, project));
     for (name, file) in models {
         out.extend(model_syntax(db, *file).diagnostics.iter().cloned());
         out.extend(lowering_diagnostics(db, project, name));

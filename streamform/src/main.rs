@@ -681,10 +681,7 @@ fn graph(db: &Database, project: Project, format: GraphFormat, color: bool) -> (
 /// Refuses a project whose models form a reference cycle: the cycle diagnostics, exit 2.
 fn graph_cycle(db: &Database, project: Project, color: bool) -> (Output, u8) {
     let mut out = Output::default();
-    for d in check_report(db, project)
-        .iter()
-        .filter(|d| d.message.starts_with("models form a reference cycle"))
-    {
+    for d in &db::cycle_diagnostics(db, project) {
         out.stderr
             .push_str(&render::diagnostic(db, project, d, color));
     }

@@ -24,14 +24,7 @@ pub fn plural(n: usize, word: &str) -> String {
 }
 
 fn declared(db: &Database, project: Project, model: &str) -> (Materialized, Option<SinkTarget>) {
-    let cfg = project_config(db, project)
-        .config
-        .as_ref()
-        .and_then(|c| c.models.get(model));
-    (
-        cfg.map_or(Materialized::Append, |m| m.materialized.clone()),
-        cfg.and_then(|m| m.sink.clone()),
-    )
+    streamform_db::config::declaration(project_config(db, project).config.as_ref(), model)
 }
 
 fn location(c: &Connector) -> String {
