@@ -17,6 +17,10 @@ use streamform_db::Database;
 use streamform_db::load::MemoryFs;
 use streamform_db::watch::Session;
 
+// The allocator the binary uses.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const CHAIN: usize = 10;
 const SOURCES: usize = 8;
 

@@ -10,6 +10,10 @@ mod common;
 
 use streamform_ir::{Decimal, Value};
 
+// The allocator the binary uses.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const KEYS: u64 = 1_000_000;
 
 fn peak_mib() -> f64 {

@@ -7,6 +7,10 @@ mod common;
 
 use std::hint::black_box;
 
+// The allocator the binary uses.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use streamform_ir::{Decimal, Value};
 
