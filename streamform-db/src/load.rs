@@ -307,11 +307,14 @@ impl Workspace {
             .iter()
             .zip(&known)
             .map(|((dir, _), before)| {
-                let moved = candidates.iter().any(|p| {
-                    p.split_once('/').is_some_and(|(d, _)| d == *dir)
-                        && (!before.contains(p)
-                            || fs.read(&self.root.join(p)) == FileContents::Missing)
-                });
+                // The folder itself moved, appeared or went (a rename of models/, a
+                // checkout), or a file in it may have.
+                let moved = changed.iter().any(|p| p == dir)
+                    || candidates.iter().any(|p| {
+                        p.split_once('/').is_some_and(|(d, _)| d == *dir)
+                            && (!before.contains(p)
+                                || fs.read(&self.root.join(p)) == FileContents::Missing)
+                    });
                 if moved {
                     discover(fs, &self.root, dir)
                 } else {

@@ -10,6 +10,9 @@ use crate::db::{Database, FixtureRun, check_report, fixture_result};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::load::{FileSystem, LoadError, Workspace};
 
+/// The stack of the thread that runs the second half of the fixtures.
+const STACK_BYTES: usize = 512 * 1024 * 1024;
+
 /// From how many fixtures on a run uses the second core.
 const PARALLEL_FROM: usize = 32;
 
@@ -35,14 +38,20 @@ impl Snapshot {
         let (diagnostics, results) = std::thread::scope(|scope| {
             let other = db.clone();
             let second = &fixtures[half..];
-            let helper = (half >= PARALLEL_FROM).then(|| {
-                scope.spawn(move || {
-                    second
-                        .iter()
-                        .map(|f| fixture_result(&other, project, *f).clone())
-                        .collect::<Vec<_>>()
+            let helper = (half >= PARALLEL_FROM)
+                .then(|| {
+                    // A deep expression recurses deeply in the planner: a large stack.
+                    std::thread::Builder::new()
+                        .stack_size(STACK_BYTES)
+                        .spawn_scoped(scope, move || {
+                            second
+                                .iter()
+                                .map(|f| fixture_result(&other, project, *f).clone())
+                                .collect::<Vec<_>>()
+                        })
+                        .ok()
                 })
-            });
+                .flatten();
             let diagnostics = check_report(db, project).clone();
             let upto = if helper.is_some() {
                 half
@@ -68,7 +77,12 @@ impl Snapshot {
             match result {
                 Some(run) if model.is_none_or(|m| m == run.model) => runs.push(run),
                 Some(_) => {}
-                None if model.is_none() => blocked.push(file.path(db).clone()),
+                None if model.is_none_or(|m| {
+                    crate::db::fixture_def(db, project, *file).model.as_deref() == Some(m)
+                }) =>
+                {
+                    blocked.push(file.path(db).clone())
+                }
                 None => {}
             }
         }

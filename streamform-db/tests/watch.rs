@@ -306,3 +306,24 @@ fn a_comment_or_another_models_entry_in_streamform_yml_relowers_nothing() {
     assert!(after.diagnostics.is_empty(), "{:?}", after.diagnostics);
     assert_eq!(count(&log, "lower_model"), 1, "{log:?}");
 }
+
+#[test]
+fn a_folder_moved_as_a_whole_is_rediscovered() {
+    let mut f = Fixture::new();
+    for name in ["big_refunds", "clean_orders", "customer_metrics"] {
+        f.remove(&format!("tests/{name}.yml"));
+    }
+    f.write("elsewhere/clean_orders.yml", FIX_CLEAN);
+    let (touched, after, _) = f.batch(&["tests", "elsewhere"]);
+    assert_eq!(
+        touched,
+        [
+            "tests/big_refunds.yml",
+            "tests/clean_orders.yml",
+            "tests/customer_metrics.yml"
+        ]
+    );
+    assert!(after.runs.is_empty(), "{:?}", after.runs);
+    let changes = compare(&f.last, &after, &touched);
+    assert_eq!(changes.gone.len(), 3);
+}

@@ -179,8 +179,9 @@ enum Command {
     /// after each batch of saves it reruns exactly what the edited files reach and prints
     /// what changed (new failures first, fixed fixtures, the diagnostics of the edited
     /// files) and a summary line with the time taken. Files under build/, .streamform/,
-    /// target/ or hidden folders never trigger a run. Ctrl-C stops it (exit 0); exit 2 when
-    /// the project cannot be loaded or watched.
+    /// target/ or hidden folders never trigger a run. A broken file, streamform.yml
+    /// included, is reported and watching goes on. Ctrl-C stops it (exit 0); exit 2 when the
+    /// folder is not a project (no streamform.yml), cannot be watched, or disappears.
     Watch {
         #[command(flatten)]
         project: ProjectArg,
@@ -252,7 +253,7 @@ pub(crate) const CANNOT_RUN: u8 = 2;
 
 /// Stack for the command thread: SQL and YAML are trees, and deeply nested input (a long
 /// chain of ORs, a long chain of models) recurses deeply in the parser and the planner.
-const STACK_BYTES: usize = 512 * 1024 * 1024;
+pub(crate) const STACK_BYTES: usize = 512 * 1024 * 1024;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();

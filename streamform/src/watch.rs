@@ -12,7 +12,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use notify_debouncer_mini::notify::RecursiveMode;
-use notify_debouncer_mini::{DebounceEventResult, new_debouncer};
+use notify_debouncer_mini::{DebounceEventResult, DebouncedEventKind, new_debouncer};
 use streamform_db::load::RealFs;
 use streamform_db::watch::{Changes, Session, Snapshot, compare};
 use streamform_db::{Database, Severity};
@@ -34,6 +34,8 @@ enum Message {
 
 /// Runs `watch` until Ctrl-C (exit 0); exit 2 when the project cannot be loaded or watched.
 pub fn watch(root: &Path, model: Option<String>, clear: bool, color: bool) -> (Output, u8) {
+    use std::io::IsTerminal;
+    let clear = clear && std::io::stdout().is_terminal();
     let fail = |message: String| {
         (
             Output {
@@ -42,6 +44,12 @@ pub fn watch(root: &Path, model: Option<String>, clear: bool, color: bool) -> (O
             },
             CANNOT_RUN,
         )
+    };
+    // One absolute form of the folder, so the watcher's paths and the project's agree
+    // whatever form `--project` took (`..`, a symbolic link).
+    let root = &match std::fs::canonicalize(root) {
+        Ok(root) => root,
+        Err(e) => return fail(format!("{}: {e}", root.display())),
     };
     let mut session = match Session::load(Database::default(), &RealFs, root, model) {
         Ok(session) => session,
@@ -64,9 +72,16 @@ pub fn watch(root: &Path, model: Option<String>, clear: bool, color: bool) -> (O
     let changes = tx.clone();
     let mut debouncer = match new_debouncer(DEBOUNCE, move |result: DebounceEventResult| {
         if let Ok(events) = result {
-            let _ = changes.send(Message::Changed(
-                events.into_iter().map(|e| e.path).collect(),
-            ));
+            // `AnyContinuous` fires every debounce period while a file keeps changing; the
+            // settled `Any` follows once it stops.
+            let paths: Vec<PathBuf> = events
+                .into_iter()
+                .filter(|e| e.kind == DebouncedEventKind::Any)
+                .map(|e| e.path)
+                .collect();
+            if !paths.is_empty() {
+                let _ = changes.send(Message::Changed(paths));
+            }
         }
     }) {
         Ok(d) => d,
@@ -75,8 +90,6 @@ pub fn watch(root: &Path, model: Option<String>, clear: bool, color: bool) -> (O
     if let Err(e) = debouncer.watcher().watch(root, RecursiveMode::Recursive) {
         return fail(format!("cannot watch {}: {e}", root.display()));
     }
-    // Relative paths are taken against the folder as the watcher reports it.
-    let watched = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
 
     let started = Instant::now();
     let mut last = Session::run(&session.db, session.project(), session.model());
@@ -101,14 +114,22 @@ pub fn watch(root: &Path, model: Option<String>, clear: bool, color: bool) -> (O
             Message::Changed(paths) => {
                 let relative: Vec<String> = paths
                     .iter()
-                    .filter_map(|p| {
-                        p.strip_prefix(&watched)
-                            .ok()
-                            .or_else(|| p.strip_prefix(root).ok())
-                    })
+                    .filter_map(|p| p.strip_prefix(root).ok())
                     .filter_map(|p| p.to_str())
                     .map(|p| p.replace('\\', "/"))
                     .collect();
+                if !root.is_dir() {
+                    return (
+                        Output {
+                            stdout: String::new(),
+                            stderr: format!(
+                                "error: the project folder {} is gone; watching stopped\n",
+                                root.display()
+                            ),
+                        },
+                        CANNOT_RUN,
+                    );
+                }
                 // Setting inputs cancels a run still going on a clone of the database.
                 let touched = session.apply(&RealFs, &relative);
                 if touched.is_empty() {
@@ -128,10 +149,17 @@ pub fn watch(root: &Path, model: Option<String>, clear: bool, color: bool) -> (O
                 let model = session.model().map(str::to_string);
                 let done = tx.clone();
                 let this = generation;
-                std::thread::spawn(move || {
-                    let snapshot = Session::run_cancellable(db, project, model.as_deref());
-                    let _ = done.send(Message::Ran(this, snapshot));
-                });
+                // A deep expression recurses deeply in the planner: the same stack as the
+                // command's own thread.
+                let spawned = std::thread::Builder::new()
+                    .stack_size(crate::STACK_BYTES)
+                    .spawn(move || {
+                        let snapshot = Session::run_cancellable(db, project, model.as_deref());
+                        let _ = done.send(Message::Ran(this, snapshot));
+                    });
+                if let Err(e) = spawned {
+                    return fail(format!("cannot start a run: {e}"));
+                }
             }
             Message::Ran(run, Some(snapshot)) if run == generation => {
                 let changes = compare(&last, &snapshot, &touched_since);

@@ -40,6 +40,14 @@ fn watch_reports_each_save_and_stops_on_ctrl_c() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // A failing assertion must not leave the watcher running.
+    struct Reap(u32);
+    impl Drop for Reap {
+        fn drop(&mut self) {
+            let _ = Command::new("kill").arg(self.0.to_string()).status();
+        }
+    }
+    let _reap = Reap(child.id());
     let stdout = child.stdout.take().unwrap();
     let (tx, lines) = mpsc::channel();
     std::thread::spawn(move || {
