@@ -26,8 +26,33 @@ pub enum FileContents {
     Missing,
     /// The file exists but is not valid UTF-8.
     NotUtf8,
-    /// Reading failed for another reason; holds the I/O error message.
-    Unreadable(String),
+    /// Reading failed for another reason.
+    Unreadable(Unreadable),
+}
+
+/// Why a file could not be read, and what to do about it: the reader knows both.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Unreadable {
+    /// What went wrong, e.g. `it is not a regular file`, or the I/O error.
+    pub reason: String,
+    /// What to do about it.
+    pub help: &'static str,
+}
+
+impl Unreadable {
+    /// A failure the operating system reported (permissions, most often).
+    pub fn io(reason: impl Into<String>) -> Unreadable {
+        Unreadable {
+            reason: reason.into(),
+            help: "check the file's permissions",
+        }
+    }
+}
+
+impl std::fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.reason)
+    }
 }
 
 /// One project file: its path relative to the project root (`models/a.sql`) and contents.
@@ -122,7 +147,7 @@ fn text_of<'a>(db: &'a dyn Db, file: SourceFile, diags: &mut Vec<Diagnostic>) ->
         FileContents::Unreadable(e) => {
             diags.push(
                 Diagnostic::error(path.clone(), format!("{path} could not be read: {e}"))
-                    .with_help("check the file's permissions"),
+                    .with_help(e.help),
             );
             None
         }

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::db::{Database, FileContents, Project, SourceFile};
+use crate::db::{Database, FileContents, Project, SourceFile, Unreadable};
 
 /// Why a directory cannot be loaded as a project at all (exit 2).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,6 +28,9 @@ impl std::fmt::Display for LoadError {
     }
 }
 
+/// What to do about a symbolic link to nothing.
+const DANGLING: &str = "the symbolic link points at nothing; point it at the file, or remove it";
+
 /// The largest file read: a project file, or a plan manifest of ten thousand models, is a
 /// few megabytes.
 pub const MAX_FILE_BYTES: u64 = 256 * 1024 * 1024;
@@ -42,33 +45,43 @@ pub fn read_contents(path: &Path) -> FileContents {
     match std::fs::symlink_metadata(path) {
         Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
             return match dangling_folder(path) {
-                Some(folder) => FileContents::Unreadable(format!(
-                    "{} is a symbolic link to something that does not exist",
-                    folder.display()
-                )),
+                Some(folder) => FileContents::Unreadable(Unreadable {
+                    reason: format!(
+                        "{} is a symbolic link to something that does not exist",
+                        folder.display()
+                    ),
+                    help: DANGLING,
+                }),
                 None => FileContents::Missing,
             };
         }
-        Err(e) => return FileContents::Unreadable(e.to_string()),
+        Err(e) => return FileContents::Unreadable(Unreadable::io(e.to_string())),
         Ok(_) => {}
     }
     let metadata = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == ErrorKind::NotFound => {
-            return FileContents::Unreadable(
-                "it is a symbolic link to a file that does not exist".into(),
-            );
+            return FileContents::Unreadable(Unreadable {
+                reason: "it is a symbolic link to a file that does not exist".into(),
+                help: DANGLING,
+            });
         }
-        Err(e) => return FileContents::Unreadable(e.to_string()),
+        Err(e) => return FileContents::Unreadable(Unreadable::io(e.to_string())),
     };
     if !metadata.is_file() {
-        return FileContents::Unreadable("it is not a regular file".into());
+        return FileContents::Unreadable(Unreadable {
+            reason: "it is not a regular file".into(),
+            help: "a project file must be a regular file; replace it with one, or remove it",
+        });
     }
     if metadata.len() > MAX_FILE_BYTES {
-        return FileContents::Unreadable(format!(
-            "it is {} bytes long; Streamform reads files of at most {MAX_FILE_BYTES} bytes",
-            metadata.len()
-        ));
+        return FileContents::Unreadable(Unreadable {
+            reason: format!(
+                "it is {} bytes long; Streamform reads files of at most {MAX_FILE_BYTES} bytes",
+                metadata.len()
+            ),
+            help: "split the file, or remove it",
+        });
     }
     match std::fs::read(path) {
         Ok(bytes) => match String::from_utf8(bytes) {
@@ -79,7 +92,7 @@ pub fn read_contents(path: &Path) -> FileContents {
             Err(_) => FileContents::NotUtf8,
         },
         Err(e) if e.kind() == ErrorKind::NotFound => FileContents::Missing,
-        Err(e) => FileContents::Unreadable(e.to_string()),
+        Err(e) => FileContents::Unreadable(Unreadable::io(e.to_string())),
     }
 }
 

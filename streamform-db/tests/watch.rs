@@ -327,3 +327,40 @@ fn a_folder_moved_as_a_whole_is_rediscovered() {
     let changes = compare(&f.last, &after, &touched);
     assert_eq!(changes.gone.len(), 3);
 }
+
+#[test]
+fn a_file_that_cannot_be_read_says_what_to_do_about_it() {
+    use streamform_db::db::check_report;
+    use streamform_db::load::load_project;
+    let dir = std::env::temp_dir().join(format!("sf-unreadable-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("models")).unwrap();
+    std::fs::write(dir.join("streamform.yml"), "name: x\nversion: 1\n").unwrap();
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(dir.join("models/a.sql"))
+        .status()
+        .unwrap();
+    assert!(fifo.success());
+    std::os::unix::fs::symlink(dir.join("nowhere.sql"), dir.join("models/b.sql")).unwrap();
+    let db = Database::default();
+    let project = load_project(&db, &dir).unwrap();
+    let helps: Vec<(String, Option<String>)> = check_report(&db, project)
+        .iter()
+        .map(|d| (d.path.clone(), d.help.clone()))
+        .collect();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        helps.contains(&(
+            "models/a.sql".into(),
+            Some("a project file must be a regular file; replace it with one, or remove it".into())
+        )),
+        "{helps:?}"
+    );
+    assert!(
+        helps.contains(&(
+            "models/b.sql".into(),
+            Some("the symbolic link points at nothing; point it at the file, or remove it".into())
+        )),
+        "{helps:?}"
+    );
+}

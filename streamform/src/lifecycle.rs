@@ -212,7 +212,7 @@ pub fn read_record(
         FileContents::Missing => return Ok(None),
         FileContents::Text(text) => text,
         FileContents::NotUtf8 => return Err(refuse("it is not UTF-8 text".into())),
-        FileContents::Unreadable(why) => return Err(refuse(why)),
+        FileContents::Unreadable(why) => return Err(refuse(why.to_string())),
     };
     let record = match Running::from_json(&text) {
         Ok(Running::Record(record)) => record,
