@@ -308,10 +308,11 @@ impl Workspace {
             .iter()
             .map(|files| files.iter().map(|f| f.path(db).clone()).collect())
             .collect();
-        let mut candidates: std::collections::BTreeSet<String> = changed
+        // Each changed project file is read once, here.
+        let mut read: std::collections::BTreeMap<String, FileContents> = changed
             .iter()
             .filter(|p| is_project_file(p))
-            .cloned()
+            .map(|p| (p.clone(), fs.read(&self.root.join(p))))
             .collect();
         // A folder is listed again only when a file in it may have appeared or gone (a
         // path the registry does not list there, or one that no longer reads): editing a
@@ -323,10 +324,9 @@ impl Workspace {
                 // The folder itself moved, appeared or went (a rename of models/, a
                 // checkout), or a file in it may have.
                 let moved = changed.iter().any(|p| p == dir)
-                    || candidates.iter().any(|p| {
+                    || read.iter().any(|(p, contents)| {
                         p.split_once('/').is_some_and(|(d, _)| d == *dir)
-                            && (!before.contains(p)
-                                || fs.read(&self.root.join(p)) == FileContents::Missing)
+                            && (!before.contains(p) || *contents == FileContents::Missing)
                     });
                 if moved {
                     discover(fs, &self.root, dir)
@@ -336,11 +336,15 @@ impl Workspace {
             })
             .collect();
         for (now, before) in listed.iter().zip(&known) {
-            candidates.extend(now.iter().filter(|p| !before.contains(p)).cloned());
-            candidates.extend(before.iter().filter(|p| !now.contains(p)).cloned());
+            let appeared = now.iter().filter(|p| !before.contains(p));
+            let gone = before.iter().filter(|p| !now.contains(p));
+            for path in appeared.chain(gone) {
+                if !read.contains_key(path) {
+                    read.insert(path.clone(), fs.read(&self.root.join(path)));
+                }
+            }
         }
-        for path in candidates {
-            let contents = fs.read(&self.root.join(&path));
+        for (path, contents) in read {
             match self.files.get(&path) {
                 Some(input) if *input.contents(db) == contents => {}
                 Some(input) => {

@@ -212,12 +212,23 @@ pub enum Decision {
     Refuse(Refusal),
 }
 
+/// The job the record considers current.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedJob {
+    /// Its id.
+    pub id: String,
+    /// The digest of the statements it runs; `None` when unknown (a job started before
+    /// deployments were tracked).
+    pub artifact: Option<String>,
+    /// Whether Streamform stopped it with a savepoint.
+    pub stopped: bool,
+}
+
 /// The recorded job and what the cluster says about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Observed {
-    /// The recorded job, its artifact (`None` for a record_version 1 job) and whether
-    /// Streamform stopped it.
-    pub job: Option<(String, Option<String>, bool)>,
+    /// The recorded job.
+    pub job: Option<RecordedJob>,
     /// What the cluster says about it.
     pub seen: Seen,
     /// Jobs with this application's name that are not ended and are not the recorded job.
@@ -236,7 +247,7 @@ impl Observed {
     ) -> Result<Observed, FlinkError> {
         let job = record.and_then(recorded_job);
         let seen = match &job {
-            Some((id, _, _)) => Seen::of(jobs, id)?,
+            Some(recorded) => Seen::of(jobs, &recorded.id)?,
             None => Seen::Missing,
         };
         let pending = record.and_then(AppliedRecord::pending).map(|a| &a.job_id);
@@ -244,7 +255,7 @@ impl Observed {
             .overview()?
             .into_iter()
             .filter(|j| !j.is_terminal() && j.name == name)
-            .filter(|j| Some(&j.id) != job.as_ref().map(|(id, _, _)| id) && Some(&j.id) != pending)
+            .filter(|j| Some(&j.id) != job.as_ref().map(|r| &r.id) && Some(&j.id) != pending)
             .collect();
         Ok(Observed { job, seen, others })
     }
@@ -252,14 +263,18 @@ impl Observed {
 
 /// The record's job: the current attempt's, or a record_version 1 record's last job. The
 /// artifact is `None` when unknown (a job started before deployments were tracked).
-fn recorded_job(record: &AppliedRecord) -> Option<(String, Option<String>, bool)> {
+fn recorded_job(record: &AppliedRecord) -> Option<RecordedJob> {
     match record.current() {
-        Some(a) => Some((
-            a.job_id.clone(),
-            Some(a.artifact.clone()).filter(|a| !a.is_empty()),
-            a.outcome == Outcome::Stopped,
-        )),
-        None if record.attempts.is_empty() => record.jobs.last().map(|j| (j.clone(), None, false)),
+        Some(a) => Some(RecordedJob {
+            id: a.job_id.clone(),
+            artifact: Some(a.artifact.clone()).filter(|a| !a.is_empty()),
+            stopped: a.outcome == Outcome::Stopped,
+        }),
+        None if record.attempts.is_empty() => record.jobs.last().map(|j| RecordedJob {
+            id: j.clone(),
+            artifact: None,
+            stopped: false,
+        }),
         None => None,
     }
 }
@@ -277,7 +292,12 @@ pub fn decide(
             jobs: observed.others.clone(),
         });
     }
-    let Some((job, artifact, stopped)) = &observed.job else {
+    let Some(RecordedJob {
+        id: job,
+        artifact,
+        stopped,
+    }) = &observed.job
+    else {
         return Decision::Submit {
             action: if rebuild {
                 Action::Rebuild
@@ -632,7 +652,7 @@ impl Deployer<'_> {
                     matches!(d.summary.state.as_str(), "CANCELLING" | "FAILING")
                 }
                 // Stopped with a savepoint, still finishing.
-                (Seen::Running(_), Some((_, _, true))) => true,
+                (Seen::Running(_), Some(recorded)) => recorded.stopped,
                 _ => false,
             }
         {
@@ -645,8 +665,14 @@ impl Deployer<'_> {
         let desired = artifact(app);
         let decision = decide(Some(record), &observed, &desired, rebuild);
         // A recorded job that ended without Streamform is written down as such.
-        if let (Some((job, _, false)), Seen::Ended(_) | Seen::Missing) =
-            (&observed.job, &observed.seen)
+        if let (
+            Some(RecordedJob {
+                id: job,
+                stopped: false,
+                ..
+            }),
+            Seen::Ended(_) | Seen::Missing,
+        ) = (&observed.job, &observed.seen)
             && let Some(current) = record
                 .attempts
                 .iter_mut()
@@ -706,7 +732,15 @@ impl Deployer<'_> {
         save: &mut Save<'_>,
         report: &mut Report<'_>,
     ) -> Result<bool, Failure> {
-        let (Some((job, _, false)), Seen::Ended(d)) = (&observed.job, &observed.seen) else {
+        let (
+            Some(RecordedJob {
+                id: job,
+                stopped: false,
+                ..
+            }),
+            Seen::Ended(d),
+        ) = (&observed.job, &observed.seen)
+        else {
             return Ok(false);
         };
         if d.summary.state != "FINISHED" {
@@ -1167,7 +1201,11 @@ pub fn status(
     let mut drift = Vec::new();
     let job = match &observed.job {
         None => None,
-        Some((id, artifact, stopped)) => {
+        Some(RecordedJob {
+            id,
+            artifact,
+            stopped,
+        }) => {
             let state = observed.seen.state().to_string();
             let detail = match &observed.seen {
                 Seen::Running(d) | Seen::NotRunning(d) | Seen::Ended(d) => Some(d),

@@ -474,6 +474,17 @@ pub fn flink_error(error: &FlinkError, target: &str) -> (Output, u8) {
     )
 }
 
+/// `failed` with a note naming the job this operation had already stopped, if any.
+fn with_stopped_note(failed: (Output, u8), stopped: &Option<(String, String)>) -> (Output, u8) {
+    let (mut out, code) = failed;
+    if let Some((job, savepoint)) = stopped {
+        out.stderr.push_str(&format!(
+            "  note: job {job} was stopped before this with savepoint {savepoint}: apply its plan again to continue from there\n"
+        ));
+    }
+    (out, code)
+}
+
 /// A lifecycle failure: what happened, what was changed, what to do; exit 1 when Flink
 /// refused the application, 2 otherwise.
 pub fn failure(failure: Failure, target: &str, record: &str) -> (Output, u8) {
@@ -508,14 +519,7 @@ pub fn failure(failure: Failure, target: &str, record: &str) -> (Output, u8) {
             CANNOT_RUN
         }
         Failure::Flink { error, stopped, .. } => {
-            let (mut out, code) = flink_error(&error, target);
-            if stopped.is_some() {
-                out.stderr.push_str(&format!(
-                    "  note: {}\n",
-                    stopped_note(&stopped).trim_start_matches("; ")
-                ));
-            }
-            return (out, code);
+            return with_stopped_note(flink_error(&error, target), &stopped);
         }
         Failure::Statement { error, stopped } => {
             let ApplyError { statement, error } = *error;
@@ -553,16 +557,7 @@ pub fn failure(failure: Failure, target: &str, record: &str) -> (Output, u8) {
                     ));
                     CANNOT_RUN
                 }
-                _ => {
-                    let (mut out, code) = flink_error(&error, target);
-                    if stopped.is_some() {
-                        out.stderr.push_str(&format!(
-                            "  note: {}\n",
-                            stopped_note(&stopped).trim_start_matches("; ")
-                        ));
-                    }
-                    return (out, code);
-                }
+                _ => return with_stopped_note(flink_error(&error, target), &stopped),
             }
         }
         Failure::FailedAtStart {

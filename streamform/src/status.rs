@@ -258,7 +258,10 @@ pub fn stop(
         Ok(false) => {}
         Err(failure) => return lifecycle::failure(failure, &target_name, &relative),
     }
-    let Some((job, _, stopped)) = observed.job.clone() else {
+    let Some(deploy::RecordedJob {
+        id: job, stopped, ..
+    }) = observed.job.clone()
+    else {
         out.stdout = format!("nothing to stop: no job of target `{target_name}` has run\n");
         return (out, OK);
     };

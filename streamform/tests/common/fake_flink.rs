@@ -378,13 +378,19 @@ fn route(
 /// A copy of examples/customer-metrics whose target's gateway and JobManager are both the
 /// fake at `address`, with `extra` lines added to the target's `flink:` section.
 pub fn project_on(address: &str, extra: &str) -> tempfile::TempDir {
+    project_with(address, address, extra)
+}
+
+/// A copy of examples/customer-metrics whose target names `gateway` and `jobmanager`, with
+/// `extra` lines added to its `flink:` section.
+pub fn project_with(gateway: &str, jobmanager: &str, extra: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/customer-metrics");
     super::copy_dir(&example, dir.path());
     let config = dir.path().join("streamform.yml");
     let text = std::fs::read_to_string(&config).unwrap().replace(
         "      gateway: http://localhost:8083\n",
-        &format!("      gateway: {address}\n      jobmanager: {address}\n{extra}"),
+        &format!("      gateway: {gateway}\n      jobmanager: {jobmanager}\n{extra}"),
     );
     std::fs::write(&config, text).unwrap();
     dir

@@ -5,7 +5,6 @@
 
 use std::io::BufReader;
 use std::net::{TcpListener, TcpStream};
-use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
@@ -107,17 +106,5 @@ fn serve(stream: TcpStream, script: Script, log: &Mutex<Vec<String>>) {
 /// JobManager is a well-behaved fake cluster with no jobs.
 pub fn project_with_gateway(gateway: &str) -> tempfile::TempDir {
     let jobmanager = super::fake_flink::fake_flink(super::fake_flink::Behaviour::default());
-    let dir = tempfile::tempdir().unwrap();
-    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/customer-metrics");
-    super::copy_dir(&example, dir.path());
-    let config = dir.path().join("streamform.yml");
-    let text = std::fs::read_to_string(&config).unwrap().replace(
-        "      gateway: http://localhost:8083\n",
-        &format!(
-            "      gateway: {gateway}\n      jobmanager: {}\n",
-            jobmanager.address
-        ),
-    );
-    std::fs::write(&config, text).unwrap();
-    dir
+    super::fake_flink::project_with(gateway, &jobmanager.address, "")
 }
