@@ -9,7 +9,7 @@ use crate::config::KafkaTarget;
 use crate::db::{
     Db, application_plans, model_files, order_by_span, project_config, resolve_anchor,
 };
-use crate::diagnostic::{Anchor, Diagnostic};
+use crate::diagnostic::{Anchor, Code, Diagnostic};
 
 /// The application for a target's Kafka settings, or why Flink cannot run it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -19,7 +19,7 @@ pub struct FlinkBuild {
     pub app: Option<Application>,
     /// Capability errors: what Flink cannot run faithfully.
     pub errors: Vec<Diagnostic>,
-    /// What runs but deserves attention. Application-wide warnings have an empty path.
+    /// What runs but deserves attention. Application-wide warnings have no file.
     pub warnings: Vec<Diagnostic>,
 }
 
@@ -61,16 +61,14 @@ pub fn flink_application(
 /// sink at the model's entry in streamform.yml; anything else at the model's file; the
 /// application as a whole at no file.
 fn finding(db: &dyn Db, project: Project, f: &Finding, error: bool) -> Diagnostic {
-    let new = |path: String| {
-        if error {
-            Diagnostic::error(path, f.message.clone())
-        } else {
-            Diagnostic::warning(path, f.message.clone())
-        }
-        .with_help(f.help.clone())
-    };
+    let d = if error {
+        Diagnostic::error(Code::Flink(f.kind), f.message.clone())
+    } else {
+        Diagnostic::warning(Code::Flink(f.kind), f.message.clone())
+    }
+    .with_help(f.help.clone());
     let Some(model) = &f.model else {
-        return new(String::new());
+        return d;
     };
     let file = model_files(db, project).get(model).copied();
     let declared = project_config(db, project)
@@ -78,14 +76,11 @@ fn finding(db: &dyn Db, project: Project, f: &Finding, error: bool) -> Diagnosti
         .as_ref()
         .is_some_and(|c| c.models.contains_key(model));
     match (&f.subject, file) {
-        (Subject::Operator(_), Some(file)) => {
-            new(file.path(db).clone()).with_span(order_by_span(db, file))
+        (Subject::Operator(_), Some(file)) => d.in_file(file).with_span(order_by_span(db, file)),
+        (Subject::Sink | Subject::Model, _) if declared => {
+            resolve_anchor(db, project, &d.anchored(Anchor::ModelEntry(model.clone())))
         }
-        (Subject::Sink | Subject::Model, _) if declared => resolve_anchor(
-            project_config(db, project).config.as_ref(),
-            &new("streamform.yml".into()).anchored(Anchor::ModelEntry(model.clone())),
-        ),
-        (_, Some(file)) => new(file.path(db).clone()),
-        _ => new("streamform.yml".into()),
+        (_, Some(file)) => d.in_file(file),
+        _ => d.in_file(*project.config(db)),
     }
 }

@@ -9,7 +9,7 @@ use std::ops::Range;
 use serde::Deserialize;
 use streamform_ir::{Connector, DataType, Materialized, NodeKind, SinkTarget};
 
-use crate::diagnostic::{Diagnostic, did_you_mean};
+use crate::diagnostic::{Code, Diagnostic, did_you_mean};
 use crate::yaml::{self, Spanned, span_of};
 
 /// The project format version this build reads.
@@ -343,7 +343,6 @@ fn is_variable_name(name: &str) -> bool {
 const FORMATS: &[&str] = &["json", "csv"];
 
 fn connector(
-    path: &str,
     text: &str,
     what: &str,
     raw_connector: &Spanned<String>,
@@ -357,7 +356,7 @@ fn connector(
             if location.is_some() {
                 diags.push(
                     Diagnostic::error(
-                        path,
+                        Code::ConnectorOptions,
                         format!("{what} uses connector kafka, which takes `topic`, not `path`"),
                     )
                     .with_span(span.clone())
@@ -368,7 +367,7 @@ fn connector(
                 Some(t) if !is_topic_name(t) && !t.trim().is_empty() => {
                     diags.push(
                         Diagnostic::error(
-                            path,
+                            Code::InvalidTopic,
                             format!("{what}: `{t}` is not a Kafka topic name"),
                         )
                         .with_span(span)
@@ -382,7 +381,7 @@ fn connector(
                 _ => {
                     diags.push(
                         Diagnostic::error(
-                            path,
+                            Code::ConnectorOptions,
                             format!("{what} uses connector kafka but has no `topic`"),
                         )
                         .with_span(span)
@@ -396,7 +395,7 @@ fn connector(
             if topic.is_some() {
                 diags.push(
                     Diagnostic::error(
-                        path,
+                        Code::ConnectorOptions,
                         format!("{what} uses connector file, which takes `path`, not `topic`"),
                     )
                     .with_span(span.clone())
@@ -408,7 +407,7 @@ fn connector(
                 _ => {
                     diags.push(
                         Diagnostic::error(
-                            path,
+                            Code::ConnectorOptions,
                             format!("{what} uses connector file but has no `path`"),
                         )
                         .with_span(span)
@@ -419,8 +418,11 @@ fn connector(
             }
         }
         other => {
-            let mut d = Diagnostic::error(path, format!("{what} has unknown connector `{other}`"))
-                .with_span(span);
+            let mut d = Diagnostic::error(
+                Code::UnknownConnector,
+                format!("{what} has unknown connector `{other}`"),
+            )
+            .with_span(span);
             d = match did_you_mean(other, ["kafka", "file"]) {
                 Some(s) => d.with_help(format!("did you mean `{s}`?")),
                 None => d.with_help("the connectors are kafka (unbounded) and file (bounded)"),
@@ -432,7 +434,6 @@ fn connector(
 }
 
 fn format_of(
-    path: &str,
     text: &str,
     what: &str,
     raw: &Spanned<String>,
@@ -442,9 +443,12 @@ fn format_of(
         return Some(raw.value.clone());
     }
     diags.push(
-        Diagnostic::error(path, format!("{what} has unknown format `{}`", raw.value))
-            .with_span(Some(span_of(raw, text)))
-            .with_help(format!("the formats are: {}", FORMATS.join(", "))),
+        Diagnostic::error(
+            Code::UnknownFormat,
+            format!("{what} has unknown format `{}`", raw.value),
+        )
+        .with_span(Some(span_of(raw, text)))
+        .with_help(format!("the formats are: {}", FORMATS.join(", "))),
     );
     None
 }
@@ -459,7 +463,7 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
     let mut diags = Vec::new();
     if raw.version.value != FORMAT_VERSION {
         diags.push(
-            Diagnostic::error(path, format!("unsupported project format version {}; this build reads version {FORMAT_VERSION}", raw.version.value))
+            Diagnostic::error(Code::UnsupportedVersion, format!("unsupported project format version {}; this build reads version {FORMAT_VERSION}", raw.version.value))
                 .with_span(Some(span_of(&raw.version, text)))
                 .with_help("set `version: 1`"),
         );
@@ -467,7 +471,7 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
     }
     if raw.name.value.trim().is_empty() {
         diags.push(
-            Diagnostic::error(path, "the project name is empty")
+            Diagnostic::error(Code::EmptyName, "the project name is empty")
                 .with_span(Some(span_of(&raw.name, text)))
                 .with_help("give the project a name, e.g. `name: order-pipeline`"),
         );
@@ -488,7 +492,7 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
                 if let Some(k) = &m.value.key {
                     diags.push(
                         Diagnostic::error(
-                            path,
+                            Code::KeyOnAppend,
                             format!("{what} declares a key but is materialized as append"),
                         )
                         .with_span(Some(span_of(k, text)))
@@ -503,7 +507,7 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
             Some(other) => {
                 let s = m.value.materialized.as_ref().expect("matched Some");
                 let mut d = Diagnostic::error(
-                    path,
+                    Code::UnknownMaterialization,
                     format!("{what} has unknown materialization `{other}`"),
                 )
                 .with_span(Some(span_of(s, text)));
@@ -518,7 +522,6 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
         let sink = m.value.sink.as_ref().and_then(|s| {
             let sw = format!("the sink of {what}");
             let c = connector(
-                path,
                 text,
                 &sw,
                 &s.value.connector,
@@ -526,7 +529,7 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
                 s.value.path.as_ref(),
                 &mut diags,
             );
-            let f = format_of(path, text, &sw, &s.value.format, &mut diags);
+            let f = format_of(text, &sw, &s.value.format, &mut diags);
             Some(SinkTarget {
                 connector: c?,
                 format: f?,
@@ -537,7 +540,7 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
             if !is_identifier(&r.value) {
                 diags.push(
                     Diagnostic::error(
-                        path,
+                        Code::InvalidName,
                         format!("{what}: renamed_from `{}` is not a model name", r.value),
                     )
                     .with_span(Some(s))
@@ -547,9 +550,12 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
             }
             if r.value == name {
                 diags.push(
-                    Diagnostic::error(path, format!("{what} is renamed_from itself"))
-                        .with_span(Some(s))
-                        .with_help("remove renamed_from, or name the model's previous name"),
+                    Diagnostic::error(
+                        Code::InvalidRename,
+                        format!("{what} is renamed_from itself"),
+                    )
+                    .with_span(Some(s))
+                    .with_help("remove renamed_from, or name the model's previous name"),
                 );
                 return None;
             }
@@ -562,18 +568,18 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
                 .split_once('.')
                 .and_then(|(k, o)| Some((NodeKind::from_id_name(k)?, ordinal(o)?)));
             let Some((kind, ordinal)) = parsed else {
-                diags.push(Diagnostic::error(path, format!("{what}: node hint `{reference}` is not of the form <kind>.<ordinal>")).with_span(Some(s)).with_help("write e.g. `aggregate.0`; kinds are source, filter, project, aggregate, sort, sink"));
+                diags.push(Diagnostic::error(Code::InvalidHint, format!("{what}: node hint `{reference}` is not of the form <kind>.<ordinal>")).with_span(Some(s)).with_help("write e.g. `aggregate.0`; kinds are source, filter, project, aggregate, sort, sink"));
                 continue;
             };
             let was = &hint.value.was.value;
             let Some((_, was_kind, _)) = parse_node_id(was) else {
-                diags.push(Diagnostic::error(path, format!("{what}: `was: {was}` is not a node id")).with_span(Some(span_of(&hint.value.was, text))).with_help("a node id is <model>::<kind>::<ordinal>, e.g. customer_metrics::aggregate::0"));
+                diags.push(Diagnostic::error(Code::InvalidHint, format!("{what}: `was: {was}` is not a node id")).with_span(Some(span_of(&hint.value.was, text))).with_help("a node id is <model>::<kind>::<ordinal>, e.g. customer_metrics::aggregate::0"));
                 continue;
             };
             if was_kind != kind {
                 diags.push(
                     Diagnostic::error(
-                        path,
+                        Code::InvalidHint,
                         format!(
                             "{what}: the hint for {reference} names {was}, a node of another kind",
                         ),
@@ -615,7 +621,7 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
         let span = Some(span_of(&t, text));
         if !is_target_name(&name) {
             diags.push(
-                Diagnostic::error(path, format!("`{name}` is not a valid target name"))
+                Diagnostic::error(Code::InvalidName, format!("`{name}` is not a valid target name"))
                     .with_span(span.map(|s| key_span(text, &name, s)))
                     .with_help("a target name is letters, digits, `_` and `-`, starting with a letter or digit; it names the file .streamform/applied/<target>.json"),
             );
@@ -624,7 +630,7 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
         if t.value.backend.value != "flink" {
             diags.push(
                 Diagnostic::error(
-                    path,
+                    Code::UnknownBackend,
                     format!(
                         "target `{name}` has unknown backend `{}`",
                         t.value.backend.value
@@ -638,7 +644,7 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
         let Some(flink) = &t.value.flink else {
             diags.push(
                 Diagnostic::error(
-                    path,
+                    Code::IncompleteTarget,
                     format!("target `{name}` uses backend flink but has no `flink:` section"),
                 )
                 .with_span(span)
@@ -649,7 +655,7 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
             continue;
         };
         let Some(kafka) = &t.value.kafka else {
-            diags.push(Diagnostic::error(path, format!("target `{name}` uses backend flink but has no `kafka:` section")).with_span(span).with_help("add `kafka: {bootstrap_servers: localhost:9092}` with Kafka's address as Flink sees it"));
+            diags.push(Diagnostic::error(Code::IncompleteTarget, format!("target `{name}` uses backend flink but has no `kafka:` section")).with_span(span).with_help("add `kafka: {bootstrap_servers: localhost:9092}` with Kafka's address as Flink sees it"));
             continue;
         };
         let before = diags.len();
@@ -671,7 +677,7 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
             match split_address(&address.value) {
                 Some((_, true, _, _)) => diags.push(
                     Diagnostic::error(
-                        path,
+                        Code::CredentialInConfig,
                         format!(
                             "target `{name}`: flink.{field} `{}` carries a credential",
                             without_userinfo(&address.value)
@@ -685,7 +691,7 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
                 None => diags.push(secret_free(
                     &address.value,
                     Diagnostic::error(
-                        path,
+                        Code::InvalidAddress,
                         format!(
                             "target `{name}`: flink.{field} `{}` is not an http:// or https:// address",
                             without_userinfo(&address.value)
@@ -701,7 +707,7 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
         {
             diags.push(
                 Diagnostic::error(
-                    path,
+                    Code::InvalidAddress,
                     format!("target `{name}`: flink.savepoints `{}` is not a URI", savepoints.value),
                 )
                 .with_span(Some(span_of(savepoints, text)))
@@ -725,7 +731,7 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
                         // Not echoed: what is there may be the secret itself.
                         diags.push(
                             Diagnostic::error(
-                                path,
+                                Code::InvalidAuth,
                                 format!("target `{name}`: flink.auth needs exactly one of `bearer` and `basic`, naming an environment variable"),
                             )
                             .with_span(at)
@@ -746,7 +752,7 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
                     _ => {
                         diags.push(
                             Diagnostic::error(
-                                path,
+                                Code::InvalidAuth,
                                 format!("target `{name}`: flink.auth holds something other than an environment variable's name (letters, digits and `_`)"),
                             )
                             .with_span(at)
@@ -767,7 +773,7 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
             Some(other) => {
                 diags.push(
                     Diagnostic::error(
-                        path,
+                        Code::UnknownStartup,
                         format!("target `{name}`: unknown kafka.startup `{other}`"),
                     )
                     .with_span(kafka.startup.as_ref().map(|s| span_of(s, text)))
@@ -856,7 +862,7 @@ pub fn parse_sources(path: &str, text: &str) -> ParsedSources {
         if !is_identifier(&name) {
             diags.push(
                 Diagnostic::error(
-                    path,
+                    Code::InvalidName,
                     format!("source name `{name}` is not an SQL identifier"),
                 )
                 .with_span(Some(span.clone()))
@@ -865,7 +871,6 @@ pub fn parse_sources(path: &str, text: &str) -> ParsedSources {
             continue;
         }
         let c = connector(
-            path,
             text,
             &what,
             &s.value.connector,
@@ -873,14 +878,17 @@ pub fn parse_sources(path: &str, text: &str) -> ParsedSources {
             s.value.path.as_ref(),
             &mut diags,
         );
-        let f = format_of(path, text, &what, &s.value.format, &mut diags);
+        let f = format_of(text, &what, &s.value.format, &mut diags);
         let mut schema = Vec::new();
         for (col, ty) in &s.value.schema.value {
             match DataType::parse(&ty.value) {
                 Ok(t) => schema.push((col.clone(), t)),
                 Err(e) => {
-                    let mut d = Diagnostic::error(path, format!("{what}, column `{col}`: {e}"))
-                        .with_span(Some(span_of(ty, text)));
+                    let mut d = Diagnostic::error(
+                        Code::UnknownType,
+                        format!("{what}, column `{col}`: {e}"),
+                    )
+                    .with_span(Some(span_of(ty, text)));
                     d = match did_you_mean(&ty.value, DataType::NAMES.iter().copied()) {
                         Some(x) => d.with_help(format!("did you mean `{x}`?")),
                         None => d.with_help("types are int32, int64, float64, decimal, decimal(p,s), string, boolean, timestamp"),
@@ -891,7 +899,7 @@ pub fn parse_sources(path: &str, text: &str) -> ParsedSources {
         }
         if s.value.schema.value.is_empty() {
             diags.push(
-                Diagnostic::error(path, format!("{what} declares no columns"))
+                Diagnostic::error(Code::EmptySchema, format!("{what} declares no columns"))
                     .with_span(Some(span_of(&s.value.schema, text)))
                     .with_help("list each column under `schema:` as `name: type`"),
             );

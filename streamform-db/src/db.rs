@@ -12,7 +12,7 @@ use streamform_ir::record::Running;
 use streamform_ir::{Input, Materialized, ModelPlan, Node, SinkTarget};
 
 use crate::config::{self, ProjectConfig, SourceDef};
-use crate::diagnostic::{Anchor, Diagnostic, Severity, did_you_mean};
+use crate::diagnostic::{self, Anchor, Code, Diagnostic, Severity, did_you_mean};
 use crate::fixture::{self, Expected, RowComparison};
 use crate::lower::{self, Contract, Declared, Upstream};
 use crate::sql::{self, ParsedModel, Reads};
@@ -132,22 +132,28 @@ fn text_of<'a>(db: &'a dyn Db, file: SourceFile, diags: &mut Vec<Diagnostic>) ->
         FileContents::Text(t) => Some(t),
         FileContents::Missing => {
             diags.push(
-                Diagnostic::error(path.clone(), format!("{path} does not exist"))
+                Diagnostic::error(Code::FileMissing, format!("{path} does not exist"))
+                    .in_file(file)
                     .with_help("create it, or remove what refers to it"),
             );
             None
         }
         FileContents::NotUtf8 => {
             diags.push(
-                Diagnostic::error(path.clone(), format!("{path} is not valid UTF-8"))
+                Diagnostic::error(Code::FileNotUtf8, format!("{path} is not valid UTF-8"))
+                    .in_file(file)
                     .with_help("save the file as UTF-8"),
             );
             None
         }
         FileContents::Unreadable(e) => {
             diags.push(
-                Diagnostic::error(path.clone(), format!("{path} could not be read: {e}"))
-                    .with_help(e.help),
+                Diagnostic::error(
+                    Code::FileUnreadable,
+                    format!("{path} could not be read: {e}"),
+                )
+                .in_file(file)
+                .with_help(e.help),
             );
             None
         }
@@ -183,7 +189,8 @@ pub fn project_config(db: &dyn Db, project: Project) -> ConfigResult {
             diagnostics,
         };
     };
-    let (config, d) = config::parse_project(file.path(db), text);
+    let (config, mut d) = config::parse_project(file.path(db), text);
+    diagnostic::set_file(&mut d, *file);
     diagnostics.extend(d);
     ConfigResult {
         config,
@@ -223,9 +230,10 @@ pub fn cycle_diagnostics(db: &dyn Db, project: Project) -> Vec<Diagnostic> {
                 .as_ref()
                 .and_then(|r| r.span.clone());
             Diagnostic::error(
-                file.path(db).clone(),
+                Code::ReferenceCycle,
                 format!("models form a reference cycle: {}", listed.join(" → ")),
             )
+            .in_file(file)
             .with_span(span)
             .with_help(
                 "a model cannot depend on itself, directly or through other models; break the cycle",
@@ -264,9 +272,13 @@ pub fn model_settings(db: &dyn Db, project: Project, name: String) -> ModelSetti
     ModelSettings::Declared { materialized, sink }
 }
 
-/// `d` with its span filled in from its anchor, when it has one and no span.
-pub fn resolve_anchor(config: Option<&ProjectConfig>, d: &Diagnostic) -> Diagnostic {
+/// `d` with its file (streamform.yml) and span filled in from its anchor, when it has one.
+pub fn resolve_anchor(db: &dyn Db, project: Project, d: &Diagnostic) -> Diagnostic {
     let mut d = d.clone();
+    if d.anchor.is_some() && d.file.is_none() {
+        d.file = Some(*project.config(db));
+    }
+    let config = project_config(db, project).config.as_ref();
     if d.span.is_none()
         && let (Some(anchor), Some(config)) = (&d.anchor, config)
     {
@@ -283,11 +295,10 @@ pub fn resolve_anchor(config: Option<&ProjectConfig>, d: &Diagnostic) -> Diagnos
 
 /// Why model `name` does not lower, positioned in its files.
 pub fn lowering_diagnostics(db: &dyn Db, project: Project, name: &str) -> Vec<Diagnostic> {
-    let config = project_config(db, project).config.as_ref();
     lower_model(db, project, name.to_string())
         .diagnostics
         .iter()
-        .map(|d| resolve_anchor(config, d))
+        .map(|d| resolve_anchor(db, project, d))
         .collect()
 }
 
@@ -340,7 +351,8 @@ pub fn source_defs(db: &dyn Db, project: Project) -> SourcesResult {
     let Some(text) = text_of(db, *file, &mut diagnostics) else {
         return empty(diagnostics, true);
     };
-    let parsed = config::parse_sources(file.path(db), text);
+    let mut parsed = config::parse_sources(file.path(db), text);
+    diagnostic::set_file(&mut parsed.diagnostics, *file);
     SourcesResult {
         sources: parsed.sources,
         diagnostics: parsed.diagnostics,
@@ -379,7 +391,9 @@ pub fn parse_model(db: &dyn Db, file: SourceFile) -> ParsedModel {
             diagnostics,
         };
     };
-    sql::parse_model(file.path(db), &name, text)
+    let mut parsed = sql::parse_model(&name, text);
+    diagnostic::set_file(&mut parsed.diagnostics, file);
+    parsed
 }
 
 /// What the model reads and the diagnostics of its syntax (refused constructs included).
@@ -400,9 +414,10 @@ pub fn model_syntax(db: &dyn Db, file: SourceFile) -> ModelSyntax {
     if !config::is_identifier(&name) {
         diagnostics.push(
             Diagnostic::error(
-                file.path(db).clone(),
+                Code::InvalidName,
                 format!("model name `{name}` is not an SQL identifier"),
             )
+            .in_file(file)
             .with_help("rename the file: letters, digits and underscores, starting with a letter"),
         );
     }
@@ -413,7 +428,8 @@ pub fn model_syntax(db: &dyn Db, file: SourceFile) -> ModelSyntax {
         };
     };
     let text = file_text(db, file).unwrap_or("");
-    let (reads, d) = sql::validate(file.path(db), &name, text, q);
+    let (reads, mut d) = sql::validate(&name, text, q);
+    diagnostic::set_file(&mut d, file);
     diagnostics.extend(d);
     ModelSyntax { reads, diagnostics }
 }
@@ -528,15 +544,15 @@ pub fn lower_model(db: &dyn Db, project: Project, name: String) -> LowerResult {
     let Some(query) = &parse_model(db, file).query else {
         return fail(Vec::new());
     };
-    let path = file.path(db).clone();
     let text = file_text(db, file).unwrap_or("");
     let (materialized, sink) = match model_settings(db, project, name.clone()) {
         ModelSettings::Declared { materialized, sink } => (materialized, sink),
         ModelSettings::NoConfig | ModelSettings::Invalid => return fail(Vec::new()),
     };
     let models = model_files(db, project);
-    let err = |message: String, help: String| {
-        Diagnostic::error(path.clone(), message)
+    let err = |code: Code, message: String, help: String| {
+        Diagnostic::error(code, message)
+            .in_file(file)
             .with_span(reads.span.clone())
             .with_help(help)
     };
@@ -548,6 +564,7 @@ pub fn lower_model(db: &dyn Db, project: Project, name: String) -> LowerResult {
             SourceLookup::Broken => return fail(Vec::new()),
             SourceLookup::NoFile => {
                 return fail(vec![err(
+                    Code::UnknownSource,
                     format!("model `{name}` reads source('{s}'), but there is no sources.yml"),
                     format!("declare `{s}` in sources.yml beside streamform.yml"),
                 )]);
@@ -561,6 +578,7 @@ pub fn lower_model(db: &dyn Db, project: Project, name: String) -> LowerResult {
                     "source() names a source declared in sources.yml".into()
                 };
                 return fail(vec![err(
+                    Code::UnknownSource,
                     format!(
                         "model `{name}` reads source('{s}'), but sources.yml declares no source `{s}`"
                     ),
@@ -571,6 +589,7 @@ pub fn lower_model(db: &dyn Db, project: Project, name: String) -> LowerResult {
         Input::Model(m) => {
             if *m == name {
                 return fail(vec![err(
+                    Code::SelfReference,
                     format!("model `{name}` reads itself with ref('{m}')"),
                     "a model reads a source or another model".into(),
                 )]);
@@ -588,6 +607,7 @@ pub fn lower_model(db: &dyn Db, project: Project, name: String) -> LowerResult {
                     "ref() names another model in this project".into()
                 };
                 return fail(vec![err(
+                    Code::UnknownModel,
                     format!("model `{name}` reads ref('{m}'), but there is no models/{m}.sql"),
                     help,
                 )]);
@@ -608,12 +628,16 @@ pub fn lower_model(db: &dyn Db, project: Project, name: String) -> LowerResult {
         materialized,
         sink: sink.as_ref(),
     };
-    match lower::lower_model(&path, &name, text, query, reads, &upstream, &declared) {
+    match lower::lower_model(&name, text, query, reads, &upstream, &declared) {
         Ok(plan) => LowerResult {
             plan: Some(plan),
             diagnostics: Vec::new(),
         },
-        Err(d) => fail(vec![d]),
+        Err(d) => {
+            let mut d = vec![d];
+            diagnostic::set_file(&mut d, file);
+            fail(d)
+        }
     }
 }
 
@@ -740,7 +764,8 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
     };
     let shape = match fixture::parse_shape(&path, text) {
         Ok(s) => s,
-        Err(d) => {
+        Err(mut d) => {
+            diagnostic::set_file(&mut d, file);
             def.diagnostics = d;
             return def;
         }
@@ -752,12 +777,13 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
         let help = unknown_model_help(db, project, &shape.model);
         def.diagnostics = vec![
             Diagnostic::error(
-                path,
+                Code::UnknownModel,
                 format!(
                     "fixture tests model `{}`, but there is no models/{}.sql",
                     shape.model, shape.model
                 ),
             )
+            .in_file(file)
             .with_span(Some(shape.model_span))
             .with_help(help),
         ];
@@ -779,9 +805,10 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
         .iter()
         .map(|f| (f.name.clone(), f.ty))
         .collect();
-    def.events = fixture::type_events(&path, &shape, &source_name, &columns, &mut diagnostics);
+    def.events = fixture::type_events(&shape, &source_name, &columns, &mut diagnostics);
     let sink = chain.last().expect("a chain has a model").sink();
-    def.expect = fixture::type_expectations(&path, &shape, &sink.schema, &mut diagnostics);
+    def.expect = fixture::type_expectations(&shape, &sink.schema, &mut diagnostics);
+    diagnostic::set_file(&mut diagnostics, file);
     def.diagnostics = diagnostics;
     def
 }
@@ -861,20 +888,22 @@ pub fn check_report(db: &dyn Db, project: Project) -> Vec<Diagnostic> {
     // Running node → the model whose hint claims it; running model → the model renamed from it.
     let mut hinted: BTreeMap<String, String> = BTreeMap::new();
     let mut renamed: BTreeMap<String, String> = BTreeMap::new();
+    let config_file = *project.config(db);
+    let start = out.len();
     for (name, mc) in &config.models {
         if !models.contains_key(name) {
             let help = match did_you_mean(name, models.keys().map(String::as_str)) {
                 Some(s) => format!("did you mean `{s}`?"),
                 None => format!("create models/{name}.sql, or remove the entry"),
             };
-            out.push(Diagnostic::error("streamform.yml", format!("streamform.yml configures model `{name}`, but there is no models/{name}.sql")).with_span(Some(mc.span.clone())).with_help(help));
+            out.push(Diagnostic::error(Code::UnknownModel, format!("streamform.yml configures model `{name}`, but there is no models/{name}.sql")).with_span(Some(mc.span.clone())).with_help(help));
         }
         if let Some((old, span)) = &mc.renamed_from
             && models.contains_key(old)
         {
             out.push(
                 Diagnostic::error(
-                    "streamform.yml",
+                    Code::InvalidRename,
                     format!(
                         "model `{name}` is renamed_from `{old}`, but models/{old}.sql still exists"
                     ),
@@ -887,7 +916,7 @@ pub fn check_report(db: &dyn Db, project: Project) -> Vec<Diagnostic> {
             match hinted.get(&hint.was) {
                 Some(first) if first == name => out.push(
                     Diagnostic::error(
-                        "streamform.yml",
+                        Code::InvalidHint,
                         format!(
                             "model `{name}` has two hints for the running node {}",
                             hint.was
@@ -898,7 +927,7 @@ pub fn check_report(db: &dyn Db, project: Project) -> Vec<Diagnostic> {
                 ),
                 Some(first) => out.push(
                     Diagnostic::error(
-                        "streamform.yml",
+                        Code::InvalidHint,
                         format!(
                             "models `{first}` and `{name}` both have a hint for the running node {}",
                             hint.was
@@ -916,7 +945,7 @@ pub fn check_report(db: &dyn Db, project: Project) -> Vec<Diagnostic> {
             match renamed.get(old) {
                 Some(first) => out.push(
                     Diagnostic::error(
-                        "streamform.yml",
+                        Code::InvalidRename,
                         format!("models `{first}` and `{name}` are both renamed_from `{old}`"),
                     )
                     .with_span(Some(span.clone()))
@@ -928,13 +957,15 @@ pub fn check_report(db: &dyn Db, project: Project) -> Vec<Diagnostic> {
             }
         }
     }
+    diagnostic::set_file(&mut out[start..], config_file);
     for s in sources {
         if models.contains_key(&s.name) {
             out.push(
                 Diagnostic::error(
-                    "sources.yml",
+                    Code::NameClash,
                     format!("`{}` names both a source and a model", s.name),
                 )
+                .in_file(*project.sources(db))
                 .with_span(Some(s.span.clone()))
                 .with_help("sources and models share one namespace; rename one of them"),
             );
@@ -954,7 +985,7 @@ pub fn check_report(db: &dyn Db, project: Project) -> Vec<Diagnostic> {
                     .iter()
                     .any(|n| n.id.kind == hint.kind && n.id.ordinal == hint.ordinal)
                 {
-                    out.push(Diagnostic::error("streamform.yml", format!("model `{name}` has a hint for {}.{}, but its plan has no such node", hint.kind.id_name(), hint.ordinal)).with_span(Some(hint.span.clone())).with_help("hints name nodes of the model's current plan as <kind>.<ordinal>, counted in plan order (streamform inspect-plan lists the node ids)"));
+                    out.push(Diagnostic::error(Code::InvalidHint, format!("model `{name}` has a hint for {}.{}, but its plan has no such node", hint.kind.id_name(), hint.ordinal)).in_file(config_file).with_span(Some(hint.span.clone())).with_help("hints name nodes of the model's current plan as <kind>.<ordinal>, counted in plan order (streamform inspect-plan lists the node ids)"));
                 }
                 // A model renamed from the hint's model claims that node too, when it has
                 // a node of the same kind and ordinal without a hint of its own.
@@ -979,12 +1010,13 @@ pub fn check_report(db: &dyn Db, project: Project) -> Vec<Diagnostic> {
                 if owner_claims {
                     out.push(
                         Diagnostic::error(
-                            "streamform.yml",
+                            Code::InvalidHint,
                             format!(
                                 "model `{name}` has a hint for the running node {}, which model `{owner}` also claims by being renamed_from `{old}`",
                                 hint.was
                             ),
                         )
+                        .in_file(config_file)
                         .with_span(Some(hint.span.clone()))
                         .with_help(format!("each running node can be matched once; remove this hint, or give the node of `{owner}` a hint of its own")),
                     );
@@ -1079,7 +1111,7 @@ pub fn plan_diff(db: &dyn Db, project: Project, running: SourceFile) -> Option<P
     let warnings = diff
         .unused_hints
         .iter()
-        .map(|hint| unused_hint_warning(config, hint))
+        .map(|hint| unused_hint_warning(config, hint).in_file(*project.config(db)))
         .collect();
     Some(PlanComparison { diff, warnings })
 }
@@ -1093,7 +1125,7 @@ fn unused_hint_warning(config: &ProjectConfig, hint: &UnusedHint) -> Diagnostic 
                 .and_then(|m| m.renamed_from.as_ref())
                 .map(|(_, s)| s.clone());
             Diagnostic::warning(
-                "streamform.yml",
+                Code::StaleRename,
                 format!(
                     "model `{model}` is renamed_from `{old}`, but nothing running belongs to a model `{old}`"
                 ),
@@ -1121,7 +1153,7 @@ fn unused_hint_warning(config: &ProjectConfig, hint: &UnusedHint) -> Diagnostic 
                 ),
             };
             Diagnostic::warning(
-                "streamform.yml",
+                Code::StaleHint,
                 format!("model `{model}` has the hint {reference} was {was}, but {why}"),
             )
             .with_span(span)

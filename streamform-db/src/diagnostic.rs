@@ -5,6 +5,10 @@
 
 use std::ops::Range;
 
+use streamform_flink::FindingKind;
+
+use crate::db::{Db, SourceFile};
+
 /// How serious a diagnostic is. `--strict` makes warnings count as errors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Severity {
@@ -14,13 +18,261 @@ pub enum Severity {
     Warning,
 }
 
-/// One problem found in a project file.
+/// A diagnostic's stable code: what kind of problem it is, independent of its wording.
+/// Tools and tests match on the code, never on the message; the names are listed and
+/// explained in docs/diagnostics.md and never change meaning once released.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Code {
+    // Files and YAML.
+    /// A file something refers to does not exist.
+    FileMissing,
+    /// A file is not UTF-8.
+    FileNotUtf8,
+    /// A file could not be read (permissions, not a regular file, too large).
+    FileUnreadable,
+    /// A YAML file holds nothing but comments.
+    FileEmpty,
+    /// YAML that does not parse.
+    YamlSyntax,
+    /// A mapping has a field this format does not know.
+    UnknownField,
+    /// A mapping lacks a required field.
+    MissingField,
+    /// A mapping names the same key twice.
+    DuplicateKey,
+    /// A value of the wrong shape (a list for a map, text for a number).
+    WrongShape,
+    // streamform.yml.
+    /// The project format version is not the one this build reads.
+    UnsupportedVersion,
+    /// The project name is empty.
+    EmptyName,
+    /// A model, source or target name that is not allowed.
+    InvalidName,
+    /// An append model declares a key.
+    KeyOnAppend,
+    /// A materialization other than append or upsert.
+    UnknownMaterialization,
+    /// A reference to a model that has no file (a configuration entry, a fixture, a
+    /// `ref()`).
+    UnknownModel,
+    /// A `renamed_from` that cannot hold.
+    InvalidRename,
+    /// A `renamed_from` that names nothing running (a warning).
+    StaleRename,
+    /// A node hint that is malformed or names no node.
+    InvalidHint,
+    /// A node hint that matches nothing running (a warning).
+    StaleHint,
+    /// A target backend other than flink.
+    UnknownBackend,
+    /// A target without its `flink:` or `kafka:` section.
+    IncompleteTarget,
+    /// A credential written into streamform.yml.
+    CredentialInConfig,
+    /// An address or URI that is not one.
+    InvalidAddress,
+    /// A `flink.auth` that does not name one environment variable.
+    InvalidAuth,
+    /// A `kafka.startup` mode that does not exist.
+    UnknownStartup,
+    // sources.yml.
+    /// A connector given the other connector's option, or missing its own.
+    ConnectorOptions,
+    /// A Kafka topic name Kafka would refuse.
+    InvalidTopic,
+    /// A connector other than kafka or file.
+    UnknownConnector,
+    /// A format that does not exist.
+    UnknownFormat,
+    /// A column type that does not exist.
+    UnknownType,
+    /// A source without columns.
+    EmptySchema,
+    /// A name used by both a source and a model.
+    NameClash,
+    /// A `source()` naming no declared source.
+    UnknownSource,
+    // Models.
+    /// SQL that does not parse.
+    SqlSyntax,
+    /// A model file that is not exactly one SELECT.
+    NotOneSelect,
+    /// A FROM that is not `source('x')` or `ref('m')`, or reads nothing.
+    InvalidRead,
+    /// A model that reads itself.
+    SelfReference,
+    /// Models that read each other in a cycle.
+    ReferenceCycle,
+    /// SQL that parses but does not plan (a column outside GROUP BY, a call that does
+    /// not exist).
+    InvalidQuery,
+    /// SQL that Streamform does not support (yet).
+    UnsupportedSql,
+    /// A column that the input does not have, or that a fixture names wrongly.
+    UnknownColumn,
+    /// An expression whose types do not fit.
+    TypeMismatch,
+    /// An output column without a name, without a type, or named twice.
+    OutputColumns,
+    /// An aggregate call in the wrong place or with the wrong arguments.
+    InvalidAggregate,
+    /// An operator that cannot take an updating input here.
+    UpdatingInput,
+    /// ORDER BY over an unbounded input.
+    UnboundedSort,
+    /// A declared materialization or key that disagrees with what the SQL derives.
+    DeclarationMismatch,
+    /// A bug in Streamform; please report it.
+    Internal,
+    // Fixtures.
+    /// A fixture whose events or expect records are not shaped as the format says.
+    FixtureShape,
+    /// A fixture value that does not fit its column's type.
+    InvalidValue,
+    // Flink.
+    /// What Flink cannot run faithfully, or what runs there but deserves attention: the
+    /// backend's own kinds of finding.
+    Flink(FindingKind),
+}
+
+impl Code {
+    /// The codes of Streamform's own rules, in the order docs/diagnostics.md lists them
+    /// (the Flink backend's follow, from [`FindingKind::ALL`]).
+    pub const OWN: [Code; 50] = [
+        Code::FileMissing,
+        Code::FileNotUtf8,
+        Code::FileUnreadable,
+        Code::FileEmpty,
+        Code::YamlSyntax,
+        Code::UnknownField,
+        Code::MissingField,
+        Code::DuplicateKey,
+        Code::WrongShape,
+        Code::UnsupportedVersion,
+        Code::EmptyName,
+        Code::InvalidName,
+        Code::KeyOnAppend,
+        Code::UnknownMaterialization,
+        Code::UnknownModel,
+        Code::InvalidRename,
+        Code::StaleRename,
+        Code::InvalidHint,
+        Code::StaleHint,
+        Code::UnknownBackend,
+        Code::IncompleteTarget,
+        Code::CredentialInConfig,
+        Code::InvalidAddress,
+        Code::InvalidAuth,
+        Code::UnknownStartup,
+        Code::ConnectorOptions,
+        Code::InvalidTopic,
+        Code::UnknownConnector,
+        Code::UnknownFormat,
+        Code::UnknownType,
+        Code::EmptySchema,
+        Code::NameClash,
+        Code::UnknownSource,
+        Code::SqlSyntax,
+        Code::NotOneSelect,
+        Code::InvalidRead,
+        Code::SelfReference,
+        Code::ReferenceCycle,
+        Code::InvalidQuery,
+        Code::UnsupportedSql,
+        Code::UnknownColumn,
+        Code::TypeMismatch,
+        Code::OutputColumns,
+        Code::InvalidAggregate,
+        Code::UpdatingInput,
+        Code::UnboundedSort,
+        Code::DeclarationMismatch,
+        Code::Internal,
+        Code::FixtureShape,
+        Code::InvalidValue,
+    ];
+
+    /// Every code: [`Code::OWN`], then the Flink backend's.
+    pub fn all() -> impl Iterator<Item = Code> {
+        Code::OWN
+            .into_iter()
+            .chain(FindingKind::ALL.into_iter().map(Code::Flink))
+    }
+
+    /// The code as written in documents and docs/diagnostics.md, e.g. `unknown-column`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Code::FileMissing => "file-missing",
+            Code::FileNotUtf8 => "file-not-utf8",
+            Code::FileUnreadable => "file-unreadable",
+            Code::FileEmpty => "file-empty",
+            Code::YamlSyntax => "yaml-syntax",
+            Code::UnknownField => "unknown-field",
+            Code::MissingField => "missing-field",
+            Code::DuplicateKey => "duplicate-key",
+            Code::WrongShape => "wrong-shape",
+            Code::UnsupportedVersion => "unsupported-version",
+            Code::EmptyName => "empty-name",
+            Code::InvalidName => "invalid-name",
+            Code::KeyOnAppend => "key-on-append",
+            Code::UnknownMaterialization => "unknown-materialization",
+            Code::UnknownModel => "unknown-model",
+            Code::InvalidRename => "invalid-rename",
+            Code::StaleRename => "stale-rename",
+            Code::InvalidHint => "invalid-hint",
+            Code::StaleHint => "stale-hint",
+            Code::UnknownBackend => "unknown-backend",
+            Code::IncompleteTarget => "incomplete-target",
+            Code::CredentialInConfig => "credential-in-config",
+            Code::InvalidAddress => "invalid-address",
+            Code::InvalidAuth => "invalid-auth",
+            Code::UnknownStartup => "unknown-startup",
+            Code::ConnectorOptions => "connector-options",
+            Code::InvalidTopic => "invalid-topic",
+            Code::UnknownConnector => "unknown-connector",
+            Code::UnknownFormat => "unknown-format",
+            Code::UnknownType => "unknown-type",
+            Code::EmptySchema => "empty-schema",
+            Code::NameClash => "name-clash",
+            Code::UnknownSource => "unknown-source",
+            Code::SqlSyntax => "sql-syntax",
+            Code::NotOneSelect => "not-one-select",
+            Code::InvalidRead => "invalid-read",
+            Code::SelfReference => "self-reference",
+            Code::ReferenceCycle => "reference-cycle",
+            Code::InvalidQuery => "invalid-query",
+            Code::UnsupportedSql => "unsupported-sql",
+            Code::UnknownColumn => "unknown-column",
+            Code::TypeMismatch => "type-mismatch",
+            Code::OutputColumns => "output-columns",
+            Code::InvalidAggregate => "invalid-aggregate",
+            Code::UpdatingInput => "updating-input",
+            Code::UnboundedSort => "unbounded-sort",
+            Code::DeclarationMismatch => "declaration-mismatch",
+            Code::Internal => "internal",
+            Code::FixtureShape => "fixture-shape",
+            Code::InvalidValue => "invalid-value",
+            Code::Flink(kind) => kind.name(),
+        }
+    }
+}
+
+impl std::fmt::Display for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One problem found in a project.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Diagnostic {
+    /// What kind of problem it is.
+    pub code: Code,
     /// Error or warning.
     pub severity: Severity,
-    /// The file, relative to the project root with `/` separators (`models/a.sql`).
-    pub path: String,
+    /// The file input it is about; `None` for the application as a whole. Functions that
+    /// parse one file's text leave it unset and the query that called them sets it.
+    pub file: Option<SourceFile>,
     /// Byte range in the file's text that the problem is about, when known.
     pub span: Option<Range<usize>>,
     /// What is wrong, one line, no trailing period.
@@ -30,7 +282,8 @@ pub struct Diagnostic {
     /// Whether the span's line may be quoted: not when it holds a secret.
     pub excerpt: bool,
     /// What the diagnostic points at when a query that must not depend on positions made
-    /// it: the span is filled in from the anchor later (see `db::resolve_anchor`).
+    /// it: the file and span are filled in from the anchor later (see
+    /// `db::resolve_anchor`).
     pub anchor: Option<Box<Anchor>>,
 }
 
@@ -44,11 +297,12 @@ pub enum Anchor {
 }
 
 impl Diagnostic {
-    /// An error about the file at `path`, with no span and no help yet.
-    pub fn error(path: impl Into<String>, message: impl Into<String>) -> Diagnostic {
+    /// An error with no file, span or help yet.
+    pub fn error(code: Code, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
+            code,
             severity: Severity::Error,
-            path: path.into(),
+            file: None,
             span: None,
             message: message.into(),
             help: None,
@@ -57,12 +311,24 @@ impl Diagnostic {
         }
     }
 
-    /// A warning about the file at `path`, with no span and no help yet.
-    pub fn warning(path: impl Into<String>, message: impl Into<String>) -> Diagnostic {
+    /// A warning with no file, span or help yet.
+    pub fn warning(code: Code, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
             severity: Severity::Warning,
-            ..Diagnostic::error(path, message)
+            ..Diagnostic::error(code, message)
         }
+    }
+
+    /// Says which file the diagnostic is about.
+    pub fn in_file(mut self, file: SourceFile) -> Diagnostic {
+        self.file = Some(file);
+        self
+    }
+
+    /// The path of its file relative to the project root (`models/a.sql`), or `None` for
+    /// the application as a whole.
+    pub fn path<'db>(&self, db: &'db dyn Db) -> Option<&'db str> {
+        self.file.map(|f| f.path(db).as_str())
     }
 
     /// Sets the byte range the diagnostic points at (`None`: the whole file).
@@ -88,6 +354,16 @@ impl Diagnostic {
     pub fn with_help(mut self, help: impl Into<String>) -> Diagnostic {
         self.help = Some(help.into());
         self
+    }
+}
+
+/// Sets `file` on each of `diagnostics` that has neither a file nor an anchor (an anchor
+/// names its own place): what a query does with what a parser of that file's text returned.
+pub fn set_file(diagnostics: &mut [Diagnostic], file: SourceFile) {
+    for d in diagnostics {
+        if d.file.is_none() && d.anchor.is_none() {
+            d.file = Some(file);
+        }
     }
 }
 

@@ -12,7 +12,7 @@ use streamform_ir::value::{F64, FitError};
 use streamform_ir::{DataType, Decimal, Field, Value};
 use streamform_sim::Op;
 
-use crate::diagnostic::{Diagnostic, suggest};
+use crate::diagnostic::{Code, Diagnostic, suggest};
 use crate::yaml::{self, Spanned, YamlValue, span_of, with_source_text};
 
 #[derive(Debug, Deserialize)]
@@ -72,7 +72,7 @@ pub fn parse_shape(path: &str, text: &str) -> Result<FixtureShape, Vec<Diagnosti
                         _ => {
                             diags.push(
                                 Diagnostic::error(
-                                    path,
+                                    Code::FixtureShape,
                                     format!(
                                         "{what} item {} has an `event:` that is not a map",
                                         i + 1
@@ -89,7 +89,7 @@ pub fn parse_shape(path: &str, text: &str) -> Result<FixtureShape, Vec<Diagnosti
                 other => {
                     diags.push(
                         Diagnostic::error(
-                            path,
+                            Code::FixtureShape,
                             format!(
                                 "{what} item {} is {}, not a map of columns",
                                 i + 1,
@@ -180,7 +180,6 @@ pub struct Expected {
 
 /// Types the `given` events against the top source's columns.
 pub fn type_events(
-    path: &str,
     shape: &FixtureShape,
     source: &str,
     columns: &[(String, DataType)],
@@ -195,7 +194,7 @@ pub fn type_events(
                 let help = suggest(col, &names, &format!("source `{source}` declares"));
                 diags.push(
                     Diagnostic::error(
-                        path,
+                        Code::UnknownColumn,
                         format!(
                             "event {} has column `{col}`, which source `{source}` does not declare",
                             i + 1
@@ -210,9 +209,12 @@ pub fn type_events(
             match type_value(&v.value, ty) {
                 Ok(val) => row[idx] = val,
                 Err(m) => diags.push(
-                    Diagnostic::error(path, format!("event {}, column `{col}`: {m}", i + 1))
-                        .with_span(Some(shape.field_span(col, v)))
-                        .with_help(format!("`{col}` is declared {ty} in sources.yml")),
+                    Diagnostic::error(
+                        Code::InvalidValue,
+                        format!("event {}, column `{col}`: {m}", i + 1),
+                    )
+                    .with_span(Some(shape.field_span(col, v)))
+                    .with_help(format!("`{col}` is declared {ty} in sources.yml")),
                 ),
             }
         }
@@ -224,7 +226,6 @@ pub fn type_events(
 /// Types the `expect` records against the model's output columns; a record must name
 /// exactly those columns plus `op`.
 pub fn type_expectations(
-    path: &str,
     shape: &FixtureShape,
     schema: &[Field],
     diags: &mut Vec<Diagnostic>,
@@ -232,7 +233,7 @@ pub fn type_expectations(
     let names: Vec<&str> = schema.iter().map(|f| f.name.as_str()).collect();
     if names.contains(&"op") && !shape.expect.is_empty() {
         diags.push(
-            Diagnostic::error(path, format!("model `{}` outputs a column named `op`, which an expect record cannot name: `op` is the record's operation", shape.model))
+            Diagnostic::error(Code::OutputColumns, format!("model `{}` outputs a column named `op`, which an expect record cannot name: `op` is the record's operation", shape.model))
                 .with_span(Some(shape.expect[0].1.clone()))
                 .with_help("rename the column in the model's SELECT with AS"),
         );
@@ -248,7 +249,7 @@ pub fn type_expectations(
             Some(other) => {
                 diags.push(
                     Diagnostic::error(
-                        path,
+                        Code::FixtureShape,
                         format!("expect record {n} has op {}", other.describe()),
                     )
                     .with_span(Some(span.clone()))
@@ -258,7 +259,7 @@ pub fn type_expectations(
             }
             None => {
                 diags.push(
-                    Diagnostic::error(path, format!("expect record {n} has no `op`"))
+                    Diagnostic::error(Code::FixtureShape, format!("expect record {n} has no `op`"))
                         .with_span(Some(span.clone()))
                         .with_help("add op: insert, update or delete"),
                 );
@@ -272,7 +273,7 @@ pub fn type_expectations(
                 let help = suggest(col, &names, "the model's columns are");
                 diags.push(
                     Diagnostic::error(
-                        path,
+                        Code::UnknownColumn,
                         format!(
                             "expect record {n} names `{col}`, which model `{}` does not output",
                             shape.model
@@ -288,12 +289,15 @@ pub fn type_expectations(
                 Ok(val) => values[idx] = val,
                 Err(m) => {
                     diags.push(
-                        Diagnostic::error(path, format!("expect record {n}, column `{col}`: {m}"))
-                            .with_span(Some(shape.field_span(col, v)))
-                            .with_help(format!(
-                                "`{col}` is {} in the model's output",
-                                schema[idx].ty
-                            )),
+                        Diagnostic::error(
+                            Code::InvalidValue,
+                            format!("expect record {n}, column `{col}`: {m}"),
+                        )
+                        .with_span(Some(shape.field_span(col, v)))
+                        .with_help(format!(
+                            "`{col}` is {} in the model's output",
+                            schema[idx].ty
+                        )),
                     );
                     ok = false;
                 }
@@ -305,12 +309,15 @@ pub fn type_expectations(
         for name in names.iter().filter(|_| !named_unknown) {
             if !map.contains_key(*name) {
                 diags.push(
-                    Diagnostic::error(path, format!("expect record {n} has no value for `{name}`"))
-                        .with_span(Some(span.clone()))
-                        .with_help(format!(
-                            "every record names each output column ({}); write null for a null",
-                            names.join(", ")
-                        )),
+                    Diagnostic::error(
+                        Code::FixtureShape,
+                        format!("expect record {n} has no value for `{name}`"),
+                    )
+                    .with_span(Some(span.clone()))
+                    .with_help(format!(
+                        "every record names each output column ({}); write null for a null",
+                        names.join(", ")
+                    )),
                 );
                 ok = false;
             }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use arrow_schema::{DataType as ArrowType, Field as ArrowField, Schema as ArrowSchema, TimeUnit};
 use datafusion_common::config::ConfigOptions;
-use datafusion_common::{DFSchemaRef, ScalarValue, TableReference};
+use datafusion_common::{DFSchemaRef, DataFusionError, ScalarValue, SchemaError, TableReference};
 use datafusion_expr::expr::AggregateFunction;
 use datafusion_expr::logical_plan::builder::LogicalTableSource;
 use datafusion_expr::{
@@ -29,7 +29,7 @@ use streamform_ir::{
 };
 
 use crate::config::SourceDef;
-use crate::diagnostic::{Anchor, Diagnostic};
+use crate::diagnostic::{Anchor, Code, Diagnostic};
 use crate::sql::Reads;
 
 /// What a reader of `ref(model)` depends on: the model's Sink schema, changelog and
@@ -204,7 +204,6 @@ impl ContextProvider for Catalog {
 /// The working state of one lowering: the chain built so far and the current output.
 struct Lowering<'a> {
     model: &'a str,
-    path: &'a str,
     nodes: Vec<Node>,
     /// The current output schema (ours), positionally aligned with DataFusion's.
     schema: Vec<Field>,
@@ -217,8 +216,8 @@ struct Lowering<'a> {
 type Lowered<T> = Result<T, Diagnostic>;
 
 impl Lowering<'_> {
-    fn err(&self, message: String, help: &str) -> Diagnostic {
-        Diagnostic::error(self.path, format!("model `{}`: {message}", self.model)).with_help(help)
+    fn err(&self, code: Code, message: String, help: &str) -> Diagnostic {
+        Diagnostic::error(code, format!("model `{}`: {message}", self.model)).with_help(help)
     }
 
     fn push(&mut self, op: Operator, schema: Vec<Field>, state: State) {
@@ -238,11 +237,13 @@ impl Lowering<'_> {
         match df.index_of_column(col) {
             Ok(i) => self.schema.get(i).cloned().ok_or_else(|| {
                 self.err(
+                    Code::Internal,
                     format!("column `{}` could not be resolved", col.name),
                     "this is a bug in Streamform's lowering",
                 )
             }),
             Err(_) => Err(self.err(
+                Code::UnknownColumn,
                 format!("unknown column `{}`", col.name),
                 "check the column names of the input",
             )),
@@ -261,6 +262,7 @@ impl Lowering<'_> {
             }
             DfExpr::Literal(v, _) => literal(v).ok_or_else(|| {
                 self.err(
+                    Code::UnsupportedSql,
                     format!("the literal {v} is not supported"),
                     "literals are numbers, 'strings', TRUE, FALSE and NULL",
                 )
@@ -274,6 +276,7 @@ impl Lowering<'_> {
                 let inner = self.expr(df, inner)?;
                 if !inner.data_type().is_numeric() {
                     return Err(self.err(
+                        Code::TypeMismatch,
                         format!("cannot negate `{inner}` of type {}", inner.data_type()),
                         "unary minus applies to numbers",
                     ));
@@ -292,6 +295,7 @@ impl Lowering<'_> {
                 let inner = self.expr(df, &c.expr)?;
                 let Some(to) = from_arrow(c.field.data_type()) else {
                     return Err(self.err(
+                        Code::UnsupportedSql,
                         format!("CAST to {} is not supported", c.field.data_type()),
                         "cast to INT, BIGINT, DOUBLE, DECIMAL(p,s), STRING or BOOLEAN",
                     ));
@@ -299,6 +303,7 @@ impl Lowering<'_> {
                 let inner = retype_null(inner, to);
                 if !castable(inner.data_type(), to) {
                     return Err(self.err(
+                        Code::TypeMismatch,
                         format!("cannot CAST `{inner}` from {} to {to}", inner.data_type()),
                         "casts convert between numbers, strings and booleans",
                     ));
@@ -329,6 +334,7 @@ impl Lowering<'_> {
                     DfOp::Or => BinaryOp::Or,
                     other => {
                         return Err(self.err(
+                            Code::UnsupportedSql,
                             format!("the operator `{other}` is not supported yet"),
                             "comparison, arithmetic, AND, OR and NOT are supported",
                         ));
@@ -338,6 +344,7 @@ impl Lowering<'_> {
                 let ty = match op {
                     BinaryOp::Arith(a) => arithmetic_type(a, lt, rt).map_err(|m| {
                         self.err(
+                            Code::TypeMismatch,
                             format!("`{} {} {}`: {m}", left, op.symbol(), right),
                             "arithmetic applies to int32, int64, float64 and decimal columns",
                         )
@@ -350,6 +357,7 @@ impl Lowering<'_> {
                     _ => {
                         if !comparable(lt, rt) {
                             return Err(self.err(
+                                Code::TypeMismatch,
                                 format!("cannot compare `{left}` ({lt}) with `{right}` ({rt})"),
                                 "compare values of the same kind, or CAST one side",
                             ));
@@ -366,6 +374,7 @@ impl Lowering<'_> {
             }
             other => {
                 return Err(self.err(
+                    Code::UnsupportedSql,
                     format!("the expression `{other}` is not supported yet"),
                     crate::sql_help(),
                 ));
@@ -378,6 +387,7 @@ impl Lowering<'_> {
             Ok(())
         } else {
             Err(self.err(
+                Code::TypeMismatch,
                 format!("{what} needs a boolean, but `{e}` is {}", e.data_type()),
                 "use a comparison such as x > 0",
             ))
@@ -438,6 +448,7 @@ impl Lowering<'_> {
                         DfExpr::Column(_) => lowered.to_string(),
                         other => {
                             return Err(self.err(
+                                Code::OutputColumns,
                                 format!("the column `{}` needs a name", other.schema_name()),
                                 "name it with AS, e.g. amount * 2 AS doubled",
                             ));
@@ -448,6 +459,7 @@ impl Lowering<'_> {
                     } = lowered
                     {
                         return Err(self.err(
+                            Code::OutputColumns,
                             format!("the column `{name}` is an untyped NULL"),
                             "write CAST(NULL AS <type>)",
                         ));
@@ -466,6 +478,7 @@ impl Lowering<'_> {
                 let mut seen = std::collections::HashSet::new();
                 if let Some(dup) = schema.iter().find(|f| !seen.insert(f.name.clone())) {
                     return Err(self.err(
+                        Code::OutputColumns,
                         format!("the column `{}` appears twice in the output", dup.name),
                         "give each output column its own name with AS",
                     ));
@@ -478,6 +491,7 @@ impl Lowering<'_> {
                             .find(|i| matches!(&i.expr, Expr::Column { name, .. } if name == k))
                         else {
                             return Err(self.err(
+                                Code::UpdatingInput,
                                 format!(
                                     "the SELECT list drops `{k}`, the key of its updating input"
                                 ),
@@ -503,7 +517,7 @@ impl Lowering<'_> {
             LogicalPlan::Aggregate(a) => {
                 self.plan(&a.input, upstream)?;
                 if self.changelog.is_updating() {
-                    return Err(Diagnostic::error(self.path, format!("model `{}`: aggregation over an updating stream is not supported yet", self.model))
+                    return Err(Diagnostic::error(Code::UpdatingInput, format!("model `{}`: aggregation over an updating stream is not supported yet", self.model))
                         .with_span(self.from_span.clone())
                         .with_help("its input emits updates; folding an update into an aggregate needs retractions, which are on the roadmap"));
                 }
@@ -513,6 +527,7 @@ impl Lowering<'_> {
                 for g in &a.group_expr {
                     let DfExpr::Column(c) = g else {
                         return Err(self.err(
+                            Code::UnsupportedSql,
                             format!("GROUP BY `{g}` is not a column"),
                             "group by plain columns",
                         ));
@@ -536,6 +551,7 @@ impl Lowering<'_> {
                     .find(|g| calls.iter().any(|c| c.name() == **g))
                 {
                     return Err(self.err(
+                        Code::OutputColumns,
                         format!("the aggregate's output would have two columns named `{dup}`: the grouping column and the aggregate call"),
                         "rename the source column, or group by it under another name in an upstream model",
                     ));
@@ -563,13 +579,14 @@ impl Lowering<'_> {
                 self.plan(&s.input, upstream)?;
                 if s.fetch.is_some() {
                     return Err(self.err(
+                        Code::UnsupportedSql,
                         "LIMIT is not supported yet".into(),
                         "filter with WHERE instead",
                     ));
                 }
                 if self.boundedness == Boundedness::Unbounded {
                     return Err(Diagnostic::error(
-                        self.path,
+                        Code::UnboundedSort,
                         format!(
                             "could not compile model `{m}`: model `{m}`: ORDER BY cannot produce a final ordering over an unbounded input; remove it, or sort downstream of a bounded materialization",
                             m = self.model
@@ -579,6 +596,7 @@ impl Lowering<'_> {
                 }
                 if self.changelog.is_updating() {
                     return Err(self.err(
+                        Code::UpdatingInput,
                         "ORDER BY over an updating input is not supported yet".into(),
                         "sort an append-only input",
                     ));
@@ -588,6 +606,7 @@ impl Lowering<'_> {
                 for k in &s.expr {
                     let DfExpr::Column(c) = &k.expr else {
                         return Err(self.err(
+                            Code::UnsupportedSql,
                             format!("ORDER BY `{}` is not a column", k.expr),
                             "order by output columns",
                         ));
@@ -602,6 +621,7 @@ impl Lowering<'_> {
                 Ok(())
             }
             other => Err(self.err(
+                Code::UnsupportedSql,
                 format!("`{}` is not supported yet", other.display()),
                 crate::sql_help(),
             )),
@@ -614,10 +634,15 @@ impl Lowering<'_> {
             other => other,
         };
         let DfExpr::AggregateFunction(AggregateFunction { func, params }) = inner else {
-            return Err(self.err(format!("`{e}` is not an aggregate call"), crate::sql_help()));
+            return Err(self.err(
+                Code::InvalidAggregate,
+                format!("`{e}` is not an aggregate call"),
+                crate::sql_help(),
+            ));
         };
         let Some(func_kind) = AggFunc::from_name(func.name()) else {
             return Err(self.err(
+                Code::UnsupportedSql,
                 format!("the aggregate `{}` is not supported yet", func.name()),
                 "the aggregates are sum, count, min and max",
             ));
@@ -629,6 +654,7 @@ impl Lowering<'_> {
             [DfExpr::Wildcard { .. }] if func_kind == AggFunc::Count => None,
             _ => {
                 return Err(self.err(
+                    Code::InvalidAggregate,
                     format!("`{e}`: an aggregate takes one column"),
                     "compute the expression in an upstream model and aggregate its column",
                 ));
@@ -640,12 +666,17 @@ impl Lowering<'_> {
             (Some(t), _) => t,
             (None, Some(t)) => {
                 return Err(self.err(
+                    Code::TypeMismatch,
                     format!("`{name}` is not supported over a {t} column"),
                     "sum takes numbers; min and max take numbers, strings and timestamps",
                 ));
             }
             (None, None) => {
-                return Err(self.err(format!("`{name}` needs a column"), "write e.g. sum(amount)"));
+                return Err(self.err(
+                    Code::InvalidAggregate,
+                    format!("`{name}` needs a column"),
+                    "write e.g. sum(amount)",
+                ));
             }
         };
         Ok(AggCall {
@@ -771,15 +802,31 @@ fn with_plain_relation(query: &Query, name: &str) -> Query {
 
 /// Rewrites DataFusion's unknown-column error into ours: the message and a did-you-mean
 /// help naming the input's columns.
-fn unknown_column(message: &str, fields: &[Field]) -> Option<(String, String)> {
-    let rest = message.strip_prefix("No field named ")?;
-    let name = rest
-        .split(['.', ' '])
-        .next()?
-        .trim_matches(['"', '\'', '`']);
+fn unknown_column(e: &DataFusionError, fields: &[Field]) -> Option<(String, String)> {
+    let DataFusionError::SchemaError(schema_error, _) = e.find_root() else {
+        return None;
+    };
+    let SchemaError::FieldNotFound { field, .. } = schema_error.as_ref() else {
+        return None;
+    };
+    let name = field.name.as_str();
     let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
     let help = crate::diagnostic::suggest(name, &names, "the input's columns are");
     Some((format!("unknown column `{name}`"), help))
+}
+
+/// The code of a DataFusion planning error.
+fn planning_code(e: &DataFusionError) -> Code {
+    match e.find_root() {
+        DataFusionError::SchemaError(e, _)
+            if matches!(e.as_ref(), SchemaError::FieldNotFound { .. }) =>
+        {
+            Code::UnknownColumn
+        }
+        DataFusionError::NotImplemented(_) => Code::UnsupportedSql,
+        DataFusionError::SQL(..) => Code::SqlSyntax,
+        _ => Code::InvalidQuery,
+    }
 }
 
 /// Cleans a DataFusion error into one line for a diagnostic.
@@ -804,7 +851,6 @@ fn datafusion_message(e: &datafusion_common::DataFusionError) -> String {
 /// One diagnostic for the first problem that stops lowering (an unknown column, a type
 /// error, ORDER BY over an unbounded input, a declared key that disagrees, ...).
 pub fn lower_model(
-    path: &str,
     model: &str,
     text: &str,
     query: &Query,
@@ -841,15 +887,14 @@ pub fn lower_model(
             .diagnostic()
             .and_then(|d| d.helps.first().map(|h| h.message.clone()))
             .unwrap_or_else(|| "check the column names and types of the input".into());
-        let message = datafusion_message(&e);
-        let (message, help) = unknown_column(&message, &input_fields).unwrap_or((message, help));
-        Diagnostic::error(path, format!("model `{model}`: {message}"))
+        let (message, help) =
+            unknown_column(&e, &input_fields).unwrap_or_else(|| (datafusion_message(&e), help));
+        Diagnostic::error(planning_code(&e), format!("model `{model}`: {message}"))
             .with_span(span)
             .with_help(help)
     })?;
     let mut l = Lowering {
         model,
-        path,
         nodes: Vec::new(),
         schema: Vec::new(),
         changelog: Changelog::Append,
@@ -887,12 +932,12 @@ pub fn lower_model(
 fn sink_changelog(l: &Lowering<'_>, declared: &Declared<'_>) -> Result<Changelog, Diagnostic> {
     let model = l.model;
     let config_err = |message: String, help: String| {
-        Diagnostic::error("streamform.yml", message)
+        Diagnostic::error(Code::DeclarationMismatch, message)
             .anchored(Anchor::ModelEntry(model.to_string()))
             .with_help(help)
     };
     let key_err = |message: String, help: String| {
-        Diagnostic::error("streamform.yml", message)
+        Diagnostic::error(Code::DeclarationMismatch, message)
             .anchored(Anchor::ModelKey(model.to_string()))
             .with_help(help)
     };

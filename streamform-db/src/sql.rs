@@ -14,7 +14,7 @@ use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
 use streamform_ir::Input;
 
-use crate::diagnostic::{Diagnostic, offset_of};
+use crate::diagnostic::{Code, Diagnostic, offset_of};
 
 /// Byte range of an sqlparser span in `text`, or `None` when the span is empty.
 pub fn byte_span(text: &str, span: sqlparser::tokenizer::Span) -> Option<Range<usize>> {
@@ -40,7 +40,7 @@ pub struct ParsedModel {
 }
 
 /// Parses `text` as exactly one SELECT statement.
-pub fn parse_model(path: &str, model: &str, text: &str) -> ParsedModel {
+pub fn parse_model(model: &str, text: &str) -> ParsedModel {
     let fail = |d: Diagnostic| ParsedModel {
         query: None,
         diagnostics: vec![d],
@@ -51,7 +51,7 @@ pub fn parse_model(path: &str, model: &str, text: &str) -> ParsedModel {
             .all(|l| l.trim().is_empty() || l.trim_start().starts_with("--"))
     {
         return fail(
-            Diagnostic::error(path, format!("model `{model}` is empty")).with_help(
+            Diagnostic::error(Code::NotOneSelect, format!("model `{model}` is empty")).with_help(
                 "a model file holds one SELECT statement, e.g. SELECT * FROM source('orders')",
             ),
         );
@@ -66,7 +66,7 @@ pub fn parse_model(path: &str, model: &str, text: &str) -> ParsedModel {
                 .to_string();
             let (clean, span) = split_position(&msg, text);
             return fail(
-                Diagnostic::error(path, format!("model `{model}` is not valid SQL: {clean}"))
+                Diagnostic::error(Code::SqlSyntax, format!("model `{model}` is not valid SQL: {clean}"))
                     .with_span(span)
                     .with_help("a model is one SELECT statement; read a source with source('<name>') and a model with ref('<model>')"),
             );
@@ -74,7 +74,7 @@ pub fn parse_model(path: &str, model: &str, text: &str) -> ParsedModel {
     };
     match statements.as_slice() {
         [] => fail(
-            Diagnostic::error(path, format!("model `{model}` is empty"))
+            Diagnostic::error(Code::NotOneSelect, format!("model `{model}` is empty"))
                 .with_help("a model file holds one SELECT statement"),
         ),
         [Statement::Query(q)] => ParsedModel {
@@ -82,13 +82,16 @@ pub fn parse_model(path: &str, model: &str, text: &str) -> ParsedModel {
             diagnostics: Vec::new(),
         },
         [one] => fail(
-            Diagnostic::error(path, format!("model `{model}` is not a SELECT statement"))
-                .with_span(byte_span(text, one.span()))
-                .with_help("a model is one SELECT; Streamform creates tables and views itself"),
+            Diagnostic::error(
+                Code::NotOneSelect,
+                format!("model `{model}` is not a SELECT statement"),
+            )
+            .with_span(byte_span(text, one.span()))
+            .with_help("a model is one SELECT; Streamform creates tables and views itself"),
         ),
         [_, second, ..] => fail(
             Diagnostic::error(
-                path,
+                Code::NotOneSelect,
                 format!(
                     "model `{model}` holds {} statements; a model is exactly one SELECT",
                     statements.len()
@@ -134,14 +137,8 @@ pub struct Reads {
 
 /// Walks the query and refuses every construct outside the supported surface.
 /// Returns what the model reads when its FROM clause is valid.
-pub fn validate(
-    path: &str,
-    model: &str,
-    text: &str,
-    query: &Query,
-) -> (Option<Reads>, Vec<Diagnostic>) {
+pub fn validate(model: &str, text: &str, query: &Query) -> (Option<Reads>, Vec<Diagnostic>) {
     let mut v = Validator {
-        path,
         model,
         text,
         diags: Vec::new(),
@@ -151,7 +148,6 @@ pub fn validate(
 }
 
 struct Validator<'a> {
-    path: &'a str,
     model: &'a str,
     text: &'a str,
     diags: Vec<Diagnostic>,
@@ -163,7 +159,7 @@ impl Validator<'_> {
     fn refuse(&mut self, construct: &str, span: sqlparser::tokenizer::Span, help: &str) {
         self.diags.push(
             Diagnostic::error(
-                self.path,
+                Code::UnsupportedSql,
                 format!("model `{}`: {construct} is not supported yet", self.model),
             )
             .with_span(byte_span(self.text, span))
@@ -357,9 +353,12 @@ impl Validator<'_> {
     fn from(&mut self, s: &ast::Select) -> Option<Reads> {
         let Some(first) = s.from.first() else {
             self.diags.push(
-                Diagnostic::error(self.path, format!("model `{}` reads nothing", self.model))
-                    .with_span(byte_span(self.text, s.select_token.0.span))
-                    .with_help("add FROM source('<name>') or FROM ref('<model>')"),
+                Diagnostic::error(
+                    Code::InvalidRead,
+                    format!("model `{}` reads nothing", self.model),
+                )
+                .with_span(byte_span(self.text, s.select_token.0.span))
+                .with_help("add FROM source('<name>') or FROM ref('<model>')"),
             );
             return None;
         };
@@ -382,7 +381,7 @@ impl Validator<'_> {
                 let fname = name.to_string();
                 let Some(args) = args else {
                     self.diags.push(
-                        Diagnostic::error(self.path, format!("model `{}` reads the plain table name `{fname}`", self.model))
+                        Diagnostic::error(Code::InvalidRead, format!("model `{}` reads the plain table name `{fname}`", self.model))
                             .with_span(byte_span(self.text, first.relation.span()))
                             .with_help(format!("read a source with source('{fname}') or a model with ref('{fname}'), so the dependency graph knows about it")),
                     );
@@ -411,7 +410,7 @@ impl Validator<'_> {
                 let Some(arg) = arg else {
                     self.diags.push(
                         Diagnostic::error(
-                            self.path,
+                            Code::InvalidRead,
                             format!("model `{}`: {kind}() takes one quoted name", self.model),
                         )
                         .with_span(byte_span(self.text, first.relation.span()))
@@ -572,7 +571,7 @@ impl Validator<'_> {
         if !aggregates_allowed {
             self.diags.push(
                 Diagnostic::error(
-                    self.path,
+                    Code::InvalidAggregate,
                     format!(
                         "model `{}`: an aggregate is not allowed in WHERE",
                         self.model
@@ -688,11 +687,11 @@ mod tests {
     use super::*;
 
     fn check(sql: &str) -> Vec<String> {
-        let p = parse_model("models/m.sql", "m", sql);
+        let p = parse_model("m", sql);
         let Some(q) = p.query else {
             return p.diagnostics.into_iter().map(|d| d.message).collect();
         };
-        validate("models/m.sql", "m", sql, &q)
+        validate("m", sql, &q)
             .1
             .into_iter()
             .map(|d| d.message)
@@ -752,8 +751,8 @@ mod tests {
     #[test]
     fn finds_what_a_model_reads() {
         let sql = "SELECT customer_id\nFROM ref('clean_orders')";
-        let q = parse_model("models/m.sql", "m", sql).query.unwrap();
-        let (reads, diags) = validate("models/m.sql", "m", sql, &q);
+        let q = parse_model("m", sql).query.unwrap();
+        let (reads, diags) = validate("m", sql, &q);
         assert!(diags.is_empty());
         let reads = reads.unwrap();
         assert_eq!(reads.input, Input::Model("clean_orders".into()));
@@ -762,7 +761,7 @@ mod tests {
 
     #[test]
     fn syntax_errors_have_positions() {
-        let p = parse_model("models/m.sql", "m", "SELECT a\nFROM source('o') WHERE");
+        let p = parse_model("m", "SELECT a\nFROM source('o') WHERE");
         let d = &p.diagnostics[0];
         assert!(
             d.message.starts_with("model `m` is not valid SQL: "),

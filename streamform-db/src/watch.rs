@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::Project;
-use crate::db::{Database, FixtureRun, check_report, fixture_result};
+use crate::db::{Database, Db, FixtureRun, check_report, fixture_result};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::load::{FileSystem, LoadError, Workspace};
 
@@ -125,7 +125,7 @@ pub struct Changes {
 }
 
 /// What changed between `before` and `after`, given the files that changed.
-pub fn compare(before: &Snapshot, after: &Snapshot, touched: &[String]) -> Changes {
+pub fn compare(db: &dyn Db, before: &Snapshot, after: &Snapshot, touched: &[String]) -> Changes {
     let earlier: BTreeMap<&str, &FixtureRun> =
         before.runs.iter().map(|r| (r.path.as_str(), r)).collect();
     let later: BTreeMap<&str, &FixtureRun> =
@@ -161,7 +161,10 @@ pub fn compare(before: &Snapshot, after: &Snapshot, touched: &[String]) -> Chang
     changes.diagnostics = after
         .diagnostics
         .iter()
-        .filter(|d| touched.contains(&d.path) || !before.diagnostics.contains(d))
+        .filter(|d| {
+            d.path(db).is_some_and(|p| touched.iter().any(|t| t == p))
+                || !before.diagnostics.contains(d)
+        })
         .cloned()
         .collect();
     changes

@@ -9,10 +9,10 @@ use std::fmt;
 use std::ops::Range;
 
 use serde::Deserialize;
-use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
 pub use serde_saphyr::Spanned;
 
-use crate::diagnostic::{Diagnostic, did_you_mean, offset_of};
+use crate::diagnostic::{Code, Diagnostic, did_you_mean, offset_of};
 
 /// Byte range of a spanned YAML node in its file.
 pub fn span_of<T>(s: &Spanned<T>, text: &str) -> Range<usize> {
@@ -60,30 +60,83 @@ fn parse_with<T: for<'de> Deserialize<'de>>(
             .lines()
             .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
     {
-        return Err(Diagnostic::error(path, format!("{path} is empty"))
-            .with_help("see docs/project-format.md for what this file holds"));
+        return Err(
+            Diagnostic::error(Code::FileEmpty, format!("{path} is empty"))
+                .with_help("see docs/project-format.md for what this file holds"),
+        );
     }
     serde_saphyr::from_str_with_options::<T>(text, options).map_err(|e| {
         let span = e.location().map(|l| {
             let start = offset_of(text, l.line() as usize, l.column() as usize);
             start..(start + 1).min(text.len()).max(start)
         });
-        let raw = e.without_snippet().to_string();
-        let message = clean_message(&raw);
-        let help = help_for(&message);
+        let message = clean_message(&e.without_snippet().to_string());
+        let (code, help) = classify(innermost(&e));
         // A missing field is about the whole mapping; the parser's position is wherever it
         // noticed, which is misleading.
-        let span = if message.starts_with("missing field") {
+        let span = if code == Code::MissingField {
             None
         } else {
             span
         };
-        let mut d = Diagnostic::error(path, message).with_span(span);
-        if let Some(h) = help {
-            d = d.with_help(h);
-        }
-        d
+        Diagnostic::error(code, message)
+            .with_span(span)
+            .with_help(help)
     })
+}
+
+/// The error itself, out of the wrappers that add a snippet or an alias's position.
+fn innermost(mut e: &serde_saphyr::Error) -> &serde_saphyr::Error {
+    loop {
+        match e {
+            serde_saphyr::Error::WithSnippet { error, .. }
+            | serde_saphyr::Error::AliasError { error, .. } => e = error,
+            _ => return e,
+        }
+    }
+}
+
+/// The code of a parse error and what to do about it.
+fn classify(e: &serde_saphyr::Error) -> (Code, String) {
+    use serde_saphyr::Error as E;
+    match e {
+        E::SerdeUnknownField {
+            field, expected, ..
+        }
+        | E::SerdeUnknownVariant {
+            variant: field,
+            expected,
+            ..
+        } => {
+            let help = match did_you_mean(field, expected.iter().copied()) {
+                Some(s) => format!("did you mean `{s}`?"),
+                None if expected.is_empty() => {
+                    "remove the field; unknown fields are refused".into()
+                }
+                None => format!("the known fields here are: {}", expected.join(", ")),
+            };
+            (Code::UnknownField, help)
+        }
+        E::DuplicateMappingKey { .. } => (
+            Code::DuplicateKey,
+            "each key may appear once; remove or rename the repeated one".into(),
+        ),
+        E::SerdeMissingField { .. } => (
+            Code::MissingField,
+            "add the field; it is required".into(),
+        ),
+        E::SerdeInvalidType { .. }
+        | E::SerdeInvalidValue { .. }
+        | E::SerdeInvalidLength { .. }
+        | E::Unexpected { .. } => (
+            Code::WrongShape,
+            "this value has the wrong shape; see docs/project-format.md".into(),
+        ),
+        _ => (
+            Code::YamlSyntax,
+            "fix the YAML at this position (indentation, a missing `:` or an unclosed bracket are the usual causes)".into(),
+        ),
+    }
 }
 
 /// Strips serde-saphyr's `error: line N column M:` prefix and its advice about options.
@@ -102,37 +155,6 @@ fn clean_message(raw: &str) -> String {
         _ => m,
     };
     m.to_string()
-}
-
-fn help_for(message: &str) -> Option<String> {
-    if let Some(rest) = message.strip_prefix("unknown field `") {
-        let (field, tail) = rest.split_once('`')?;
-        let expected: Vec<&str> = tail
-            .split_once("expected one of ")
-            .or_else(|| tail.split_once("expected "))
-            .map(|(_, list)| list.split(", ").map(|s| s.trim_matches('`')).collect())
-            .unwrap_or_default();
-        if let Some(s) = did_you_mean(field, expected.iter().copied()) {
-            return Some(format!("did you mean `{s}`?"));
-        }
-        if expected.is_empty() {
-            return Some("remove the field; unknown fields are refused".into());
-        }
-        return Some(format!(
-            "the known fields here are: {}",
-            expected.join(", ")
-        ));
-    }
-    if message.starts_with("duplicate mapping key") {
-        return Some("each key may appear once; remove or rename the repeated one".into());
-    }
-    if message.starts_with("missing field") {
-        return Some("add the field; it is required".into());
-    }
-    if message.starts_with("invalid type") || message.starts_with("expected") {
-        return Some("this value has the wrong shape; see docs/project-format.md".into());
-    }
-    Some("fix the YAML at this position (indentation, a missing `:` or an unclosed bracket are the usual causes)".into())
 }
 
 /// A YAML value as written: scalars keep their source text so that numbers are typed
@@ -212,9 +234,6 @@ impl<'de> Deserialize<'de> for YamlValue {
             fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<YamlValue, A::Error> {
                 let mut out = BTreeMap::new();
                 while let Some((k, v)) = m.next_entry::<String, Spanned<YamlValue>>()? {
-                    if out.contains_key(&k) {
-                        return Err(de::Error::custom(format!("duplicate mapping key: {k}")));
-                    }
                     out.insert(k, v);
                 }
                 Ok(YamlValue::Map(out))
@@ -277,6 +296,7 @@ mod tests {
             d.message,
             "unknown field `materialised`, expected one of materialized, key"
         );
+        assert_eq!(d.code, Code::UnknownField);
         assert_eq!(d.help.as_deref(), Some("did you mean `materialized`?"));
         assert_eq!(d.span, Some(0..1));
     }
@@ -285,6 +305,7 @@ mod tests {
     fn duplicate_key_is_refused() {
         let d = parse::<M>("x.yml", "key: [a]\nkey: [b]\n").unwrap_err();
         assert_eq!(d.message, "duplicate mapping key: key");
+        assert_eq!(d.code, Code::DuplicateKey);
         assert_eq!(d.span.map(|s| s.start), Some(9));
     }
 

@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use streamform_db::db::{Database, ExecutionLog};
+use streamform_db::diagnostic::Code;
 use streamform_db::load::MemoryFs;
 use streamform_db::watch::{Session, Snapshot, compare};
 
@@ -95,7 +96,7 @@ fn editing_a_leaf_model_reruns_only_its_fixture() {
     assert_eq!(touched, ["models/customer_metrics.sql"]);
     assert_eq!(count(&log, "lower_model"), 1, "{log:?}");
     assert_eq!(count(&log, "fixture_result"), 1, "{log:?}");
-    let changes = compare(&f.last, &after, &touched);
+    let changes = compare(&f.session.db, &f.last, &after, &touched);
     assert!(changes.new_failures.is_empty() && changes.fixed.is_empty());
 }
 
@@ -112,7 +113,7 @@ fn a_change_that_breaks_a_fixture_shows_as_a_new_failure_and_then_as_fixed() {
     let (touched, broken, log) = f.batch(&["tests/clean_orders.yml"]);
     assert_eq!(count(&log, "fixture_result"), 1, "{log:?}");
     assert_eq!(count(&log, "lower_model"), 0, "{log:?}");
-    let changes = compare(&f.last, &broken, &touched);
+    let changes = compare(&f.session.db, &f.last, &broken, &touched);
     assert_eq!(
         changes
             .new_failures
@@ -123,7 +124,7 @@ fn a_change_that_breaks_a_fixture_shows_as_a_new_failure_and_then_as_fixed() {
     );
     f.write("tests/clean_orders.yml", FIX_CLEAN);
     let (touched, fixed, _) = f.batch(&["tests/clean_orders.yml"]);
-    let changes = compare(&broken, &fixed, &touched);
+    let changes = compare(&f.session.db, &broken, &fixed, &touched);
     assert_eq!(changes.fixed.len(), 1);
     assert!(changes.new_failures.is_empty());
 }
@@ -136,9 +137,13 @@ fn a_broken_intermediate_save_is_a_diagnostic_and_the_next_save_clears_it() {
         "SELECT customer_id FROM source('refunds') WHERE",
     );
     let (touched, broken, _) = f.batch(&["models/big_refunds.sql"]);
-    let changes = compare(&f.last, &broken, &touched);
+    let changes = compare(&f.session.db, &f.last, &broken, &touched);
     assert_eq!(changes.diagnostics.len(), 1, "{:?}", changes.diagnostics);
-    assert_eq!(changes.diagnostics[0].path, "models/big_refunds.sql");
+    assert_eq!(
+        changes.diagnostics[0].path(&f.session.db),
+        Some("models/big_refunds.sql")
+    );
+    assert_eq!(changes.diagnostics[0].code, Code::SqlSyntax);
     assert_eq!(
         changes.gone,
         ["tests/big_refunds.yml"],
@@ -149,7 +154,7 @@ fn a_broken_intermediate_save_is_a_diagnostic_and_the_next_save_clears_it() {
     let (touched, healed, _) = f.batch(&["models/big_refunds.sql"]);
     assert!(healed.diagnostics.is_empty());
     assert_eq!(healed.runs.len(), 3);
-    let changes = compare(&broken, &healed, &touched);
+    let changes = compare(&f.session.db, &broken, &healed, &touched);
     assert!(changes.diagnostics.is_empty());
     assert_eq!(
         changes
@@ -203,7 +208,7 @@ fn a_deleted_fixture_is_gone_and_a_renamed_one_runs_under_its_new_name() {
         ]
     );
     assert_eq!(count(&log, "fixture_result"), 1, "{log:?}");
-    let changes = compare(&f.last, &after, &touched);
+    let changes = compare(&f.session.db, &f.last, &after, &touched);
     assert_eq!(changes.gone, ["tests/big_refunds.yml"]);
 }
 
@@ -324,7 +329,7 @@ fn a_folder_moved_as_a_whole_is_rediscovered() {
         ]
     );
     assert!(after.runs.is_empty(), "{:?}", after.runs);
-    let changes = compare(&f.last, &after, &touched);
+    let changes = compare(&f.session.db, &f.last, &after, &touched);
     assert_eq!(changes.gone.len(), 3);
 }
 
@@ -346,7 +351,7 @@ fn a_file_that_cannot_be_read_says_what_to_do_about_it() {
     let project = load_project(&db, &dir).unwrap();
     let helps: Vec<(String, Option<String>)> = check_report(&db, project)
         .iter()
-        .map(|d| (d.path.clone(), d.help.clone()))
+        .map(|d| (d.path(&db).unwrap_or_default().to_string(), d.help.clone()))
         .collect();
     let _ = std::fs::remove_dir_all(&dir);
     assert!(

@@ -60,6 +60,8 @@ pub enum Subject {
 /// A capability error or a warning about the generated application.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Finding {
+    /// What kind of finding it is.
+    pub kind: FindingKind,
     /// The model it concerns; `None` for the application as a whole.
     pub model: Option<String>,
     /// What in the model it concerns.
@@ -68,6 +70,60 @@ pub struct Finding {
     pub message: String,
     /// What to do about it.
     pub help: String,
+}
+
+/// The kinds of finding: what Flink cannot run faithfully, and what runs but deserves
+/// attention.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FindingKind {
+    /// The application uses Kafka but no target gives its address.
+    NoKafkaTarget,
+    /// A generated table name is already taken.
+    TableNameClash,
+    /// `%` over float64: Flink's MOD takes exact numbers only.
+    FloatModulo,
+    /// ORDER BY: Flink's streaming mode sorts on a time attribute only.
+    StreamingSort,
+    /// An upsert changelog written to a file sink.
+    UpsertFileSink,
+    /// An upsert sink for a model without a key.
+    UpsertWithoutKey,
+    /// No model declares a sink (a warning).
+    NoSink,
+    /// A model nothing runs (a warning).
+    UnusedModel,
+    /// A key column that may be null at an upsert-kafka sink (a warning).
+    NullableKey,
+}
+
+impl FindingKind {
+    /// Every kind, in the order docs/diagnostics.md lists them.
+    pub const ALL: [FindingKind; 9] = [
+        FindingKind::NoKafkaTarget,
+        FindingKind::TableNameClash,
+        FindingKind::FloatModulo,
+        FindingKind::StreamingSort,
+        FindingKind::UpsertFileSink,
+        FindingKind::UpsertWithoutKey,
+        FindingKind::NoSink,
+        FindingKind::UnusedModel,
+        FindingKind::NullableKey,
+    ];
+
+    /// The stable code of a diagnostic of this kind, e.g. `streaming-sort`.
+    pub fn name(self) -> &'static str {
+        match self {
+            FindingKind::NoKafkaTarget => "no-kafka-target",
+            FindingKind::TableNameClash => "table-name-clash",
+            FindingKind::FloatModulo => "float-modulo",
+            FindingKind::StreamingSort => "streaming-sort",
+            FindingKind::UpsertFileSink => "upsert-file-sink",
+            FindingKind::UpsertWithoutKey => "upsert-without-key",
+            FindingKind::NoSink => "no-sink",
+            FindingKind::UnusedModel => "unused-model",
+            FindingKind::NullableKey => "nullable-key",
+        }
+    }
 }
 
 /// A generated application: its statements in submission order and the warnings.
@@ -123,6 +179,7 @@ pub fn generate(
     errors.extend(name_collisions(plans));
     if kafka.is_none() && uses_kafka(plans) {
         errors.push(Finding {
+            kind: FindingKind::NoKafkaTarget,
             model: None,
             subject: Subject::Application,
             message: "the application reads or writes Kafka but no target gives Kafka's address"
@@ -189,6 +246,7 @@ pub fn generate(
     }
     if inserts.is_empty() {
         warnings.push(Finding {
+            kind: FindingKind::NoSink,
             model: None,
             subject: Subject::Application,
             message: "nothing to apply: no model declares a sink".into(),
@@ -228,6 +286,7 @@ fn name_collisions(plans: &[ModelPlan]) -> Vec<Finding> {
             let table = sink_table_name(&p.name);
             let (_, what) = taken.iter().find(|(n, _)| *n == table)?;
             Some(Finding {
+                kind: FindingKind::TableNameClash,
                 model: Some(p.name.clone()),
                 subject: Subject::Sink,
                 message: format!(
@@ -272,6 +331,7 @@ fn capability_errors(plan: &ModelPlan) -> Vec<Finding> {
         };
         if exprs.into_iter().any(float_modulo) {
             out.push(Finding {
+                kind: FindingKind::FloatModulo,
                 model: Some(plan.name.clone()),
                 subject: Subject::Operator(node.id.clone()),
                 message: format!(
@@ -283,6 +343,7 @@ fn capability_errors(plan: &ModelPlan) -> Vec<Finding> {
         }
         match &node.op {
             Operator::Sort { .. } => out.push(Finding {
+                kind: FindingKind::StreamingSort,
                 model: Some(plan.name.clone()),
                 subject: Subject::Operator(node.id.clone()),
                 message: format!(
@@ -297,6 +358,7 @@ fn capability_errors(plan: &ModelPlan) -> Vec<Finding> {
                 ..
             } => match &target.connector {
                 Connector::File { path } => out.push(Finding {
+                    kind: FindingKind::UpsertFileSink,
                     model: Some(plan.name.clone()),
                     subject: Subject::Sink,
                     message: format!(
@@ -306,6 +368,7 @@ fn capability_errors(plan: &ModelPlan) -> Vec<Finding> {
                     help: "write an upsert model to a kafka sink, or make the model `materialized: append`".into(),
                 }),
                 Connector::Kafka { .. } if key.is_empty() => out.push(Finding {
+                    kind: FindingKind::UpsertWithoutKey,
                     model: Some(plan.name.clone()),
                     subject: Subject::Sink,
                     message: format!(
@@ -340,6 +403,7 @@ fn unused_models(plans: &[ModelPlan]) -> Vec<Finding> {
         .iter()
         .filter(|p| !runs.contains(p.name.as_str()))
         .map(|p| Finding {
+            kind: FindingKind::UnusedModel,
             model: Some(p.name.clone()),
             subject: Subject::Model,
             message: format!(
@@ -363,6 +427,7 @@ fn nullable_key_warnings(plan: &ModelPlan) -> Vec<Finding> {
     key.iter()
         .filter(|k| schema.iter().any(|f| &f.name == *k && f.nullable))
         .map(|k| Finding {
+            kind: FindingKind::NullableKey,
             model: Some(plan.name.clone()),
             subject: Subject::Sink,
             message: format!(

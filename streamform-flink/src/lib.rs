@@ -21,7 +21,7 @@ pub mod jobs;
 pub mod sql;
 
 pub use generate::{
-    Application, Finding, KafkaSettings, Statement, StatementKind, Subject, generate,
+    Application, Finding, FindingKind, KafkaSettings, Statement, StatementKind, Subject, generate,
 };
 
 /// What `plan` notes when the target's backend is Flink and the verdict is above SAFE:

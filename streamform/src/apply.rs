@@ -18,7 +18,7 @@ use streamform_flink::deploy::{Decision, Event, Refusal};
 use streamform_flink::gateway::GatewayClient;
 use streamform_ir::plan::Materialized;
 
-use crate::build::{finding, prepare};
+use crate::build::prepare;
 use crate::lifecycle::{self, Connected};
 use crate::plan::compare;
 use crate::{INVALID, OK, Output, render};
@@ -61,11 +61,11 @@ pub fn apply(
     };
     let mut stderr = std::io::stderr().lock();
     // Application-wide warnings (no file) are build's to give.
-    for w in warnings.iter().filter(|w| !w.path.is_empty()) {
-        let _ = writeln!(stderr, "{}", finding(db, project, w, color));
+    for w in warnings.iter().filter(|w| w.file.is_some()) {
+        let _ = writeln!(stderr, "{}", render::diagnostic(db, w, color));
     }
     for d in &compared.comparison.warnings {
-        let _ = write!(stderr, "{}", render::diagnostic(db, project, d, color));
+        let _ = write!(stderr, "{}", render::diagnostic(db, d, color));
     }
     drop(stderr);
 

@@ -47,7 +47,7 @@ pub fn prepare(
         None => {
             let mut out = Output::default();
             for e in &built.errors {
-                out.stderr.push_str(&finding(db, project, e, color));
+                out.stderr.push_str(&render::diagnostic(db, e, color));
                 out.stderr.push('\n');
             }
             out.stderr.push_str(&format!(
@@ -105,7 +105,7 @@ pub fn build(
     let target = chosen.map(|c| c.name);
     let mut out = Output::default();
     for w in &warnings {
-        out.stderr.push_str(&finding(db, project, w, color));
+        out.stderr.push_str(&render::diagnostic(db, w, color));
         out.stderr.push('\n');
     }
     let script = app.script();
@@ -153,23 +153,6 @@ pub fn cannot_run(message: String, help: Option<String>) -> (Output, u8) {
         },
         CANNOT_RUN,
     )
-}
-
-/// Renders a backend finding: a diagnostic with its excerpt, or, for the application as a
-/// whole (no file), just its message and help.
-pub fn finding(db: &Database, project: Project, d: &Diagnostic, color: bool) -> String {
-    if d.path.is_empty() {
-        let severity = match d.severity {
-            streamform_db::Severity::Error => "error",
-            streamform_db::Severity::Warning => "warning",
-        };
-        return format!(
-            "{severity}: {}\n  help: {}\n",
-            d.message,
-            d.help.as_deref().unwrap_or("")
-        );
-    }
-    render::diagnostic(db, project, d, color)
 }
 
 /// Writes `bytes` to `path` through a temporary file in the same directory, so a reader

@@ -63,7 +63,7 @@ pub fn choose(
     if !errors.is_empty() {
         let mut stderr: String = errors
             .iter()
-            .map(|d| crate::render::diagnostic(db, project, d, color))
+            .map(|d| crate::render::diagnostic(db, d, color))
             .collect();
         stderr.push_str(
             "error: streamform.yml has errors; fix them first (`streamform check` lists them)\n",

@@ -405,7 +405,7 @@ fn with_project(
             if project_config(db, p).config.is_none() {
                 let mut out = Output::default();
                 for d in &project_config(db, p).diagnostics {
-                    out.stderr.push_str(&render::diagnostic(db, p, d, color));
+                    out.stderr.push_str(&render::diagnostic(db, d, color));
                 }
                 out.stderr
                     .push_str("error: the project could not be loaded\n");
@@ -439,8 +439,7 @@ fn check(db: &Database, project: Project, strict: bool, color: bool) -> (Output,
         stderr: String::new(),
     };
     for d in diags {
-        out.stdout
-            .push_str(&render::diagnostic(db, project, d, color));
+        out.stdout.push_str(&render::diagnostic(db, d, color));
         out.stdout.push('\n');
     }
     let errors = count_severity(diags, Severity::Error);
@@ -464,8 +463,7 @@ pub(crate) fn refuse_with_errors(
     }
     let mut out = Output::default();
     for d in diags.iter().filter(|d| d.severity == Severity::Error) {
-        out.stderr
-            .push_str(&render::diagnostic(db, project, d, color));
+        out.stderr.push_str(&render::diagnostic(db, d, color));
         out.stderr.push('\n');
     }
     out.stderr.push_str(&format!(
@@ -511,8 +509,7 @@ fn compiled_plan(
     }
     let mut out = Output::default();
     for d in &diags {
-        out.stderr
-            .push_str(&render::diagnostic(db, project, d, color));
+        out.stderr.push_str(&render::diagnostic(db, d, color));
         out.stderr.push('\n');
     }
     out.stderr
@@ -688,8 +685,7 @@ fn graph(db: &Database, project: Project, format: GraphFormat, color: bool) -> (
 fn graph_cycle(db: &Database, project: Project, color: bool) -> (Output, u8) {
     let mut out = Output::default();
     for d in &db::cycle_diagnostics(db, project) {
-        out.stderr
-            .push_str(&render::diagnostic(db, project, d, color));
+        out.stderr.push_str(&render::diagnostic(db, d, color));
     }
     out.stderr
         .push_str("error: the model graph has a reference cycle\n");

@@ -55,8 +55,7 @@ pub fn plan(
     } else {
         out.stdout = compared.document.render_text();
         for d in &compared.comparison.warnings {
-            out.stderr
-                .push_str(&render::diagnostic(db, project, d, color));
+            out.stderr.push_str(&render::diagnostic(db, d, color));
         }
     }
     let code = if compared.document.verdict.continues() {
@@ -177,7 +176,7 @@ pub fn compare(
         .map(|d| {
             let position = d.span.as_ref().map(|s| line_col(config, s.start));
             DiffWarning {
-                path: d.path.clone(),
+                path: d.path(db).unwrap_or_default().to_string(),
                 line: position.map(|p| p.0),
                 column: position.map(|p| p.1),
                 message: d.message.clone(),

@@ -11,7 +11,7 @@ use streamform_db::db::{
 };
 use streamform_db::diagnostic::line_col;
 use streamform_db::fixture::Expected;
-use streamform_db::{Database, Diagnostic, Project, Severity};
+use streamform_db::{Database, Diagnostic, Project, Severity, SourceFile};
 use streamform_ir::{Connector, Input, Materialized, SinkTarget, printable};
 
 /// `1 model`, `3 models`.
@@ -93,21 +93,6 @@ pub fn check_count(
     )
 }
 
-fn text_for<'a>(db: &'a Database, project: Project, path: &str) -> Option<&'a str> {
-    let file = if path == "streamform.yml" {
-        *project.config(db)
-    } else if path == "sources.yml" {
-        *project.sources(db)
-    } else {
-        *project
-            .models(db)
-            .iter()
-            .chain(project.fixtures(db))
-            .find(|f| f.path(db) == path)?
-    };
-    file_text(db, file)
-}
-
 /// The largest char boundary at or before `i` (clamped to the text).
 fn floor_char(text: &str, i: usize) -> usize {
     let mut i = i.min(text.len());
@@ -127,15 +112,28 @@ fn ceil_char(text: &str, i: usize) -> usize {
 }
 
 /// One diagnostic: `error: …`, `  --> path:line:col`, a source excerpt when the position
-/// is known (rendered by ariadne), and `  help: …`.
-pub fn diagnostic(db: &Database, project: Project, d: &Diagnostic, color: bool) -> String {
+/// is known (rendered by ariadne), and `  help: …`. A diagnostic about the application as
+/// a whole (no file) is its message and help.
+pub fn diagnostic(db: &Database, d: &Diagnostic, color: bool) -> String {
     let severity = match d.severity {
         Severity::Error => "error",
         Severity::Warning => "warning",
     };
     let mut out = String::new();
     let _ = writeln!(out, "{severity}: {}", printable(&d.message));
-    let source = text_for(db, project, &d.path).map(harmless);
+    if let Some(file) = d.file {
+        excerpt(db, file, d, color, &mut out);
+    }
+    if let Some(h) = &d.help {
+        let _ = writeln!(out, "  help: {}", printable(h));
+    }
+    out
+}
+
+/// The `  --> path:line:col` line and the source excerpt of a diagnostic about `file`.
+fn excerpt(db: &Database, file: SourceFile, d: &Diagnostic, color: bool, out: &mut String) {
+    let path = file.path(db).as_str();
+    let source = file_text(db, file).map(harmless);
     let text = source.as_deref();
     match (&d.span, text) {
         (Some(span), Some(text)) if !text.is_empty() => {
@@ -143,31 +141,25 @@ pub fn diagnostic(db: &Database, project: Project, d: &Diagnostic, color: bool) 
             let end = ceil_char(text, span.end.max(start));
             let span = start..end;
             let (line, col) = line_col(text, span.start);
-            let _ = writeln!(out, "  --> {}:{line}:{col}", d.path);
+            let _ = writeln!(out, "  --> {path}:{line}:{col}");
             if !d.excerpt {
-                if let Some(h) = &d.help {
-                    let _ = writeln!(out, "  help: {}", printable(h));
-                }
-                return out;
+                return;
             }
             let kind = match d.severity {
                 Severity::Error => ReportKind::Error,
                 Severity::Warning => ReportKind::Warning,
             };
             let mut buf = Vec::new();
-            let report = Report::build(kind, (d.path.as_str(), span.clone()))
+            let report = Report::build(kind, (path, span.clone()))
                 .with_config(
                     Config::default()
                         .with_color(color)
                         .with_index_type(IndexType::Byte)
                         .with_char_set(CharSet::Ascii),
                 )
-                .with_label(Label::new((d.path.as_str(), span)).with_message("here"))
+                .with_label(Label::new((path, span)).with_message("here"))
                 .finish();
-            if report
-                .write((d.path.as_str(), Source::from(text)), &mut buf)
-                .is_ok()
-            {
+            if report.write((path, Source::from(text)), &mut buf).is_ok() {
                 let rendered = String::from_utf8_lossy(&buf);
                 // The first two lines are ariadne's header and location; ours are above.
                 for l in rendered.lines().skip(2) {
@@ -176,13 +168,9 @@ pub fn diagnostic(db: &Database, project: Project, d: &Diagnostic, color: bool) 
             }
         }
         _ => {
-            let _ = writeln!(out, "  --> {}", d.path);
+            let _ = writeln!(out, "  --> {path}");
         }
     }
-    if let Some(h) = &d.help {
-        let _ = writeln!(out, "  help: {}", printable(h));
-    }
-    out
 }
 
 /// The source text an excerpt shows, with every control character but the line breaks and

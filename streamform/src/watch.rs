@@ -162,7 +162,7 @@ pub fn watch(root: &Path, model: Option<String>, clear: bool, color: bool) -> (O
                 }
             }
             Message::Ran(run, Some(snapshot)) if run == generation => {
-                let changes = compare(&last, &snapshot, &touched_since);
+                let changes = compare(&session.db, &last, &snapshot, &touched_since);
                 let report = change_report(
                     &session,
                     &touched_since,
@@ -195,12 +195,7 @@ fn say(text: &str, clear: bool) {
 fn first_report(session: &Session, snapshot: &Snapshot, elapsed: Duration, color: bool) -> String {
     let mut out = String::new();
     for d in &snapshot.diagnostics {
-        out.push_str(&render::diagnostic(
-            &session.db,
-            session.project(),
-            d,
-            color,
-        ));
+        out.push_str(&render::diagnostic(&session.db, d, color));
         out.push('\n');
     }
     for run in &snapshot.runs {
@@ -236,12 +231,7 @@ fn change_report(
         out.push_str(&format!("not run: {path}\n"));
     }
     for d in &changes.diagnostics {
-        out.push_str(&render::diagnostic(
-            &session.db,
-            session.project(),
-            d,
-            color,
-        ));
+        out.push_str(&render::diagnostic(&session.db, d, color));
         out.push('\n');
     }
     out.push_str(&summary(snapshot, elapsed));
