@@ -863,7 +863,7 @@ pub fn fixture_result(db: &dyn Db, project: Project, file: SourceFile) -> Option
                 .iter()
                 .map(|c| Expected {
                     op: c.op,
-                    values: c.row.clone(),
+                    values: c.row.to_vec(),
                 })
                 .collect();
             run.rows = fixture::compare(schema, &def.expect, &actual);

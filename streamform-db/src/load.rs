@@ -303,46 +303,45 @@ impl Workspace {
         changed: &[String],
     ) -> Vec<String> {
         use salsa::Setter;
-        let mut touched = std::collections::BTreeSet::new();
-        let known: Vec<Vec<String>> = [self.project.models(db), self.project.fixtures(db)]
-            .iter()
-            .map(|files| files.iter().map(|f| f.path(db).clone()).collect())
-            .collect();
+        use std::collections::{BTreeMap, BTreeSet};
+        let mut touched = BTreeSet::new();
         // Each changed project file is read once, here.
-        let mut read: std::collections::BTreeMap<String, FileContents> = changed
+        let mut read: BTreeMap<String, FileContents> = changed
             .iter()
             .filter(|p| is_project_file(p))
             .map(|p| (p.clone(), fs.read(&self.root.join(p))))
             .collect();
-        // A folder is listed again only when a file in it may have appeared or gone (a
-        // path the registry does not list there, or one that no longer reads): editing a
-        // file in place costs no listing.
-        let listed: Vec<Vec<String>> = DISCOVERED
-            .iter()
-            .zip(&known)
-            .map(|((dir, _), before)| {
-                // The folder itself moved, appeared or went (a rename of models/, a
-                // checkout), or a file in it may have.
-                let moved = changed.iter().any(|p| p == dir)
-                    || read.iter().any(|(p, contents)| {
-                        p.split_once('/').is_some_and(|(d, _)| d == *dir)
-                            && (!before.contains(p) || *contents == FileContents::Missing)
-                    });
-                if moved {
-                    discover(fs, &self.root, dir)
-                } else {
-                    before.clone()
-                }
-            })
-            .collect();
-        for (now, before) in listed.iter().zip(&known) {
-            let appeared = now.iter().filter(|p| !before.contains(p));
-            let gone = before.iter().filter(|p| !now.contains(p));
+        // A folder is listed again only when a file in it may have appeared or gone: the
+        // folder itself moved, appeared or went (a rename of models/, a checkout), or a path
+        // in it is not in the project's list or no longer reads. Editing files in place
+        // costs no listing and no pass over the lists.
+        let mut relisted: [Option<Vec<String>>; 2] = [None, None];
+        for (k, (dir, _)) in DISCOVERED.iter().enumerate() {
+            let known = if k == 0 {
+                self.project.models(db)
+            } else {
+                self.project.fixtures(db)
+            };
+            let listed = |p: &str| known.iter().any(|f| f.path(db) == p);
+            let moved = changed.iter().any(|p| p == dir)
+                || read.iter().any(|(p, contents)| {
+                    p.split_once('/').is_some_and(|(d, _)| d == *dir)
+                        && (*contents == FileContents::Missing || !listed(p))
+                });
+            if !moved {
+                continue;
+            }
+            let before: BTreeSet<String> = known.iter().map(|f| f.path(db).clone()).collect();
+            let now = discover(fs, &self.root, dir);
+            let now_set: BTreeSet<&String> = now.iter().collect();
+            let appeared = now.iter().filter(|p| !before.contains(*p));
+            let gone = before.iter().filter(|p| !now_set.contains(p));
             for path in appeared.chain(gone) {
                 if !read.contains_key(path) {
                     read.insert(path.clone(), fs.read(&self.root.join(path)));
                 }
             }
+            relisted[k] = Some(now);
         }
         for (path, contents) in read {
             match self.files.get(&path) {
@@ -358,14 +357,16 @@ impl Workspace {
                 }
             }
         }
-        let inputs = |paths: &Vec<String>| -> Vec<SourceFile> {
-            paths.iter().map(|p| self.files[p]).collect()
-        };
-        let (models, fixtures) = (inputs(&listed[0]), inputs(&listed[1]));
-        if *self.project.models(db) != models {
+        let [models, fixtures] =
+            relisted.map(|l| l.map(|paths| paths.iter().map(|p| self.files[p]).collect()));
+        if let Some(models) = models
+            && *self.project.models(db) != models
+        {
             self.project.set_models(db).to(models);
         }
-        if *self.project.fixtures(db) != fixtures {
+        if let Some(fixtures) = fixtures
+            && *self.project.fixtures(db) != fixtures
+        {
             self.project.set_fixtures(db).to(fixtures);
         }
         touched.into_iter().collect()

@@ -1,22 +1,69 @@
-//! Peak memory of the simulator holding 1,000,000 keys: the docs' customer_metrics model
-//! (sum(amount) decimal(38,9) grouped by customer_id) over 1,000,000 events, one per
-//! customer. Prints the process's peak resident memory (VmHWM, Linux) before the run (the
-//! events alone) and after it (events, keyed state and the emitted changelog).
+//! Memory of the simulator at 1,000,000 keys, the docs' customer_metrics model (sum(amount)
+//! decimal(38,9) grouped by customer_id) with one event per customer. Two measurements:
+//!
+//! - **keyed state**: the events are pushed one at a time as they are generated and a HAVING
+//!   that nothing passes follows the aggregate, so what the simulator holds at the end is the
+//!   aggregate's 1,000,000 keys and nothing else;
+//! - **fixture-sized run**: `run` over the 1,000,000 events held in memory, returning the
+//!   1,000,000-record changelog, as a fixture of that size would.
+//!
+//! Each reports the peak of live heap bytes (counted by a wrapper around mimalloc, the
+//! binary's allocator) and the process's peak resident memory (VmHWM, Linux).
 //!
 //! Run: `cargo bench -j 2 -p streamform-sim --bench memory`.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use streamform_ir::{Decimal, Value};
+use std::alloc::{GlobalAlloc, Layout};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-// The allocator the binary uses.
+use common::{bin, customer_metrics, from_source, kafka, lit_i64};
+use streamform_ir::{AggFunc, BinaryOp, DataType, Decimal, ModelPlan, Value};
+use streamform_sim::Simulator;
+
+/// mimalloc, counting the bytes live and their peak.
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+static INNER: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+fn grew(by: usize) {
+    let now = LIVE.fetch_add(by, Ordering::Relaxed) + by;
+    PEAK.fetch_max(now, Ordering::Relaxed);
+}
+
+// SAFETY: every call is forwarded to mimalloc unchanged; only counters are added.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        grew(layout.size());
+        unsafe { INNER.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        unsafe { INNER.dealloc(ptr, layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        grew(layout.size());
+        unsafe { INNER.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // Old and new may both be live while the contents move.
+        grew(new_size);
+        let p = unsafe { INNER.realloc(ptr, layout, new_size) };
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        p
+    }
+}
+
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: Counting = Counting;
 
 const KEYS: u64 = 1_000_000;
+const MIB: f64 = 1024.0 * 1024.0;
 
-fn peak_mib() -> f64 {
+fn resident_peak_mib() -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
         .lines()
@@ -25,22 +72,58 @@ fn peak_mib() -> f64 {
         .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
+fn event(i: u64) -> Vec<Value> {
+    vec![
+        Value::Int64(i as i64),
+        Value::Decimal(Decimal::new(i128::from(i % 99_999 + 1) * 10_000_000, 9)),
+    ]
+}
+
+/// customer_metrics with `HAVING total_spend < 0`: every key is kept, nothing is emitted.
+fn metrics_emitting_nothing() -> ModelPlan {
+    from_source(
+        "customer_metrics",
+        "orders",
+        &[("customer_id", DataType::Int64), ("amount", common::DEC)],
+        kafka("orders"),
+    )
+    .aggregate(&["customer_id"], &[(AggFunc::Sum, Some("amount"))])
+    .filter(|m| bin(BinaryOp::Lt, m.col("sum(amount)"), lit_i64(0)))
+    .sink()
+}
+
 fn main() {
-    // criterion's harness flags are ignored: this is a measurement, printed once.
-    let events: Vec<Vec<Value>> = (0..KEYS)
-        .map(|i| {
-            vec![
-                Value::Int64(i as i64),
-                Value::Decimal(Decimal::new(i128::from(i % 99_999 + 1) * 10_000_000, 9)),
-            ]
-        })
-        .collect();
-    let before = peak_mib();
-    let plan = [common::customer_metrics(common::DEC)];
-    let out = streamform_sim::run(&plan, &events).expect("runs");
-    let after = peak_mib();
+    // criterion's harness flags are ignored: these are measurements, printed once.
+    let base = LIVE.load(Ordering::Relaxed);
+    PEAK.store(base, Ordering::Relaxed);
+    let mut sim = Simulator::new(&[metrics_emitting_nothing()]).expect("a valid chain");
+    for i in 0..KEYS {
+        sim.push(&event(i)).expect("runs");
+    }
+    let held = LIVE.load(Ordering::Relaxed) - base;
+    let peak = PEAK.load(Ordering::Relaxed) - base;
+    let out = sim.finish().expect("runs");
+    assert!(out.changes.is_empty());
     println!(
-        "1,000,000 keys: peak resident {after:.0} MiB (the events alone: {before:.0} MiB; {} changelog records)",
-        out.changes.len()
+        "keyed state, 1,000,000 keys: {:.0} MiB live at the end, {:.0} MiB peak heap, {:.0} MiB peak resident",
+        held as f64 / MIB,
+        peak as f64 / MIB,
+        resident_peak_mib()
+    );
+
+    let base = LIVE.load(Ordering::Relaxed);
+    let events: Vec<Vec<Value>> = (0..KEYS).map(event).collect();
+    let with_events = LIVE.load(Ordering::Relaxed);
+    PEAK.store(with_events, Ordering::Relaxed);
+    let out = streamform_sim::run(&[customer_metrics(common::DEC)], &events).expect("runs");
+    let peak = PEAK.load(Ordering::Relaxed) - base;
+    let output = LIVE.load(Ordering::Relaxed) - with_events;
+    println!(
+        "fixture-sized run: {:.0} MiB peak heap (events {:.0} MiB, changelog of {} records {:.0} MiB, the rest keyed state and buffers), {:.0} MiB peak resident",
+        peak as f64 / MIB,
+        (with_events - base) as f64 / MIB,
+        out.changes.len(),
+        output as f64 / MIB,
+        resident_peak_mib()
     );
 }

@@ -15,7 +15,7 @@
 #![warn(missing_docs)]
 
 mod eval;
-mod hash;
+mod keyed;
 mod stage;
 
 use std::borrow::Cow;
@@ -71,12 +71,154 @@ pub struct Change {
     pub before: Option<Vec<Value>>,
 }
 
+/// One changelog record borrowed from a [`Changelog`]; the fields mean what [`Change`]'s do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ChangeRef<'a> {
+    /// insert, update or delete.
+    pub op: Op,
+    /// The after-image for an insert or update; the row that leaves for a delete.
+    pub row: &'a [Value],
+    /// The previous image for an update; `None` for an insert or a delete.
+    pub before: Option<&'a [Value]>,
+}
+
+impl ChangeRef<'_> {
+    /// The record as an owned [`Change`].
+    pub fn to_change(&self) -> Change {
+        Change {
+            op: self.op,
+            row: self.row.to_vec(),
+            before: self.before.map(<[Value]>::to_vec),
+        }
+    }
+}
+
+/// A changelog in emission order, stored flat: the images of the records one after another
+/// in chunks of values, so a record costs its values and a few bytes rather than an
+/// allocation per image, and a long changelog grows by adding chunks, never by copying
+/// what it holds.
+#[derive(Clone, Default)]
+pub struct Changelog {
+    ops: Vec<Op>,
+    /// Each record's chunk and the offset of its first image there; an update's row is
+    /// followed by its before-image.
+    starts: Vec<(u32, u32)>,
+    chunks: Vec<Vec<Value>>,
+}
+
+/// Values per chunk (2 MiB): large enough that chunks are few, small enough that the
+/// unused tail of the last one does not matter.
+const CHUNK_VALUES: usize = 1 << 16;
+
+impl Changelog {
+    /// Appends a record. An update's `before` has as many values as its `row`.
+    ///
+    /// # Panics
+    /// When an update's images differ in width.
+    pub fn push(&mut self, op: Op, row: &[Value], before: Option<&[Value]>) {
+        if let Some(b) = before {
+            assert_eq!(b.len(), row.len(), "an update's images have one width");
+        }
+        let need = row.len() * if before.is_some() { 2 } else { 1 };
+        let full = self
+            .chunks
+            .last()
+            .is_none_or(|c| c.len() + need > c.capacity());
+        if full {
+            self.chunks.push(Vec::with_capacity(CHUNK_VALUES.max(need)));
+        }
+        let chunk = self.chunks.len() - 1;
+        let values = &mut self.chunks[chunk];
+        let at = values.len();
+        values.extend_from_slice(row);
+        if let Some(b) = before {
+            values.extend_from_slice(b);
+        }
+        self.ops.push(op);
+        self.starts.push((
+            u32::try_from(chunk).expect("fewer than 2^32 chunks"),
+            u32::try_from(at).expect("a chunk holds fewer than 2^32 values"),
+        ));
+    }
+
+    /// The number of records.
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+
+    /// Whether there are no records.
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    /// Record `i`, if there are that many.
+    pub fn get(&self, i: usize) -> Option<ChangeRef<'_>> {
+        let op = *self.ops.get(i)?;
+        let (chunk, at) = self.starts[i];
+        let values = &self.chunks[chunk as usize];
+        let at = at as usize;
+        // A record ends where the next one in its chunk starts, or with the chunk.
+        let end = match self.starts.get(i + 1) {
+            Some(&(c, next)) if c == chunk => next as usize,
+            _ => values.len(),
+        };
+        let images = &values[at..end];
+        Some(if op == Op::Update {
+            let (row, before) = images.split_at(images.len() / 2);
+            ChangeRef {
+                op,
+                row,
+                before: Some(before),
+            }
+        } else {
+            ChangeRef {
+                op,
+                row: images,
+                before: None,
+            }
+        })
+    }
+
+    /// The records in emission order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = ChangeRef<'_>> {
+        (0..self.len()).map(|i| self.get(i).expect("in range"))
+    }
+
+    /// The records as owned [`Change`]s.
+    pub fn to_vec(&self) -> Vec<Change> {
+        self.iter().map(|c| c.to_change()).collect()
+    }
+}
+
+impl PartialEq for Changelog {
+    fn eq(&self, other: &Changelog) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for Changelog {}
+
+impl std::hash::Hash for Changelog {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.len().hash(state);
+        for c in self.iter() {
+            c.hash(state);
+        }
+    }
+}
+
+impl fmt::Debug for Changelog {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
 /// The result of a run: the target model's Sink changelog, in emission order, and how many
 /// source events were delivered.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct Output {
     /// The target model's Sink changelog, record by record.
-    pub changes: Vec<Change>,
+    pub changes: Changelog,
     /// Number of source events delivered by [`Simulator::push`].
     pub events_processed: usize,
 }
@@ -182,7 +324,7 @@ pub struct Simulator {
     source: Vec<SourceColumn>,
     /// Every node after the Source, across all models, in order.
     stages: Vec<Stage>,
-    changes: Vec<Change>,
+    changes: Changelog,
     events: usize,
     failed: Option<SimError>,
 }
@@ -320,7 +462,7 @@ impl Simulator {
             source_name: source_name.clone(),
             source,
             stages,
-            changes: Vec::new(),
+            changes: Changelog::default(),
             events: 0,
             failed: None,
         })
@@ -346,7 +488,7 @@ impl Simulator {
         };
         match drive(&mut self.stages, Rec::insert(row)) {
             Ok(Some(rec)) => {
-                self.changes.push(to_change(rec));
+                push(&mut self.changes, rec);
                 Ok(())
             }
             Ok(None) => Ok(()),
@@ -375,7 +517,7 @@ impl Simulator {
             };
             for row in rows {
                 match drive(&mut self.stages[i + 1..], Rec::insert(Cow::Owned(row))) {
-                    Ok(Some(rec)) => self.changes.push(to_change(rec)),
+                    Ok(Some(rec)) => push(&mut self.changes, rec),
                     Ok(None) => {}
                     Err((stage, fault)) => return Err(self.error_at(i + 1 + stage, fault)),
                 }
@@ -471,12 +613,8 @@ fn drive<'a>(stages: &mut [Stage], mut rec: Rec<'a>) -> Result<Option<Rec<'a>>, 
     Ok(Some(rec))
 }
 
-fn to_change(rec: Rec<'_>) -> Change {
-    Change {
-        op: rec.op,
-        row: rec.row.into_owned(),
-        before: rec.before.map(Cow::into_owned),
-    }
+fn push(changes: &mut Changelog, rec: Rec<'_>) {
+    changes.push(rec.op, &rec.row, rec.before.as_deref());
 }
 
 /// Runs `chain` over `events` in one call: [`Simulator::new`], [`Simulator::push`] for every
@@ -490,4 +628,37 @@ pub fn run(chain: &[ModelPlan], events: &[Vec<Value>]) -> Result<Output, SimErro
         sim.push(e)?;
     }
     sim.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_changelog_gives_back_each_record_across_chunks() {
+        let mut log = Changelog::default();
+        let row = |i: i64| vec![Value::Int64(i), Value::Int64(-i)];
+        // Records of two and four values, enough to fill several chunks unevenly.
+        let n = CHUNK_VALUES;
+        for i in 0..n as i64 {
+            match i % 3 {
+                0 => log.push(Op::Insert, &row(i), None),
+                1 => log.push(Op::Update, &row(i), Some(&row(i - 1))),
+                _ => log.push(Op::Delete, &row(i), None),
+            }
+        }
+        assert!(log.chunks.len() > 2);
+        assert_eq!(log.len(), n);
+        for (i, c) in log.iter().enumerate() {
+            let i = i as i64;
+            assert_eq!(c.row, row(i).as_slice());
+            match i % 3 {
+                0 => assert_eq!((c.op, c.before), (Op::Insert, None)),
+                1 => assert_eq!((c.op, c.before), (Op::Update, Some(row(i - 1).as_slice()))),
+                _ => assert_eq!((c.op, c.before), (Op::Delete, None)),
+            }
+        }
+        assert_eq!(log.get(n), None);
+        assert_eq!(log.clone(), log);
+    }
 }

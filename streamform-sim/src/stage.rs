@@ -11,7 +11,6 @@
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
-use std::collections::HashMap;
 
 use streamform_ir::value::{ArithError, F64};
 use streamform_ir::{
@@ -21,7 +20,7 @@ use streamform_ir::{
 
 use crate::Op;
 use crate::eval::{CExpr, resolve};
-use crate::hash::FxBuild;
+use crate::keyed::KeyedState;
 
 /// A change in flight between operators. Rows are borrowed from the event where no operator
 /// rebuilt them.
@@ -361,8 +360,10 @@ const MAX_MANTISSA_38: u128 = 99_999_999_999_999_999_999_999_999_999_999_999_999
 pub(crate) struct Aggregate {
     group: Vec<usize>,
     calls: Vec<Call>,
-    state: HashMap<Vec<Value>, Vec<Value>, FxBuild>,
+    state: KeyedState,
     key_buf: Vec<Value>,
+    /// A new key's accumulators before they are stored.
+    acc_buf: Vec<Value>,
 }
 
 /// The accumulator type D4 gives `func` over an argument of type `arg` (the rule is the
@@ -479,20 +480,10 @@ impl Aggregate {
         Ok(Aggregate {
             group,
             calls: compiled,
-            state: HashMap::default(),
+            state: KeyedState::new(group_by.len(), group_by.len() + calls.len()),
+            acc_buf: Vec::with_capacity(calls.len()),
             key_buf: Vec::with_capacity(group_by.len()),
         })
-    }
-
-    /// A fresh key's accumulators: counts at 0, everything else null.
-    fn initial(&self) -> Vec<Value> {
-        self.calls
-            .iter()
-            .map(|c| match c.kind {
-                AccKind::CountStar | AccKind::Count(_) => Value::Int64(0),
-                _ => Value::Null,
-            })
-            .collect()
     }
 
     /// Folds an insert into its key's accumulators. On a key's first row the output is an
@@ -509,31 +500,36 @@ impl Aggregate {
         self.key_buf.clear();
         self.key_buf
             .extend(self.group.iter().map(|&i| row[i].clone()));
-        if let Some(accs) = self.state.get_mut(self.key_buf.as_slice()) {
+        if let Some(entry) = self.state.find(&self.key_buf) {
             // The row as last emitted: the update's before-image, and the undo record if
             // an accumulator fails half-way through.
-            let before = output_row(&self.key_buf, accs);
-            match fold(&self.calls, accs, row) {
-                Ok(true) => {
-                    let after = output_row(&self.key_buf, accs);
-                    Ok(Some(Rec {
-                        op: Op::Update,
-                        row: Cow::Owned(after),
-                        before: Some(Cow::Owned(before)),
-                    }))
-                }
+            let before = self.state.row(entry).to_vec();
+            match fold(&self.calls, self.state.accumulators_mut(entry), row) {
+                Ok(true) => Ok(Some(Rec {
+                    op: Op::Update,
+                    row: Cow::Owned(self.state.row(entry).to_vec()),
+                    before: Some(Cow::Owned(before)),
+                })),
                 Ok(false) => Ok(None),
                 Err(f) => {
-                    accs.clone_from_slice(&before[self.key_buf.len()..]);
+                    self.state
+                        .accumulators_mut(entry)
+                        .clone_from_slice(&before[self.key_buf.len()..]);
                     Err(f)
                 }
             }
         } else {
-            let mut accs = self.initial();
-            fold(&self.calls, &mut accs, row)?;
-            let out = output_row(&self.key_buf, &accs);
-            self.state.insert(self.key_buf.clone(), accs);
-            Ok(Some(Rec::insert(Cow::Owned(out))))
+            // A fresh key's accumulators: counts at 0, everything else null.
+            self.acc_buf.clear();
+            self.acc_buf.extend(self.calls.iter().map(|c| match c.kind {
+                AccKind::CountStar | AccKind::Count(_) => Value::Int64(0),
+                _ => Value::Null,
+            }));
+            fold(&self.calls, &mut self.acc_buf, row)?;
+            let entry = self.state.insert(&self.key_buf, &self.acc_buf);
+            Ok(Some(Rec::insert(Cow::Owned(
+                self.state.row(entry).to_vec(),
+            ))))
         }
     }
 
@@ -542,7 +538,7 @@ impl Aggregate {
         let mut out: Vec<(Vec<Value>, Vec<Value>)> = self
             .state
             .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
+            .map(|(k, v)| (k.to_vec(), v.to_vec()))
             .collect();
         out.sort_by(|a, b| cmp_rows(&a.0, &b.0));
         out
@@ -556,13 +552,6 @@ fn cmp_rows(a: &[Value], b: &[Value]) -> Ordering {
         .map(|(x, y)| x.sort_cmp(y))
         .find(|o| o.is_ne())
         .unwrap_or_else(|| a.len().cmp(&b.len()))
-}
-
-fn output_row(key: &[Value], accs: &[Value]) -> Vec<Value> {
-    let mut row = Vec::with_capacity(key.len() + accs.len());
-    row.extend_from_slice(key);
-    row.extend_from_slice(accs);
-    row
 }
 
 fn wrong_type(call: &Call, v: &Value) -> Fault {

@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use streamform_ir::types::ArithOp;
 use streamform_ir::{AggFunc, BinaryOp, DataType, Expr, ModelPlan, NodeId, NodeKind, Value};
-use streamform_sim::{Change, Op, Output, SimError, Simulator, run};
+use streamform_sim::{Change, Changelog, Op, Output, SimError, Simulator, run};
 
 fn ins(row: Vec<Value>) -> Change {
     Change {
@@ -44,7 +44,7 @@ fn node(model: &str, kind: NodeKind, ordinal: u32) -> NodeId {
 fn changes(chain: &[ModelPlan], events: &[Vec<Value>]) -> Vec<Change> {
     let out = run(chain, events).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(out.events_processed, events.len());
-    out.changes
+    out.changes.to_vec()
 }
 
 /// The order-pipeline project of the docs: clean_orders → customer_metrics → big_customers.
@@ -438,7 +438,7 @@ fn null_grouping_values_form_their_own_group() {
         vec![(vec![NULL], vec![i64v(4)]), (vec![s("a")], vec![i64v(2)])]
     );
     assert_eq!(
-        sim.finish().unwrap().changes,
+        sim.finish().unwrap().changes.to_vec(),
         vec![
             ins(vec![NULL, i64v(1)]),
             ins(vec![s("a"), i64v(2)]),
@@ -652,7 +652,7 @@ fn a_global_aggregate_is_one_row_that_keeps_changing() {
     assert_eq!(
         run(&chain, &[]).unwrap(),
         Output {
-            changes: vec![],
+            changes: Changelog::default(),
             events_processed: 0
         }
     );

@@ -305,10 +305,10 @@ fn case(project: &Path, fixture: &str) -> Case {
         .changes
         .iter()
         .map(|c| {
-            let k = (!key.is_empty()).then(|| render(&c.row, true));
+            let k = (!key.is_empty()).then(|| render(c.row, true));
             match c.op {
                 streamform_sim::Op::Delete => (k, None),
-                _ => (k, Some(render(&c.row, false))),
+                _ => (k, Some(render(c.row, false))),
             }
         })
         .collect();

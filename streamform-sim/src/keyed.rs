@@ -1,0 +1,132 @@
+//! Keyed state: each key's group values and accumulators stored side by side in chunks of
+//! one arena, found through a hash table of entry numbers.
+//!
+//! One entry per key is `width` values (the key's, then the accumulators), which is also the
+//! aggregate's output row, so emitting a key's row copies one slice. Chunks are fixed in size
+//! and never move, so growing the state never copies it (a `Vec` of rows would double and
+//! copy), and the table holds 4-byte entry numbers rather than two heap pointers per key.
+
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
+use rustc_hash::FxBuildHasher;
+use streamform_ir::Value;
+
+/// Entries per chunk of the arena.
+const CHUNK: usize = 1024;
+
+/// The keyed store of one aggregate.
+pub(crate) struct KeyedState {
+    /// Values per entry: the key's, then the accumulators.
+    width: usize,
+    /// Values of the key at the start of each entry.
+    key_len: usize,
+    chunks: Vec<Vec<Value>>,
+    len: usize,
+    index: HashTable<u32>,
+}
+
+/// Where a key is in the store.
+pub(crate) type Entry = usize;
+
+impl KeyedState {
+    /// An empty store of entries of `key_len` key values and `width - key_len` accumulators.
+    pub(crate) fn new(key_len: usize, width: usize) -> KeyedState {
+        KeyedState {
+            width,
+            key_len,
+            chunks: Vec::new(),
+            len: 0,
+            index: HashTable::new(),
+        }
+    }
+
+    fn hash(key: &[Value]) -> u64 {
+        FxBuildHasher.hash_one(key)
+    }
+
+    /// The entry of `key`, if the store holds it.
+    pub(crate) fn find(&self, key: &[Value]) -> Option<Entry> {
+        let hash = KeyedState::hash(key);
+        self.index
+            .find(hash, |&e| self.key(e as usize) == key)
+            .map(|&e| e as usize)
+    }
+
+    /// Adds a key with its accumulators (the key must not be present).
+    ///
+    /// # Panics
+    /// When the store already holds 2^32 keys.
+    pub(crate) fn insert(&mut self, key: &[Value], accumulators: &[Value]) -> Entry {
+        debug_assert_eq!(key.len() + accumulators.len(), self.width);
+        let entry = self.len;
+        let number = u32::try_from(entry).expect("at most 2^32 keys in one aggregate");
+        if entry.is_multiple_of(CHUNK) {
+            self.chunks.push(Vec::with_capacity(CHUNK * self.width));
+        }
+        let chunk = self.chunks.last_mut().expect("a chunk with room");
+        chunk.extend_from_slice(key);
+        chunk.extend_from_slice(accumulators);
+        self.len += 1;
+        let hash = KeyedState::hash(key);
+        let (chunks, width, key_len) = (&self.chunks, self.width, self.key_len);
+        self.index.insert_unique(hash, number, |&e| {
+            KeyedState::hash(&slot(chunks, width, e as usize)[..key_len])
+        });
+        entry
+    }
+
+    /// The key of an entry.
+    pub(crate) fn key(&self, entry: Entry) -> &[Value] {
+        &self.row(entry)[..self.key_len]
+    }
+
+    /// An entry's key values and accumulators, as the aggregate emits them.
+    pub(crate) fn row(&self, entry: Entry) -> &[Value] {
+        slot(&self.chunks, self.width, entry)
+    }
+
+    /// An entry's accumulators, to fold into.
+    pub(crate) fn accumulators_mut(&mut self, entry: Entry) -> &mut [Value] {
+        let (chunk, at) = (entry / CHUNK, entry % CHUNK * self.width);
+        &mut self.chunks[chunk][at + self.key_len..at + self.width]
+    }
+
+    /// Every entry as (key, accumulators), in insertion order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&[Value], &[Value])> {
+        (0..self.len).map(|e| self.row(e).split_at(self.key_len))
+    }
+}
+
+fn slot(chunks: &[Vec<Value>], width: usize, entry: Entry) -> &[Value] {
+    let at = entry % CHUNK * width;
+    &chunks[entry / CHUNK][at..at + width]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_across_chunks_are_found_and_updated() {
+        let mut state = KeyedState::new(1, 2);
+        for i in 0..3 * CHUNK as i64 {
+            assert_eq!(state.find(&[Value::Int64(i)]), None);
+            state.insert(&[Value::Int64(i)], &[Value::Int64(i * 10)]);
+        }
+        let e = state.find(&[Value::Int64(2_500)]).expect("present");
+        assert_eq!(state.row(e), [Value::Int64(2_500), Value::Int64(25_000)]);
+        state.accumulators_mut(e)[0] = Value::Int64(7);
+        assert_eq!(state.row(e)[1], Value::Int64(7));
+        assert_eq!(state.iter().count(), 3 * CHUNK);
+        assert_eq!(state.find(&[Value::Null]), None);
+    }
+
+    #[test]
+    fn a_key_of_no_columns_is_one_entry() {
+        let mut state = KeyedState::new(0, 1);
+        assert_eq!(state.find(&[]), None);
+        let e = state.insert(&[], &[Value::Int64(0)]);
+        assert_eq!(state.find(&[]), Some(e));
+    }
+}
