@@ -100,7 +100,7 @@ fn cold(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("check", n), &n, |b, _| {
             b.iter(|| {
                 let s = session(&fs);
-                let report = streamform_db::db::check_report(&s.db, s.project());
+                let report = streamform_db::parallel::check(&s.db, s.project());
                 assert!(report.is_empty(), "{:?}", report.first());
                 report.len()
             });

@@ -19,10 +19,10 @@ use crate::yaml::{self, Spanned, YamlValue, span_of, with_source_text};
 #[serde(deny_unknown_fields)]
 struct RawFixture {
     model: Spanned<String>,
-    #[serde(default)]
-    given: Option<Vec<Spanned<YamlValue>>>,
-    #[serde(default)]
-    expect: Option<Vec<Spanned<YamlValue>>>,
+    /// Required, like `expect`: a fixture that asserts no events or no output says so with
+    /// `[]`, so a forgotten key is not a fixture that passes by asserting nothing.
+    given: Vec<Spanned<YamlValue>>,
+    expect: Vec<Spanned<YamlValue>>,
 }
 
 /// The untyped shape of a fixture file: which model it tests, and its items with spans.
@@ -56,9 +56,9 @@ impl FixtureShape {
 pub fn parse_shape(path: &str, text: &str) -> Result<FixtureShape, Vec<Diagnostic>> {
     let raw: RawFixture = yaml::parse_large(path, text).map_err(|d| vec![d])?;
     let mut diags = Vec::new();
-    let mut items = |list: Option<Vec<Spanned<YamlValue>>>, what: &str, unwrap_event: bool| {
+    let mut items = |list: Vec<Spanned<YamlValue>>, what: &str, unwrap_event: bool| {
         let mut out = Vec::new();
-        for (i, mut item) in list.unwrap_or_default().into_iter().enumerate() {
+        for (i, mut item) in list.into_iter().enumerate() {
             with_source_text(&mut item, text);
             let span = span_of(&item, text);
             let map = match item.value {

@@ -16,6 +16,7 @@ pub mod diagnostic;
 pub mod fixture;
 pub mod load;
 pub mod lower;
+pub mod parallel;
 pub mod sql;
 pub mod target;
 pub mod watch;

@@ -2,19 +2,13 @@
 //! fixture's run, asked of one live database, and what changed since the previous run.
 //! Rendering is the CLI's; so are the file watcher and the worker thread.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
 use crate::Project;
-use crate::db::{Database, Db, FixtureRun, check_report, fixture_result};
+use crate::db::{Database, Db, FixtureRun};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::load::{FileSystem, LoadError, Workspace};
-
-/// The stack of the thread that runs the second half of the fixtures.
-const STACK_BYTES: usize = 512 * 1024 * 1024;
-
-/// From how many fixtures on a run uses the second core.
-const PARALLEL_FROM: usize = 32;
 
 /// One run: every diagnostic, and the run of every fixture that could run (those of
 /// `model` only, when given), in file order.
@@ -32,45 +26,7 @@ impl Snapshot {
     /// Asks the database for every diagnostic and every fixture's run.
     pub fn take(db: &Database, project: Project, model: Option<&str>) -> Snapshot {
         let fixtures = project.fixtures(db).clone();
-        // Fixtures are independent: the second core runs half of them on another handle
-        // of the same database, while this one checks the project and runs the rest.
-        let half = fixtures.len() / 2;
-        let (diagnostics, results) = std::thread::scope(|scope| {
-            let other = db.clone();
-            let second = &fixtures[half..];
-            let helper = (half >= PARALLEL_FROM)
-                .then(|| {
-                    // A deep expression recurses deeply in the planner: a large stack.
-                    std::thread::Builder::new()
-                        .stack_size(STACK_BYTES)
-                        .spawn_scoped(scope, move || {
-                            second
-                                .iter()
-                                .map(|f| fixture_result(&other, project, *f).clone())
-                                .collect::<Vec<_>>()
-                        })
-                        .ok()
-                })
-                .flatten();
-            let diagnostics = check_report(db, project).clone();
-            let upto = if helper.is_some() {
-                half
-            } else {
-                fixtures.len()
-            };
-            let mut results: Vec<Option<FixtureRun>> = fixtures[..upto]
-                .iter()
-                .map(|f| fixture_result(db, project, *f).clone())
-                .collect();
-            if let Some(helper) = helper {
-                match helper.join() {
-                    Ok(rest) => results.extend(rest),
-                    // A cancelled helper: cancel this run too.
-                    Err(panic) => std::panic::resume_unwind(panic),
-                }
-            }
-            (diagnostics, results)
-        });
+        let (diagnostics, results) = crate::parallel::check_and_run(db, project, &fixtures);
         let mut runs = Vec::new();
         let mut blocked = Vec::new();
         for (file, result) in fixtures.iter().zip(results) {
@@ -122,6 +78,9 @@ pub struct Changes {
     pub gone: Vec<String>,
     /// The diagnostics of the files that changed, and any diagnostic that is new.
     pub diagnostics: Vec<Diagnostic>,
+    /// Diagnostics of the previous run that no longer hold (the same code, file and
+    /// message are not reported now).
+    pub resolved: Vec<Diagnostic>,
 }
 
 /// What changed between `before` and `after`, given the files that changed.
@@ -137,6 +96,7 @@ pub fn compare(db: &dyn Db, before: &Snapshot, after: &Snapshot, touched: &[Stri
         passing: Vec::new(),
         gone: Vec::new(),
         diagnostics: Vec::new(),
+        resolved: Vec::new(),
     };
     for run in &after.runs {
         match earlier.get(run.path.as_str()) {
@@ -158,13 +118,22 @@ pub fn compare(db: &dyn Db, before: &Snapshot, after: &Snapshot, touched: &[Stri
         .filter(|r| !later.contains_key(r.path.as_str()))
         .map(|r| r.path.clone())
         .collect();
+    // Sets, not scans: a run may report tens of thousands of diagnostics.
+    let earlier: HashSet<&Diagnostic> = before.diagnostics.iter().collect();
     changes.diagnostics = after
         .diagnostics
         .iter()
         .filter(|d| {
-            d.path(db).is_some_and(|p| touched.iter().any(|t| t == p))
-                || !before.diagnostics.contains(d)
+            d.path(db).is_some_and(|p| touched.iter().any(|t| t == p)) || !earlier.contains(d)
         })
+        .cloned()
+        .collect();
+    let key = |d: &Diagnostic| (d.code, d.file, d.message.clone());
+    let now: HashSet<_> = after.diagnostics.iter().map(key).collect();
+    changes.resolved = before
+        .diagnostics
+        .iter()
+        .filter(|d| !now.contains(&key(d)))
         .cloned()
         .collect();
     changes

@@ -157,6 +157,16 @@ fn a_broken_intermediate_save_is_a_diagnostic_and_the_next_save_clears_it() {
     let changes = compare(&f.session.db, &broken, &healed, &touched);
     assert!(changes.diagnostics.is_empty());
     assert_eq!(
+        changes.resolved.iter().map(|d| d.code).collect::<Vec<_>>(),
+        [Code::SqlSyntax],
+        "the error that went away is named"
+    );
+    assert!(
+        compare(&f.session.db, &f.last, &broken, &touched)
+            .resolved
+            .is_empty()
+    );
+    assert_eq!(
         changes
             .passing
             .iter()

@@ -19,8 +19,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use streamform_db::db::{
-    self, application_manifest, check_report, dependency_graph, fixture_result, model_files,
-    project_config,
+    self, application_manifest, check_report, dependency_graph, model_files, project_config,
 };
 use streamform_db::load::load_project;
 use streamform_db::{Database, Diagnostic, Project, Severity};
@@ -433,7 +432,7 @@ fn count_severity(diags: &[Diagnostic], s: Severity) -> usize {
 }
 
 fn check(db: &Database, project: Project, strict: bool, color: bool) -> (Output, u8) {
-    let diags = check_report(db, project);
+    let diags = &streamform_db::parallel::check(db, project);
     let mut out = Output {
         stdout: render::check_summary(db, project),
         stderr: String::new(),
@@ -456,7 +455,7 @@ pub(crate) fn refuse_with_errors(
     project: Project,
     color: bool,
 ) -> Option<(Output, u8)> {
-    let diags = check_report(db, project);
+    let diags = &streamform_db::parallel::check(db, project);
     let errors = count_severity(diags, Severity::Error);
     if errors == 0 {
         return None;
@@ -625,15 +624,13 @@ fn test(db: &Database, project: Project, model: Option<&str>, color: bool) -> (O
     if let Some(refused) = refuse_with_errors(db, project, color) {
         return refused;
     }
-    let mut runs = Vec::new();
-    for file in project.fixtures(db) {
-        let Some(run) = fixture_result(db, project, *file) else {
-            continue;
-        };
-        if model.is_none_or(|m| m == run.model) {
-            runs.push(run.clone());
-        }
-    }
+    let fixtures = project.fixtures(db).clone();
+    let (_, results) = streamform_db::parallel::check_and_run(db, project, &fixtures);
+    let runs: Vec<_> = results
+        .into_iter()
+        .flatten()
+        .filter(|run| model.is_none_or(|m| m == run.model))
+        .collect();
     let mut out = Output::default();
     if runs.is_empty() {
         out.stdout = match model {

@@ -230,6 +230,17 @@ fn change_report(
     for path in &changes.gone {
         out.push_str(&format!("not run: {path}\n"));
     }
+    for d in &changes.resolved {
+        let severity = match d.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        let place = d.path(&session.db).unwrap_or("the application");
+        out.push_str(&format!(
+            "resolved: {severity} in {place}: {}\n",
+            streamform_ir::printable(&d.message)
+        ));
+    }
     for d in &changes.diagnostics {
         out.push_str(&render::diagnostic(&session.db, d, color));
         out.push('\n');
@@ -243,7 +254,8 @@ fn summary(snapshot: &Snapshot, elapsed: Duration) -> String {
     let failed = snapshot.failed();
     let mut line = format!(
         "watch: {}: {} passed, {failed} failed",
-        render::plural(snapshot.runs.len(), "fixture"),
+        // Every fixture the run is about, including those that could not run.
+        render::plural(snapshot.runs.len() + snapshot.blocked.len(), "fixture"),
         snapshot.runs.len() - failed
     );
     if !snapshot.blocked.is_empty() {
