@@ -881,6 +881,17 @@ pub fn parse_sources(path: &str, text: &str) -> ParsedSources {
         let f = format_of(text, &what, &s.value.format, &mut diags);
         let mut schema = Vec::new();
         for (col, ty) in &s.value.schema.value {
+            if col.trim().is_empty() || col.chars().any(char::is_control) {
+                diags.push(
+                    Diagnostic::error(
+                        Code::InvalidName,
+                        format!("{what} has a column named {col:?}, which no query can name"),
+                    )
+                    .with_span(Some(span_of(ty, text)))
+                    .with_help("give the column a name of letters, digits and underscores"),
+                );
+                continue;
+            }
             match DataType::parse(&ty.value) {
                 Ok(t) => schema.push((col.clone(), t)),
                 Err(e) => {

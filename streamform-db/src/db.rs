@@ -694,13 +694,13 @@ pub fn model_contract(db: &dyn Db, project: Project, name: String) -> Option<Con
 
 /// The `help:` for a name that is not a model: the closest model, else every model.
 pub fn unknown_model_help(db: &dyn Db, project: Project, name: &str) -> String {
-    let models = model_files(db, project);
-    match did_you_mean(name, models.keys().map(String::as_str)) {
+    let names: Vec<&str> = model_files(db, project)
+        .keys()
+        .map(String::as_str)
+        .collect();
+    match did_you_mean(name, names.iter().copied()) {
         Some(s) => format!("did you mean `{s}`?"),
-        None => format!(
-            "the models are: {}",
-            models.keys().cloned().collect::<Vec<_>>().join(", ")
-        ),
+        None => diagnostic::suggest(name, &names, "the models are"),
     }
 }
 

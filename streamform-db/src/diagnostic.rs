@@ -411,6 +411,9 @@ pub fn did_you_mean<'a>(
 /// A `help:` text for an unknown name among `candidates`: `did you mean `x`? <listing>: a, b`
 /// when one is close, else `<listing>: a, b`.
 pub fn suggest(name: &str, candidates: &[&str], listing: &str) -> String {
+    if candidates.is_empty() {
+        return format!("{listing}: none yet");
+    }
     let all = candidates.join(", ");
     match did_you_mean(name, candidates.iter().copied()) {
         Some(s) => format!("did you mean `{s}`? {listing}: {all}"),

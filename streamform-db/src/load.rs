@@ -109,9 +109,13 @@ fn dangling_folder(path: &Path) -> Option<&Path> {
 pub trait FileSystem {
     /// What is at `path` (absolute, or relative to the process for the real disk).
     fn read(&self, path: &Path) -> FileContents;
-    /// The names of the entries directly under `dir` that are not folders (a FIFO named
-    /// like a model is listed, and reported when read, rather than skipped).
-    fn entries(&self, dir: &Path) -> Vec<String>;
+    /// The names of the entries directly under `dir`, whatever they are (a FIFO or a folder
+    /// named like a model is listed, and reported when read, rather than skipped); none
+    /// when `dir` does not exist.
+    ///
+    /// # Errors
+    /// Why `dir` cannot be listed: it is not a folder, or the OS refuses.
+    fn entries(&self, dir: &Path) -> Result<Vec<String>, Unreadable>;
     /// Whether `path` is a folder.
     fn is_dir(&self, path: &Path) -> bool;
 }
@@ -124,15 +128,22 @@ impl FileSystem for RealFs {
         read_contents(path)
     }
 
-    fn entries(&self, dir: &Path) -> Vec<String> {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return Vec::new();
-        };
-        entries
-            .filter_map(Result::ok)
-            .filter(|e| std::fs::metadata(e.path()).map_or(true, |m| !m.is_dir()))
-            .filter_map(|e| e.file_name().into_string().ok())
-            .collect()
+    fn entries(&self, dir: &Path) -> Result<Vec<String>, Unreadable> {
+        match std::fs::read_dir(dir) {
+            Ok(entries) => Ok(entries
+                .filter_map(Result::ok)
+                .filter_map(|e| e.file_name().into_string().ok())
+                .collect()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+            Err(_) if !dir.is_dir() && dir.symlink_metadata().is_ok() => Err(Unreadable {
+                reason: "it is not a folder".into(),
+                help: "models/ and tests/ are folders of project files; move this file away",
+            }),
+            Err(e) => Err(Unreadable {
+                reason: format!("the folder cannot be listed: {e}"),
+                help: "check the folder's permissions (reading and entering it)",
+            }),
+        }
     }
 
     fn is_dir(&self, path: &Path) -> bool {
@@ -178,14 +189,15 @@ impl FileSystem for MemoryFs {
         }
     }
 
-    fn entries(&self, dir: &Path) -> Vec<String> {
-        self.files
+    fn entries(&self, dir: &Path) -> Result<Vec<String>, Unreadable> {
+        Ok(self
+            .files
             .lock()
             .expect("memory fs")
             .keys()
             .filter(|p| p.parent() == Some(dir))
             .filter_map(|p| p.file_name()?.to_str().map(str::to_string))
-            .collect()
+            .collect())
     }
 
     fn is_dir(&self, path: &Path) -> bool {
@@ -221,15 +233,30 @@ pub fn is_project_file(relative: &str) -> bool {
 }
 
 /// The project files under `dir` (`models` or `tests`), as project-relative paths, sorted.
-fn discover(fs: &dyn FileSystem, root: &Path, dir: &str) -> Vec<String> {
-    let mut out: Vec<String> = fs
-        .entries(&root.join(dir))
-        .into_iter()
-        .map(|n| format!("{dir}/{n}"))
-        .filter(|p| is_project_file(p))
-        .collect();
-    out.sort();
-    out
+/// The project files in `dir` (`models` or `tests`), sorted; when the folder cannot be
+/// listed, the folder itself stands in the list, with why it cannot be read as its
+/// contents, so the problem is reported like an unreadable file rather than as an empty
+/// folder.
+fn discover(
+    fs: &dyn FileSystem,
+    root: &Path,
+    dir: &str,
+) -> (Vec<String>, Option<(String, FileContents)>) {
+    match fs.entries(&root.join(dir)) {
+        Ok(names) => {
+            let mut out: Vec<String> = names
+                .into_iter()
+                .map(|n| format!("{dir}/{n}"))
+                .filter(|p| is_project_file(p))
+                .collect();
+            out.sort();
+            (out, None)
+        }
+        Err(why) => (
+            vec![dir.to_string()],
+            Some((dir.to_string(), FileContents::Unreadable(why))),
+        ),
+    }
 }
 
 /// A project loaded into a database, with one input per file path: what a long-running
@@ -259,21 +286,23 @@ impl Workspace {
     /// Discovers the project's files at `root`, whatever is there.
     fn discover(db: &Database, fs: &dyn FileSystem, root: &Path) -> Workspace {
         let mut files = std::collections::BTreeMap::new();
-        let mut file = |rel: &str| {
-            let input = SourceFile::new(db, rel.to_string(), fs.read(&root.join(rel)));
+        let mut file = |rel: &str, contents: Option<FileContents>| {
+            let contents = contents.unwrap_or_else(|| fs.read(&root.join(rel)));
+            let input = SourceFile::new(db, rel.to_string(), contents);
             files.insert(rel.to_string(), input);
             input
         };
-        let config = file("streamform.yml");
-        let sources = file("sources.yml");
-        let models = discover(fs, root, "models")
-            .iter()
-            .map(|p| file(p))
-            .collect();
-        let fixtures = discover(fs, root, "tests")
-            .iter()
-            .map(|p| file(p))
-            .collect();
+        let config = file("streamform.yml", None);
+        let sources = file("sources.yml", None);
+        let mut listed = |dir: &str| -> Vec<SourceFile> {
+            let (paths, folder) = discover(fs, root, dir);
+            match folder {
+                Some((path, why)) => vec![file(&path, Some(why))],
+                None => paths.iter().map(|p| file(p, None)).collect(),
+            }
+        };
+        let models = listed("models");
+        let fixtures = listed("tests");
         let project = Project::new(db, config, sources, models, fixtures);
         Workspace {
             root: root.to_path_buf(),
@@ -290,6 +319,11 @@ impl Workspace {
     /// The project's folder.
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// Every path the registry knows, those of files that have gone included.
+    pub fn paths(&self) -> Vec<String> {
+        self.files.keys().cloned().collect()
     }
 
     /// Re-reads the project files among `changed` (project-relative paths; anything else is
@@ -332,7 +366,10 @@ impl Workspace {
                 continue;
             }
             let before: BTreeSet<String> = known.iter().map(|f| f.path(db).clone()).collect();
-            let now = discover(fs, &self.root, dir);
+            let (now, folder) = discover(fs, &self.root, dir);
+            if let Some((path, why)) = folder {
+                read.insert(path, why);
+            }
             let now_set: BTreeSet<&String> = now.iter().collect();
             let appeared = now.iter().filter(|p| !before.contains(*p));
             let gone = before.iter().filter(|p| !now_set.contains(p));

@@ -183,6 +183,15 @@ impl Session {
         self.workspace.refresh(&mut self.db, fs, changed)
     }
 
+    /// Reads every project file again and lists both folders again, as after a change to
+    /// all of them (another folder was put in the project's place). Returns the paths
+    /// whose contents changed.
+    pub fn reread_all(&mut self, fs: &dyn FileSystem) -> Vec<String> {
+        let mut everything = self.workspace.paths();
+        everything.extend(["models".to_string(), "tests".to_string()]);
+        self.apply(fs, &everything)
+    }
+
     /// Runs check and the fixtures on `db` (this session's database, or a clone of it on
     /// another thread).
     pub fn run(db: &Database, project: Project, model: Option<&str>) -> Snapshot {

@@ -123,6 +123,13 @@ fn sources_file_problems() {
         )]),
         one(Code::UnknownType, "sources.yml")
     );
+    assert_eq!(
+        codes(&[(
+            "sources.yml",
+            "sources:\n  orders:\n    connector: kafka\n    topic: orders\n    format: json\n    schema:\n      id: int64\n      amount: decimal\n      \"\": string\n"
+        )]),
+        one(Code::InvalidName, "sources.yml")
+    );
 }
 
 #[test]

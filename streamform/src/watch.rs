@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use notify_debouncer_mini::notify::RecursiveMode;
-use notify_debouncer_mini::{DebounceEventResult, DebouncedEventKind, new_debouncer};
+use notify_debouncer_full::notify::{EventKind, RecursiveMode};
+use notify_debouncer_full::{DebounceEventResult, new_debouncer};
 use streamform_db::load::RealFs;
 use streamform_db::watch::{Changes, Session, Snapshot, compare};
 use streamform_db::{Database, Severity};
@@ -58,7 +58,10 @@ pub fn watch(root: &Path, model: Option<String>, clear: bool, color: bool) -> (O
     if let Some(m) = session.model()
         && !streamform_db::db::model_files(&session.db, session.project()).contains_key(m)
     {
-        return fail(format!("there is no model `{m}` (no models/{m}.sql)"));
+        let help = streamform_db::db::unknown_model_help(&session.db, session.project(), m);
+        return fail(format!(
+            "there is no model `{m}` (no models/{m}.sql)\n  help: {help}"
+        ));
     }
     let (tx, rx) = mpsc::channel::<Message>();
     let stop = tx.clone();
@@ -70,14 +73,14 @@ pub fn watch(root: &Path, model: Option<String>, clear: bool, color: bool) -> (O
         return fail("cannot take Ctrl-C".into());
     }
     let changes = tx.clone();
-    let mut debouncer = match new_debouncer(DEBOUNCE, move |result: DebounceEventResult| {
+    let mut debouncer = match new_debouncer(DEBOUNCE, None, move |result: DebounceEventResult| {
         if let Ok(events) = result {
-            // `AnyContinuous` fires every debounce period while a file keeps changing; the
-            // settled `Any` follows once it stops.
+            // Opening or reading a file is an event too (ours included: reading the project
+            // would wake the watcher again); only changes count.
             let paths: Vec<PathBuf> = events
                 .into_iter()
-                .filter(|e| e.kind == DebouncedEventKind::Any)
-                .map(|e| e.path)
+                .filter(|e| !matches!(e.kind, EventKind::Access(_)))
+                .flat_map(|e| e.event.paths)
                 .collect();
             if !paths.is_empty() {
                 let _ = changes.send(Message::Changed(paths));
@@ -87,7 +90,7 @@ pub fn watch(root: &Path, model: Option<String>, clear: bool, color: bool) -> (O
         Ok(d) => d,
         Err(e) => return fail(format!("cannot watch {}: {e}", root.display())),
     };
-    if let Err(e) = debouncer.watcher().watch(root, RecursiveMode::Recursive) {
+    if let Err(e) = debouncer.watch(root, RecursiveMode::Recursive) {
         return fail(format!("cannot watch {}: {e}", root.display()));
     }
 
@@ -131,7 +134,19 @@ pub fn watch(root: &Path, model: Option<String>, clear: bool, color: bool) -> (O
                     );
                 }
                 // Setting inputs cancels a run still going on a clone of the database.
-                let touched = session.apply(&RealFs, &relative);
+                let mut touched = session.apply(&RealFs, &relative);
+                // The folder itself was removed or moved, and another is in its place now
+                // (removed and created again, or moved in): the watch on the old one sees
+                // nothing more, so watch the new one, and read everything again.
+                if paths.iter().any(|p| p == root) {
+                    let _ = debouncer.unwatch(root);
+                    if let Err(e) = debouncer.watch(root, RecursiveMode::Recursive) {
+                        return fail(format!("cannot watch {}: {e}", root.display()));
+                    }
+                    touched.extend(session.reread_all(&RealFs));
+                    touched.sort();
+                    touched.dedup();
+                }
                 if touched.is_empty() {
                     continue;
                 }

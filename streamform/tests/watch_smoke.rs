@@ -1,6 +1,7 @@
 //! `streamform watch` with real file writes in a temporary folder: the first run, an edit
 //! that breaks a fixture (reported as a failure), a write under build/ (ignored), an edit
-//! that fixes it, and Ctrl-C (exit 0). What reruns after each kind of edit is proven by
+//! that fixes it, another folder moved into the project's place (followed), and Ctrl-C
+//! (exit 0). What reruns after each kind of edit is proven by
 //! execution counts in streamform-db/tests/watch.rs.
 
 mod common;
@@ -101,6 +102,21 @@ fn watch_reports_each_save_and_stops_on_ctrl_c() {
     assert!(
         fixed.contains("watch: 3 fixtures: 3 passed, 0 failed; "),
         "{fixed}"
+    );
+
+    // Another folder moved into the project's place: the watcher follows it, reads it
+    // all again, and watches it from then on.
+    let fresh = dir.path().with_extension("new");
+    let old = dir.path().with_extension("old");
+    common::copy_dir(&common::repo_root().join("examples/order-pipeline"), &fresh);
+    std::fs::rename(dir.path(), &old).unwrap();
+    std::fs::rename(&fresh, dir.path()).unwrap();
+    std::fs::write(&model, text.replace("> 100", "> 1000")).unwrap();
+    let swapped = report(&lines);
+    let _ = std::fs::remove_dir_all(&old);
+    assert!(
+        swapped.contains("FAIL\n  --> tests/big_customers.yml\n"),
+        "{swapped}"
     );
 
     let interrupted = Command::new("kill")
