@@ -909,6 +909,16 @@ pub fn lower_model(
         }
     })?;
     let changelog = sink_changelog(&l, declared)?;
+    // An upsert model over an append input keeps the last row per key (D13): a keyed node
+    // whose state is that row.
+    if let (false, Changelog::Upsert(key)) = (l.changelog.is_updating(), &changelog)
+        && !key.is_empty()
+    {
+        l.changelog = changelog.clone();
+        let schema = l.schema.clone();
+        let state = State::Keyed(KeyedState::last_row(key, &schema));
+        l.push(Operator::Deduplicate { key: key.clone() }, schema, state);
+    }
     l.changelog = changelog;
     let schema = l.schema.clone();
     l.push(

@@ -654,6 +654,7 @@ fn view_query(plan: &ModelPlan, upstream: &[Field]) -> String {
                 }
                 q
             }
+            Operator::Deduplicate { key } => keep_last_row(&from, key, &node.schema, i),
             Operator::Sort { .. } => unreachable!("ORDER BY is refused before generation"),
         };
         query = Some((i, q));
@@ -661,6 +662,29 @@ fn view_query(plan: &ModelPlan, upstream: &[Field]) -> String {
     query
         .map(|(_, q)| q)
         .unwrap_or_else(|| format!("SELECT * FROM {base}"))
+}
+
+/// The last row per key of `from` (D13), in the form Flink's planner turns into its
+/// keep-last-row deduplication: ROW_NUMBER over the key, newest first by processing time,
+/// keeping row 1. The helper columns get names no column of the row has.
+fn keep_last_row(from: &str, key: &[String], schema: &[Field], i: usize) -> String {
+    let fresh = |base: &str| {
+        let mut name = base.to_string();
+        while schema.iter().any(|f| f.name == name) {
+            name.push('_');
+        }
+        name
+    };
+    let (time, row) = (ident(&fresh("sf_arrival")), ident(&fresh("sf_row")));
+    let cols: Vec<String> = schema.iter().map(|f| ident(&f.name)).collect();
+    let cols = cols.join(", ");
+    let keys: Vec<String> = key.iter().map(|k| ident(k)).collect();
+    format!(
+        "SELECT {cols} FROM (SELECT {cols}, ROW_NUMBER() OVER (PARTITION BY {} ORDER BY {time} DESC) AS {row} FROM (SELECT {cols}, PROCTIME() AS {time} FROM {from}) AS {}) AS {} WHERE {row} = 1",
+        keys.join(", "),
+        ident(&format!("arrived{i}")),
+        ident(&format!("latest{i}")),
+    )
 }
 
 /// An aggregate call computing D4's accumulator type in Flink: SUM over int32 is generated

@@ -57,6 +57,9 @@ fn render_node(out: &mut String, node: &Node, from: Option<&str>) {
                 aggs.join(", ")
             );
         }
+        Operator::Deduplicate { key } => {
+            let _ = writeln!(out, "  key={}\n  keep=last row", key.join(", "));
+        }
         Operator::Sort { keys } => {
             let keys: Vec<String> = keys
                 .iter()

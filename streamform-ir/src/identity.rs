@@ -5,21 +5,37 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::plan::{Field, KeyedState, Node, State};
+use crate::plan::{Field, KeyedState, Node, NodeKind, State};
 
-/// The canonical text of what a keyed node stores:
-/// `aggregate key=[customer_id] accumulators=[sum(amount): decimal(38,9)] retention=unbounded`.
-pub fn state_fingerprint(state: &KeyedState) -> String {
+/// The canonical text of what a keyed node of `kind` stores:
+/// `aggregate key=[customer_id] accumulators=[sum(amount): decimal(38,9)] retention=unbounded`;
+/// a deduplicate node stores its last row, so its accumulators are the row's columns.
+pub fn state_fingerprint(kind: NodeKind, state: &KeyedState) -> String {
     let accs: Vec<String> = state
         .accumulators
         .iter()
         .map(|a| format!("{}: {}", a.name, a.ty))
         .collect();
+    fingerprint_text(
+        kind,
+        &state.key,
+        &format!("[{}]", accs.join(", ")),
+        &state.retention.to_string(),
+    )
+}
+
+/// The fingerprint text from its parts as a manifest records them (the accumulators
+/// already rendered, `[sum(amount): decimal(38,9)]`): the one place its form is written.
+pub fn fingerprint_text(
+    kind: NodeKind,
+    key: &[String],
+    accumulators: &str,
+    retention: &str,
+) -> String {
     format!(
-        "aggregate key=[{}] accumulators=[{}] retention={}",
-        state.key.join(", "),
-        accs.join(", "),
-        state.retention
+        "{} key=[{}] accumulators={accumulators} retention={retention}",
+        kind.id_name(),
+        key.join(", ")
     )
 }
 
@@ -64,7 +80,7 @@ pub fn node_digests(node: &Node) -> NodeDigests {
     let schema_fingerprint = schema_fingerprint(&node.schema);
     let schema_digest = sha256_hex(&schema_fingerprint);
     let state_fingerprint = match &node.state {
-        State::Keyed(k) => Some(state_fingerprint(k)),
+        State::Keyed(k) => Some(state_fingerprint(node.id.kind, k)),
         State::Stateless => None,
     };
     let state_digest = state_fingerprint.as_deref().map(sha256_hex);
@@ -111,18 +127,27 @@ mod tests {
     fn golden_digests() {
         let cases = [
             (
-                state_fingerprint(&keyed(&["customer_id"], &[("sum(amount)", DEC)])),
+                state_fingerprint(
+                    NodeKind::Aggregate,
+                    &keyed(&["customer_id"], &[("sum(amount)", DEC)]),
+                ),
                 "4aead023aa01",
             ),
             (
-                state_fingerprint(&keyed(
-                    &["customer_id"],
-                    &[("sum(amount)", DEC), ("count(*)", DataType::Int64)],
-                )),
+                state_fingerprint(
+                    NodeKind::Aggregate,
+                    &keyed(
+                        &["customer_id"],
+                        &[("sum(amount)", DEC), ("count(*)", DataType::Int64)],
+                    ),
+                ),
                 "a5771fc8a5b2",
             ),
             (
-                state_fingerprint(&keyed(&["customer_id", "amount"], &[("sum(amount)", DEC)])),
+                state_fingerprint(
+                    NodeKind::Aggregate,
+                    &keyed(&["customer_id", "amount"], &[("sum(amount)", DEC)]),
+                ),
                 "d982cde38013",
             ),
             (

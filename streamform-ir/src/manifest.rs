@@ -509,10 +509,11 @@ impl Manifest {
                 digest,
             } = &n.state
             {
-                let fingerprint = format!(
-                    "aggregate key=[{}] accumulators={} retention={retention}",
-                    keys.join(", "),
-                    render_columns(accumulators)
+                let fingerprint = crate::identity::fingerprint_text(
+                    parsed.kind,
+                    keys,
+                    &render_columns(accumulators),
+                    retention,
                 );
                 if *digest != sha256_hex(&fingerprint) {
                     return Err(format!(
@@ -702,6 +703,7 @@ fn node_entry(node: &Node, inputs: Vec<String>) -> NodeEntry {
 /// | Filter | the predicate, `(total_spend > 100)` |
 /// | Project | `customer_id, sum(amount) AS total_spend` |
 /// | Aggregate | `key=[customer_id] aggregates=[sum(amount)]` |
+/// | Deduplicate | `key=[payment_id] keep=last` |
 /// | Sort | `order=[reading DESC, sensor ASC]` |
 /// | Sink | `upsert kafka customer-metrics`, or `upsert` without a `sink:` |
 pub fn definition(op: &Operator) -> String {
@@ -724,6 +726,7 @@ pub fn definition(op: &Operator) -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
+        Operator::Deduplicate { key } => format!("key=[{}] keep=last", key.join(", ")),
         Operator::Sort { keys } => format!(
             "order=[{}]",
             keys.iter()

@@ -100,6 +100,24 @@ pub struct KeyedState {
     pub retention: Retention,
 }
 
+impl KeyedState {
+    /// What a Deduplicate node stores (D13): per key, the last row, every column of its
+    /// schema under its own name and type.
+    pub fn last_row(key: &[String], schema: &[Field]) -> KeyedState {
+        KeyedState {
+            key: key.to_vec(),
+            accumulators: schema
+                .iter()
+                .map(|f| Accumulator {
+                    name: f.name.clone(),
+                    ty: f.ty,
+                })
+                .collect(),
+            retention: Retention::Unbounded,
+        }
+    }
+}
+
 /// A node's state requirement.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum State {
@@ -323,6 +341,13 @@ pub enum Operator {
         /// The aggregate calls; each is one accumulator and one output column after the key.
         calls: Vec<AggCall>,
     },
+    /// Keeps the last row per key of an append input (D13): the node an upsert model over
+    /// an append input needs, with the last row of each key as its keyed state. Emits an
+    /// insert for a key's first row and an update (before = the row it replaces) after.
+    Deduplicate {
+        /// The model's key, in order.
+        key: Vec<String>,
+    },
     /// ORDER BY over a bounded input: emits the sorted rows when the input ends (D5).
     Sort {
         /// The ORDER BY keys, most significant first.
@@ -354,15 +379,18 @@ pub enum NodeKind {
     Sort,
     /// A [`Operator::Sink`]; `sink` in ids.
     Sink,
+    /// A [`Operator::Deduplicate`]; `deduplicate` in ids.
+    Deduplicate,
 }
 
 impl NodeKind {
     /// Every kind, in the order ids list them.
-    pub const ALL: [NodeKind; 6] = [
+    pub const ALL: [NodeKind; 7] = [
         NodeKind::Source,
         NodeKind::Filter,
         NodeKind::Project,
         NodeKind::Aggregate,
+        NodeKind::Deduplicate,
         NodeKind::Sort,
         NodeKind::Sink,
     ];
@@ -381,6 +409,7 @@ impl NodeKind {
             NodeKind::Aggregate => "aggregate",
             NodeKind::Sort => "sort",
             NodeKind::Sink => "sink",
+            NodeKind::Deduplicate => "deduplicate",
         }
     }
 
@@ -393,6 +422,7 @@ impl NodeKind {
             NodeKind::Aggregate => "Aggregate",
             NodeKind::Sort => "Sort",
             NodeKind::Sink => "Sink",
+            NodeKind::Deduplicate => "Deduplicate",
         }
     }
 }
@@ -406,6 +436,7 @@ impl Operator {
             Operator::Project { .. } => NodeKind::Project,
             Operator::Aggregate { .. } => NodeKind::Aggregate,
             Operator::Sort { .. } => NodeKind::Sort,
+            Operator::Deduplicate { .. } => NodeKind::Deduplicate,
             Operator::Sink { .. } => NodeKind::Sink,
         }
     }

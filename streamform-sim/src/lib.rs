@@ -541,6 +541,7 @@ impl Simulator {
             .find(|s| &s.id == id)
             .and_then(|s| match &s.kind {
                 StageKind::Aggregate(a) => Some(a.snapshot()),
+                StageKind::Deduplicate(d) => Some(d.snapshot()),
                 _ => None,
             })
     }

@@ -82,6 +82,7 @@ pub(crate) enum StageKind {
     Filter(Filter),
     Project(Project),
     Aggregate(Aggregate),
+    Deduplicate(Deduplicate),
     Sort(Sort),
     Sink,
 }
@@ -157,6 +158,9 @@ impl Stage {
             Operator::Aggregate { group_by, calls } => {
                 StageKind::Aggregate(Aggregate::build(node, group_by, calls, input)?)
             }
+            Operator::Deduplicate { key } => {
+                StageKind::Deduplicate(Deduplicate::build(node, key, input)?)
+            }
             Operator::Sort { keys } => {
                 same_schema(node, input.schema)?;
                 if input.changelog.is_updating() {
@@ -206,6 +210,7 @@ impl Stage {
             StageKind::Filter(f) => f.process(rec),
             StageKind::Project(p) => p.process(rec),
             StageKind::Aggregate(a) => a.process(rec),
+            StageKind::Deduplicate(d) => d.process(rec),
             StageKind::Sort(s) => s.process(rec),
             StageKind::Sink => Ok(Some(rec)),
         }
@@ -535,14 +540,18 @@ impl Aggregate {
 
     /// The keyed state as (key, accumulators) pairs sorted by key.
     pub(crate) fn snapshot(&self) -> Vec<(Vec<Value>, Vec<Value>)> {
-        let mut out: Vec<(Vec<Value>, Vec<Value>)> = self
-            .state
-            .iter()
-            .map(|(k, v)| (k.to_vec(), v.to_vec()))
-            .collect();
-        out.sort_by(|a, b| cmp_rows(&a.0, &b.0));
-        out
+        sorted(&self.state)
     }
+}
+
+/// Keyed state as (key, stored values) pairs sorted by key.
+fn sorted(state: &KeyedState) -> Vec<(Vec<Value>, Vec<Value>)> {
+    let mut out: Vec<(Vec<Value>, Vec<Value>)> = state
+        .iter()
+        .map(|(k, v)| (k.to_vec(), v.to_vec()))
+        .collect();
+    out.sort_by(|a, b| cmp_rows(&a.0, &b.0));
+    out
 }
 
 /// Lexicographic [`Value::sort_cmp`].
@@ -665,6 +674,84 @@ fn bump(call: &Call, acc: &mut Value) -> Result<(), Fault> {
             Ok(())
         }
         other => Err(wrong_type(call, other)),
+    }
+}
+
+/// The last row per key of an append input (D13): keyed state from the key's values to the
+/// row last seen for it. A key's first row is an insert; every later row an update whose
+/// before-image is the row it replaces, even when the two are equal (Flink's keep-last-row
+/// deduplication emits it too).
+pub(crate) struct Deduplicate {
+    key: Vec<usize>,
+    state: KeyedState,
+    key_buf: Vec<Value>,
+}
+
+impl Deduplicate {
+    fn build(node: &Node, key: &[String], input: &InputShape<'_>) -> Result<Deduplicate, Fault> {
+        same_schema(node, input.schema)?;
+        if input.changelog.is_updating() {
+            return Err(Fault::plain(format!(
+                "node `{}`: keeping the last row per key needs an append input, this one is {}",
+                node.id,
+                input.changelog.title()
+            )));
+        }
+        let State::Keyed(keyed) = &node.state else {
+            return Err(Fault::plain(format!(
+                "node `{}`: a Deduplicate must have keyed state",
+                node.id
+            )));
+        };
+        if *keyed != streamform_ir::KeyedState::last_row(key, &node.schema) {
+            return Err(Fault::plain(format!(
+                "node `{}`: its state must be keyed by [{}] and store the row's columns",
+                node.id,
+                key.join(", ")
+            )));
+        }
+        let mut columns = Vec::with_capacity(key.len());
+        for k in key {
+            columns.push(resolve(input.schema, k).map_err(|m| Fault::at(k, m))?);
+        }
+        Ok(Deduplicate {
+            state: KeyedState::new(key.len(), key.len() + node.schema.len()),
+            key: columns,
+            key_buf: Vec::with_capacity(key.len()),
+        })
+    }
+
+    fn process<'a>(&mut self, rec: Rec<'a>) -> Result<Option<Rec<'a>>, Fault> {
+        if rec.op != Op::Insert {
+            return Err(Fault::plain(format!(
+                "keeping the last row per key received an {}; it needs an append input",
+                rec.op
+            )));
+        }
+        self.key_buf.clear();
+        self.key_buf
+            .extend(self.key.iter().map(|&i| rec.row[i].clone()));
+        match self.state.find(&self.key_buf) {
+            Some(entry) => {
+                let stored = self.state.accumulators_mut(entry);
+                let before = stored.to_vec();
+                stored.clone_from_slice(&rec.row);
+                Ok(Some(Rec {
+                    op: Op::Update,
+                    row: rec.row,
+                    before: Some(Cow::Owned(before)),
+                }))
+            }
+            None => {
+                self.state.insert(&self.key_buf, &rec.row);
+                Ok(Some(rec))
+            }
+        }
+    }
+
+    /// The keyed state as (key, last row) pairs sorted by key.
+    pub(crate) fn snapshot(&self) -> Vec<(Vec<Value>, Vec<Value>)> {
+        sorted(&self.state)
     }
 }
 

@@ -807,7 +807,7 @@ fn the_keyed_store_is_shaped_exactly_like_the_fingerprint() {
         panic!("keyed")
     };
     assert_eq!(
-        streamform_ir::identity::state_fingerprint(keyed),
+        streamform_ir::identity::state_fingerprint(agg.id.kind, keyed),
         "aggregate key=[customer_id] accumulators=[sum(amount): decimal(38,2), count(*): int64, \
          count(amount): int64, min(amount): decimal(10,2), max(qty): int32, sum(qty): int64, \
          sum(rate): float64] retention=unbounded"
@@ -1055,4 +1055,54 @@ fn a_failed_row_leaves_its_key_state_as_it_was() {
         vec![(vec![i64v(1)], vec![i64v(1), i64v(i64::MAX)])]
     );
     assert_eq!(sim.events_processed(), 2);
+}
+
+/// D13: the last row per key. A key's first row is an insert, every later row an update
+/// whose before-image is the row it replaces, even an equal one (as Flink's keep-last-row
+/// deduplication emits it); the keyed state holds each key's last row; a WHERE over it
+/// deletes a key whose latest row stops matching.
+#[test]
+fn an_upsert_model_over_an_append_input_keeps_the_last_row_per_key() {
+    let latest = from_source(
+        "latest",
+        "payments",
+        &[("payment_id", DataType::Int64), ("amount", DataType::Int32)],
+        kafka("payments"),
+    )
+    .deduplicate(&["payment_id"])
+    .sink();
+    let events = vec![
+        vec![i64v(1), i32v(10)],
+        vec![i64v(2), i32v(3)],
+        vec![i64v(1), i32v(4)],
+        vec![i64v(2), i32v(3)],
+    ];
+    assert_eq!(
+        changes(std::slice::from_ref(&latest), &events),
+        vec![
+            ins(vec![i64v(1), i32v(10)]),
+            ins(vec![i64v(2), i32v(3)]),
+            upd(vec![i64v(1), i32v(10)], vec![i64v(1), i32v(4)]),
+            upd(vec![i64v(2), i32v(3)], vec![i64v(2), i32v(3)]),
+        ]
+    );
+    let mut sim = Simulator::new(std::slice::from_ref(&latest)).unwrap();
+    for e in &events {
+        sim.push(e).unwrap();
+    }
+    assert_eq!(
+        sim.keyed_state(&node("latest", NodeKind::Deduplicate, 0))
+            .unwrap(),
+        vec![
+            (vec![i64v(1)], vec![i64v(1), i32v(4)]),
+            (vec![i64v(2)], vec![i64v(2), i32v(3)]),
+        ]
+    );
+    let big = from_model("big", &latest)
+        .filter(|m| gt(m.col("amount"), lit_i32(5)))
+        .sink();
+    assert_eq!(
+        changes(&[latest, big], &events),
+        vec![ins(vec![i64v(1), i32v(10)]), del(vec![i64v(1), i32v(10)])]
+    );
 }

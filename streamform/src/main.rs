@@ -642,7 +642,7 @@ fn test(db: &Database, project: Project, model: Option<&str>, color: bool) -> (O
         return (out, OK);
     }
     for run in &runs {
-        out.stdout.push_str(&render::fixture_run(run));
+        out.stdout.push_str(&render::fixture_run(run, &runs));
         out.stdout.push('\n');
     }
     let failed = runs.iter().filter(|r| !r.passed).count();

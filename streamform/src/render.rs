@@ -207,10 +207,16 @@ fn record(schema: &[streamform_ir::Field], r: Option<&Expected>) -> String {
 }
 
 /// One fixture's block in `test` output, ending with a newline.
-pub fn fixture_run(run: &FixtureRun) -> String {
+///
+/// `runs` are the fixtures the listing shows: when another of them tests the same model, a
+/// passing fixture names its file too, so the listing tells them apart.
+pub fn fixture_run(run: &FixtureRun, runs: &[FixtureRun]) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}\n", run.model);
-    if run.passed {
+    let shared = runs.iter().filter(|r| r.model == run.model).count() > 1;
+    if run.passed && shared {
+        let _ = writeln!(out, "PASS\n  --> {}\n", run.path);
+    } else if run.passed {
         out.push_str("PASS\n\n");
     } else {
         let _ = writeln!(out, "FAIL\n  --> {}\n", run.path);

@@ -214,7 +214,7 @@ fn first_report(session: &Session, snapshot: &Snapshot, elapsed: Duration, color
         out.push('\n');
     }
     for run in &snapshot.runs {
-        out.push_str(&render::fixture_run(run));
+        out.push_str(&render::fixture_run(run, &snapshot.runs));
         out.push('\n');
     }
     out.push_str(&summary(snapshot, elapsed));
@@ -233,7 +233,7 @@ fn change_report(
 ) -> String {
     let mut out = format!("\n── {}\n", touched.join(", "));
     for run in changes.new_failures.iter().chain(&changes.still_failing) {
-        out.push_str(&render::fixture_run(run));
+        out.push_str(&render::fixture_run(run, &snapshot.runs));
         out.push('\n');
     }
     for run in &changes.fixed {

@@ -387,6 +387,14 @@ fn top_categories_on_flink_matches_the_simulator() {
     differential("coverage", "tests/top_categories.yml");
 }
 
+/// D13: an upsert model over an append input keeps the last row per key on Flink too, and a
+/// WHERE over it deletes a key whose latest row stops matching.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn big_latest_on_flink_matches_the_simulator_keeping_the_last_row_per_key() {
+    differential("coverage", "tests/big_latest.yml");
+}
+
 /// Every statement `build` generates for every example project is accepted by Flink.
 #[test]
 #[ignore = "needs the integration environment: run integration/up, then integration/test"]

@@ -246,6 +246,20 @@ impl Model {
         )
     }
 
+    /// The last row per key (D13), as lowering plans an upsert model over an append input.
+    pub fn deduplicate(self, key: &[&str]) -> Model {
+        let schema = self.schema();
+        let key: Vec<String> = key.iter().map(|k| k.to_string()).collect();
+        let state = State::Keyed(KeyedState::last_row(&key, &schema));
+        self.push(
+            NodeKind::Deduplicate,
+            Operator::Deduplicate { key: key.clone() },
+            schema,
+            Changelog::Upsert(key),
+            state,
+        )
+    }
+
     /// ORDER BY (column, descending).
     pub fn sort(self, keys: &[(&str, bool)]) -> Model {
         let keys = keys
