@@ -537,8 +537,17 @@ impl Lowering<'_> {
                     schema.push(f);
                 }
                 let mut calls: Vec<AggCall> = Vec::new();
+                // Arguments that are expressions (`sum(price * qty)`) are computed by a
+                // projection in front of the aggregate, as a column named after the
+                // expression; the aggregate then reads plain columns, as Flink's plan does.
+                let mut computed: Vec<ProjectItem> = Vec::new();
                 for e in &a.aggr_expr {
-                    let call = self.agg_call(df, e)?;
+                    let (call, argument) = self.agg_call(df, e)?;
+                    if let Some(item) = argument
+                        && !computed.iter().any(|c| c.name == item.name)
+                    {
+                        computed.push(item);
+                    }
                     schema.push(Field {
                         name: call.name(),
                         ty: call.ty,
@@ -567,6 +576,53 @@ impl Lowering<'_> {
                         .collect(),
                     retention: Retention::Unbounded,
                 };
+                if !computed.is_empty() {
+                    let input = self.schema.clone();
+                    // What the aggregate reads: its grouping columns and the columns its
+                    // calls take, in input order, then the computed arguments.
+                    let read: Vec<&Field> = input
+                        .iter()
+                        .filter(|f| {
+                            group_by.contains(&f.name)
+                                || calls.iter().any(|c| c.arg.as_ref() == Some(&f.name))
+                        })
+                        .collect();
+                    let mut items: Vec<ProjectItem> = read
+                        .iter()
+                        .map(|f| ProjectItem {
+                            expr: Expr::Column {
+                                name: f.name.clone(),
+                                ty: f.ty,
+                            },
+                            name: f.name.clone(),
+                        })
+                        .collect();
+                    let mut fields: Vec<Field> = read.into_iter().cloned().collect();
+                    for item in computed {
+                        if fields.iter().any(|f| f.name == item.name) {
+                            return Err(self.err(
+                                Code::OutputColumns,
+                                format!(
+                                    "the aggregate's argument `{}` has the name of an input column",
+                                    item.name
+                                ),
+                                "rename the input column in an upstream model",
+                            ));
+                        }
+                        fields.push(Field {
+                            name: item.name.clone(),
+                            ty: item.expr.data_type(),
+                            nullable: may_be_null(&item.expr, &input),
+                        });
+                        items.push(item);
+                    }
+                    self.push(
+                        Operator::Project { items },
+                        fields.clone(),
+                        State::Stateless,
+                    );
+                    self.schema = fields;
+                }
                 self.changelog = Changelog::Upsert(group_by.clone());
                 self.push(
                     Operator::Aggregate { group_by, calls },
@@ -628,7 +684,9 @@ impl Lowering<'_> {
         }
     }
 
-    fn agg_call(&self, df: &DFSchemaRef, e: &DfExpr) -> Lowered<AggCall> {
+    /// The aggregate call `e`, and the projection item computing its argument when the
+    /// argument is an expression rather than a column.
+    fn agg_call(&self, df: &DFSchemaRef, e: &DfExpr) -> Lowered<(AggCall, Option<ProjectItem>)> {
         let inner = match e {
             DfExpr::Alias(a) => &*a.expr,
             other => other,
@@ -647,16 +705,37 @@ impl Lowering<'_> {
                 "the aggregates are sum, count, min and max",
             ));
         };
+        if params.distinct {
+            return Err(self.err(
+                Code::UnsupportedSql,
+                format!("`{}(DISTINCT ...)` is not supported yet", func.name()),
+                "aggregate every row, or deduplicate the rows in an upstream model",
+            ));
+        }
+        let mut computed = None;
         let arg = match params.args.as_slice() {
             [DfExpr::Column(c)] => Some(self.column(df, c)?),
-            [DfExpr::Literal(..)] | [] if func_kind == AggFunc::Count => None,
+            // count(1), count(*): every row.
+            [DfExpr::Literal(v, ..)] if func_kind == AggFunc::Count && !v.is_null() => None,
+            [] if func_kind == AggFunc::Count => None,
             #[allow(deprecated)]
             [DfExpr::Wildcard { .. }] if func_kind == AggFunc::Count => None,
+            [arg] => {
+                let expr = self.expr(df, arg)?;
+                let name = argument_name(&expr);
+                let field = Field {
+                    name: name.clone(),
+                    ty: expr.data_type(),
+                    nullable: true,
+                };
+                computed = Some(ProjectItem { expr, name });
+                Some(field)
+            }
             _ => {
                 return Err(self.err(
                     Code::InvalidAggregate,
-                    format!("`{e}`: an aggregate takes one column"),
-                    "compute the expression in an upstream model and aggregate its column",
+                    format!("`{e}`: an aggregate takes one argument"),
+                    "write e.g. sum(amount) or sum(price * qty)",
                 ));
             }
         };
@@ -679,11 +758,26 @@ impl Lowering<'_> {
                 ));
             }
         };
-        Ok(AggCall {
-            func: func_kind,
-            arg: arg.map(|f| f.name),
-            ty,
-        })
+        Ok((
+            AggCall {
+                func: func_kind,
+                arg: arg.map(|f| f.name),
+                ty,
+            },
+            computed,
+        ))
+    }
+}
+
+/// The name of the column computing an aggregate's argument: the expression as explain
+/// renders it, without its outer parentheses (`sum(price * qty)`).
+fn argument_name(expr: &Expr) -> String {
+    let text = expr.to_string();
+    match text.strip_prefix('(').and_then(|t| t.strip_suffix(')')) {
+        Some(inner) if matches!(expr, Expr::Binary { .. } | Expr::IsNull { .. }) => {
+            inner.to_string()
+        }
+        _ => text,
     }
 }
 

@@ -602,7 +602,7 @@ impl Validator<'_> {
             self.refuse(
                 &format!("{}(DISTINCT ...)", name.to_uppercase()),
                 e.span(),
-                "aggregate over a plain column",
+                "to count distinct values, group by the column in an upstream model and count that model's rows",
             );
             return;
         }
@@ -613,15 +613,12 @@ impl Validator<'_> {
                     SqlExpr::Identifier(_) | SqlExpr::CompoundIdentifier(_),
                 )),
             ] => {}
-            [FunctionArg::Unnamed(FunctionArgExpr::Expr(arg))] => self.refuse(
-                &format!("{}() over an expression", name.to_uppercase()),
-                arg.span(),
-                "compute the expression in an upstream model and aggregate its column",
-            ),
+            // An expression: validated like any other, with no aggregate inside it.
+            [FunctionArg::Unnamed(FunctionArgExpr::Expr(arg))] => self.expr(arg, false),
             _ => self.refuse(
                 &format!("this call of {}()", name.to_uppercase()),
                 e.span(),
-                "an aggregate takes one column (count also takes *)",
+                "an aggregate takes one argument (count also takes *)",
             ),
         }
     }

@@ -395,6 +395,14 @@ fn big_latest_on_flink_matches_the_simulator_keeping_the_last_row_per_key() {
     differential("coverage", "tests/big_latest.yml");
 }
 
+/// D14: aggregates over expressions (sum(price * qty), count(1), max over a computed
+/// decimal) compute the same values and types on Flink.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn line_stats_on_flink_matches_the_simulator_aggregating_expressions() {
+    differential("coverage", "tests/line_stats.yml");
+}
+
 /// Every statement `build` generates for every example project is accepted by Flink.
 #[test]
 #[ignore = "needs the integration environment: run integration/up, then integration/test"]
