@@ -27,5 +27,5 @@ pub use diagnostic::{Diagnostic, Severity};
 
 /// The supported SQL surface, for `help:` lines.
 pub(crate) fn sql_help() -> &'static str {
-    "supported: column references, literals, comparison and arithmetic, AND/OR/NOT, IS [NOT] NULL, CAST, WHERE, GROUP BY columns, HAVING, sum/count/min/max"
+    sql::HELP_SURFACE
 }

@@ -21,7 +21,7 @@ use datafusion_expr::{
 };
 use datafusion_sql::planner::{ContextProvider, ParserOptions, SqlToRel};
 use sqlparser::ast::{Ident, ObjectName, ObjectNamePart, Query, Statement, TableFactor};
-use streamform_ir::types::{arithmetic_type, castable, comparable};
+use streamform_ir::types::{arithmetic_type, castable, common_type, comparable};
 use streamform_ir::{
     AggCall, AggFunc, ArithOp, BinaryOp, Boundedness, Changelog, DataType, Expr, Field, Input,
     KeyedState, Materialized, ModelPlan, Node, NodeKind, Operator, ProjectItem, Retention,
@@ -204,6 +204,8 @@ impl ContextProvider for Catalog {
 /// The working state of one lowering: the chain built so far and the current output.
 struct Lowering<'a> {
     model: &'a str,
+    /// The model's SQL, to position diagnostics.
+    text: &'a str,
     nodes: Vec<Node>,
     /// The current output schema (ours), positionally aligned with DataFusion's.
     schema: Vec<Field>,
@@ -250,7 +252,35 @@ impl Lowering<'_> {
         }
     }
 
+    /// `e` in the IR, typed; a problem without a position points at the earliest column
+    /// of the innermost expression that has the problem.
     fn expr(&self, df: &DFSchemaRef, e: &DfExpr) -> Lowered<Expr> {
+        self.expr_at(df, e).map_err(|d| {
+            if d.span.is_none() {
+                let span = self.span_of(e);
+                d.with_span(span)
+            } else {
+                d
+            }
+        })
+    }
+
+    /// Where `e` is in the model's text: the earliest column it reads, when the planner
+    /// recorded where.
+    fn span_of(&self, e: &DfExpr) -> Option<std::ops::Range<usize>> {
+        let span = e
+            .column_refs()
+            .into_iter()
+            .filter_map(|c| c.spans().first())
+            .min_by_key(|s| (s.start.line, s.start.column))?;
+        let at = |l: &datafusion_common::Location| {
+            crate::diagnostic::offset_of(self.text, l.line as usize, l.column as usize)
+        };
+        let start = at(&span.start);
+        Some(start..at(&span.end).max(start + 1).min(self.text.len()))
+    }
+
+    fn expr_at(&self, df: &DFSchemaRef, e: &DfExpr) -> Lowered<Expr> {
         Ok(match e {
             DfExpr::Alias(a) => self.expr(df, &a.expr)?,
             DfExpr::Column(c) => {
@@ -283,6 +313,42 @@ impl Lowering<'_> {
                 }
                 Expr::Negative(Box::new(inner))
             }
+            // `x BETWEEN lo AND hi` is `x >= lo AND x <= hi`, nulls included; NOT BETWEEN
+            // its negation.
+            DfExpr::Between(b) => {
+                let within = (*b.expr)
+                    .clone()
+                    .gt_eq((*b.low).clone())
+                    .and((*b.expr).clone().lt_eq((*b.high).clone()));
+                let within = self.expr(df, &within)?;
+                if b.negated {
+                    Expr::Not(Box::new(within))
+                } else {
+                    within
+                }
+            }
+            // `x IN (a, b)` is `x = a OR x = b`, nulls included (SQL's three-valued OR).
+            DfExpr::InList(l) => {
+                let any = l
+                    .list
+                    .iter()
+                    .map(|v| (*l.expr).clone().eq(v.clone()))
+                    .reduce(DfExpr::or)
+                    .ok_or_else(|| {
+                        self.err(
+                            Code::UnsupportedSql,
+                            "IN () with an empty list".into(),
+                            "list at least one value",
+                        )
+                    })?;
+                let any = self.expr(df, &any)?;
+                if l.negated {
+                    Expr::Not(Box::new(any))
+                } else {
+                    any
+                }
+            }
+            DfExpr::Case(c) => self.case(df, c)?,
             DfExpr::IsNull(inner) => Expr::IsNull {
                 expr: Box::new(self.expr(df, inner)?),
                 negated: false,
@@ -684,6 +750,71 @@ impl Lowering<'_> {
         }
     }
 
+    /// A CASE, searched or simple (`CASE x WHEN v THEN ...` compares `x = v`), with every
+    /// result cast to the results' common type; a bare NULL result takes that type.
+    fn case(&self, df: &DFSchemaRef, c: &datafusion_expr::expr::Case) -> Lowered<Expr> {
+        let mut branches = Vec::with_capacity(c.when_then_expr.len());
+        for (when, then) in &c.when_then_expr {
+            let condition = match &c.expr {
+                Some(operand) => (**operand).clone().eq((**when).clone()),
+                None => (**when).clone(),
+            };
+            let condition = self.expr(df, &condition)?;
+            self.expect_boolean(&condition, "CASE WHEN")?;
+            branches.push((condition, self.expr(df, then)?));
+        }
+        let otherwise = c
+            .else_expr
+            .as_deref()
+            .map(|e| self.expr(df, e))
+            .transpose()?;
+        let untyped = |e: &Expr| matches!(e, Expr::Literal { value, .. } if value.is_null());
+        let mut ty: Option<DataType> = None;
+        for r in branches.iter().map(|(_, r)| r).chain(otherwise.as_ref()) {
+            if untyped(r) {
+                continue;
+            }
+            let t = r.data_type();
+            ty = Some(match ty {
+                None => t,
+                Some(so_far) => common_type(so_far, t).ok_or_else(|| {
+                    self.err(
+                        Code::TypeMismatch,
+                        format!("CASE results of types {so_far} and {t} have no common type"),
+                        "make every result the same kind of value, or CAST them",
+                    )
+                })?,
+            });
+        }
+        let Some(ty) = ty else {
+            return Err(self.err(
+                Code::TypeMismatch,
+                "every result of the CASE is NULL, so it has no type".into(),
+                "CAST one of the results, e.g. CAST(NULL AS INT)",
+            ));
+        };
+        let fit = |e: Expr| -> Expr {
+            if untyped(&e) {
+                Expr::Literal {
+                    value: Value::Null,
+                    ty,
+                }
+            } else if e.data_type() == ty {
+                e
+            } else {
+                Expr::Cast {
+                    expr: Box::new(e),
+                    ty,
+                }
+            }
+        };
+        Ok(Expr::Case {
+            branches: branches.into_iter().map(|(c, r)| (c, fit(r))).collect(),
+            otherwise: otherwise.map(|e| Box::new(fit(e))),
+            ty,
+        })
+    }
+
     /// The aggregate call `e`, and the projection item computing its argument when the
     /// argument is an expression rather than a column.
     fn agg_call(&self, df: &DFSchemaRef, e: &DfExpr) -> Lowered<(AggCall, Option<ProjectItem>)> {
@@ -791,6 +922,14 @@ fn may_be_null(e: &Expr, input: &[Field]) -> bool {
         Expr::Not(inner) | Expr::Negative(inner) | Expr::Cast { expr: inner, .. } => {
             may_be_null(inner, input)
         }
+        Expr::Case {
+            branches,
+            otherwise,
+            ..
+        } => {
+            otherwise.as_deref().is_none_or(|e| may_be_null(e, input))
+                || branches.iter().any(|(_, r)| may_be_null(r, input))
+        }
         Expr::Binary { left, right, .. } => may_be_null(left, input) || may_be_null(right, input),
     }
 }
@@ -891,7 +1030,70 @@ fn with_plain_relation(query: &Query, name: &str) -> Query {
         ))]);
         *args = None;
     }
+    let _ = sqlparser::ast::visit_expressions_mut(&mut q, |e| {
+        if let Some(case) = as_case(e) {
+            *e = case;
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
     q
+}
+
+/// COALESCE and NULLIF as the CASE expressions they stand for (their null behaviour is
+/// exactly that): `COALESCE(a, b, c)` is `CASE WHEN a IS NOT NULL THEN a WHEN b IS NOT NULL
+/// THEN b ELSE c END`, `NULLIF(a, b)` is `CASE WHEN a = b THEN NULL ELSE a END`.
+fn as_case(e: &sqlparser::ast::Expr) -> Option<sqlparser::ast::Expr> {
+    use sqlparser::ast::{
+        BinaryOperator, CaseWhen, Expr as SqlExpr, FunctionArg, FunctionArgExpr, FunctionArguments,
+        Value as SqlValue, helpers::attached_token::AttachedToken,
+    };
+    let SqlExpr::Function(f) = e else {
+        return None;
+    };
+    let name = f.name.to_string().to_ascii_lowercase();
+    let FunctionArguments::List(list) = &f.args else {
+        return None;
+    };
+    let args: Vec<&SqlExpr> = list
+        .args
+        .iter()
+        .map(|a| match a {
+            FunctionArg::Unnamed(FunctionArgExpr::Expr(x)) => Some(x),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    let case = |conditions: Vec<CaseWhen>, otherwise: &SqlExpr| SqlExpr::Case {
+        case_token: AttachedToken::empty(),
+        end_token: AttachedToken::empty(),
+        operand: None,
+        conditions,
+        else_result: Some(Box::new(otherwise.clone())),
+    };
+    match (name.as_str(), args.as_slice()) {
+        ("coalesce", [only]) => Some((*only).clone()),
+        ("coalesce", [first @ .., last]) => Some(case(
+            first
+                .iter()
+                .map(|a| CaseWhen {
+                    condition: SqlExpr::IsNotNull(Box::new((*a).clone())),
+                    result: (*a).clone(),
+                })
+                .collect(),
+            last,
+        )),
+        ("nullif", [a, b]) => Some(case(
+            vec![CaseWhen {
+                condition: SqlExpr::BinaryOp {
+                    left: Box::new((*a).clone()),
+                    op: BinaryOperator::Eq,
+                    right: Box::new((*b).clone()),
+                },
+                result: SqlExpr::value(SqlValue::Null),
+            }],
+            a,
+        )),
+        _ => None,
+    }
 }
 
 /// Rewrites DataFusion's unknown-column error into ours: the message and a did-you-mean
@@ -989,6 +1191,7 @@ pub fn lower_model(
     })?;
     let mut l = Lowering {
         model,
+        text,
         nodes: Vec::new(),
         schema: Vec::new(),
         changelog: Changelog::Append,

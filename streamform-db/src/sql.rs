@@ -153,7 +153,7 @@ struct Validator<'a> {
     diags: Vec<Diagnostic>,
 }
 
-const HELP_SURFACE: &str = "supported: column references, literals, comparison and arithmetic, AND/OR/NOT, IS [NOT] NULL, CAST, WHERE, GROUP BY columns, HAVING, sum/count/min/max";
+pub(crate) const HELP_SURFACE: &str = "supported: column references, literals, comparison and arithmetic, AND/OR/NOT, IS [NOT] NULL, CAST, CASE, COALESCE, NULLIF, BETWEEN, IN (list), WHERE, GROUP BY columns, HAVING, sum/count/min/max; docs/sql.md lists it all";
 
 impl Validator<'_> {
     fn refuse(&mut self, construct: &str, span: sqlparser::tokenizer::Span, help: &str) {
@@ -520,20 +520,38 @@ impl Validator<'_> {
                 self.expr(expr, aggregates_allowed);
             }
             SqlExpr::Function(f) => self.function(e, f, aggregates_allowed),
-            SqlExpr::Case { .. } => self.refuse("CASE", e.span(), HELP_SURFACE),
+            SqlExpr::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => {
+                for x in operand.iter().chain(else_result) {
+                    self.expr(x, aggregates_allowed);
+                }
+                for w in conditions {
+                    self.expr(&w.condition, aggregates_allowed);
+                    self.expr(&w.result, aggregates_allowed);
+                }
+            }
             SqlExpr::Subquery(_) | SqlExpr::Exists { .. } | SqlExpr::InSubquery { .. } => self
                 .refuse(
                     "a subquery",
                     e.span(),
                     "put the inner query in its own model and read it with ref('<model>')",
                 ),
-            SqlExpr::Between { .. } => self.refuse(
-                "BETWEEN",
-                e.span(),
-                "write the two comparisons joined with AND",
-            ),
-            SqlExpr::InList { .. } => {
-                self.refuse("IN (...)", e.span(), "write the comparisons joined with OR")
+            SqlExpr::Between {
+                expr, low, high, ..
+            } => {
+                for x in [expr, low, high] {
+                    self.expr(x, aggregates_allowed);
+                }
+            }
+            SqlExpr::InList { expr, list, .. } => {
+                self.expr(expr, aggregates_allowed);
+                for x in list {
+                    self.expr(x, aggregates_allowed);
+                }
             }
             SqlExpr::Like { .. } | SqlExpr::ILike { .. } | SqlExpr::SimilarTo { .. } => {
                 self.refuse("LIKE", e.span(), HELP_SURFACE)
@@ -554,6 +572,10 @@ impl Validator<'_> {
                 e.span(),
                 "windows are on the roadmap",
             );
+            return;
+        }
+        if matches!(name.as_str(), "coalesce" | "nullif") {
+            self.scalar_function(e, f, &name, aggregates_allowed);
             return;
         }
         if name == "avg" {
@@ -619,6 +641,50 @@ impl Validator<'_> {
                 &format!("this call of {}()", name.to_uppercase()),
                 e.span(),
                 "an aggregate takes one argument (count also takes *)",
+            ),
+        }
+    }
+}
+
+impl Validator<'_> {
+    /// COALESCE(a, b, ...) and NULLIF(a, b): plain arguments, validated like any expression.
+    fn scalar_function(
+        &mut self,
+        e: &SqlExpr,
+        f: &ast::Function,
+        name: &str,
+        aggregates_allowed: bool,
+    ) {
+        let args: Option<Vec<&SqlExpr>> = match &f.args {
+            FunctionArguments::List(list)
+                if list.duplicate_treatment.is_none() && list.clauses.is_empty() =>
+            {
+                list.args
+                    .iter()
+                    .map(|a| match a {
+                        FunctionArg::Unnamed(FunctionArgExpr::Expr(x)) => Some(x),
+                        _ => None,
+                    })
+                    .collect()
+            }
+            _ => None,
+        };
+        let upper = name.to_uppercase();
+        let (count_ok, shape) = match (name, &args) {
+            ("nullif", Some(a)) => (a.len() == 2, "NULLIF(a, b)"),
+            ("coalesce", Some(a)) => (!a.is_empty(), "COALESCE(a, b, ...)"),
+            (_, _) => (false, "a plain list of arguments"),
+        };
+        match args {
+            Some(args) if count_ok && f.filter.is_none() && f.over.is_none() => {
+                for a in args {
+                    self.expr(a, aggregates_allowed);
+                }
+            }
+            _ => self.refuse(
+                &format!("this call of {upper}()"),
+                e.span(),
+                &format!("write {shape}"),
             ),
         }
     }
@@ -719,8 +785,12 @@ mod tests {
                 "model `m`: AVG is not supported yet",
             ),
             (
-                "SELECT CASE WHEN a > 1 THEN 1 END AS c FROM source('o')",
-                "model `m`: CASE is not supported yet",
+                "SELECT a LIKE 'x%' AS c FROM source('o')",
+                "model `m`: LIKE is not supported yet",
+            ),
+            (
+                "SELECT NULLIF(a) AS c FROM source('o')",
+                "model `m`: this call of NULLIF() is not supported yet",
             ),
             (
                 "SELECT a FROM (SELECT a FROM source('o'))",

@@ -317,6 +317,16 @@ fn float_modulo(e: &Expr) -> bool {
         | Expr::Negative(inner)
         | Expr::IsNull { expr: inner, .. }
         | Expr::Cast { expr: inner, .. } => float_modulo(inner),
+        Expr::Case {
+            branches,
+            otherwise,
+            ..
+        } => {
+            branches
+                .iter()
+                .any(|(c, r)| float_modulo(c) || float_modulo(r))
+                || otherwise.as_deref().is_some_and(float_modulo)
+        }
         Expr::Column { .. } | Expr::Literal { .. } => false,
     }
 }

@@ -3,6 +3,8 @@
 //! Spec: Flink backend reference (streamform-docs lines 1227-1284): the type mapping, every
 //! identifier backtick-quoted; DECISIONS.md D4 (Flink must compute the simulator's types).
 
+use std::fmt::Write;
+
 use streamform_ir::expr::BinaryOp;
 use streamform_ir::time::format_rfc3339;
 use streamform_ir::types::ArithOp;
@@ -72,6 +74,24 @@ pub fn expr(e: &Expr) -> String {
             if *negated { "NOT " } else { "" }
         ),
         Expr::Cast { expr: inner, ty } => format!("CAST({} AS {})", expr(inner), data_type(*ty)),
+        // Every result cast to the CASE's type: Flink would otherwise type string literals
+        // as CHAR(n) and pad the shorter ones with spaces.
+        Expr::Case {
+            branches,
+            otherwise,
+            ty,
+        } => {
+            let result = |e: &Expr| format!("CAST({} AS {})", expr(e), data_type(*ty));
+            let mut out = String::from("CASE");
+            for (c, r) in branches {
+                let _ = write!(out, " WHEN {} THEN {}", expr(c), result(r));
+            }
+            if let Some(e) = otherwise {
+                let _ = write!(out, " ELSE {}", result(e));
+            }
+            out.push_str(" END");
+            out
+        }
     }
 }
 

@@ -101,6 +101,18 @@ pub enum Expr {
         /// The target type.
         ty: DataType,
     },
+    /// `CASE WHEN c THEN r ... [ELSE e] END`: the result of the first branch whose
+    /// condition is true (a null condition is not), else `otherwise`, else null. Every
+    /// result has the type `ty` (the frontend casts them to it); a simple CASE, COALESCE
+    /// and NULLIF are written in this form.
+    Case {
+        /// (condition, result) pairs, in order.
+        branches: Vec<(Expr, Expr)>,
+        /// The ELSE result.
+        otherwise: Option<Box<Expr>>,
+        /// The result type, [`crate::types::common_type`] of the results.
+        ty: DataType,
+    },
 }
 
 impl Expr {
@@ -110,7 +122,8 @@ impl Expr {
             Expr::Column { ty, .. }
             | Expr::Literal { ty, .. }
             | Expr::Binary { ty, .. }
-            | Expr::Cast { ty, .. } => *ty,
+            | Expr::Cast { ty, .. }
+            | Expr::Case { ty, .. } => *ty,
             Expr::Not(_) | Expr::IsNull { .. } => DataType::Boolean,
             Expr::Negative(e) => e.data_type(),
         }
@@ -135,6 +148,19 @@ impl Expr {
             | Expr::Negative(e)
             | Expr::IsNull { expr: e, .. }
             | Expr::Cast { expr: e, .. } => e.collect_columns(out),
+            Expr::Case {
+                branches,
+                otherwise,
+                ..
+            } => {
+                for (c, r) in branches {
+                    c.collect_columns(out);
+                    r.collect_columns(out);
+                }
+                if let Some(e) = otherwise {
+                    e.collect_columns(out);
+                }
+            }
             Expr::Binary { left, right, .. } => {
                 left.collect_columns(out);
                 right.collect_columns(out);
@@ -176,6 +202,20 @@ impl fmt::Display for Expr {
                 negated: true,
             } => write!(f, "({expr} IS NOT NULL)"),
             Expr::Cast { expr, ty } => write!(f, "CAST({expr} AS {ty})"),
+            Expr::Case {
+                branches,
+                otherwise,
+                ..
+            } => {
+                f.write_str("CASE")?;
+                for (c, r) in branches {
+                    write!(f, " WHEN {c} THEN {r}")?;
+                }
+                if let Some(e) = otherwise {
+                    write!(f, " ELSE {e}")?;
+                }
+                f.write_str(" END")
+            }
         }
     }
 }

@@ -205,6 +205,30 @@ pub fn arithmetic_type(op: ArithOp, left: DataType, right: DataType) -> Result<D
     })
 }
 
+/// The type that values of both `a` and `b` convert to exactly, as Flink chooses it for the
+/// branches of a CASE (its least restrictive type): the wider integer; an integer and a
+/// decimal as two decimals (int32 as decimal(10,0), int64 as decimal(19,0)); two decimals
+/// keep the larger scale and the larger number of integer digits, at most 38 digits in
+/// all; anything numeric with float64 is float64; otherwise only a type with itself.
+pub fn common_type(a: DataType, b: DataType) -> Option<DataType> {
+    use DataType::*;
+    if a == b {
+        return Some(a);
+    }
+    Some(match (a, b) {
+        (Float64, t) | (t, Float64) if t.is_numeric() => Float64,
+        (Int32 | Int64, Int32 | Int64) => Int64,
+        _ if a.is_numeric() && b.is_numeric() => {
+            let (p1, s1) = a.as_decimal()?;
+            let (p2, s2) = b.as_decimal()?;
+            let scale = s1.max(s2);
+            let precision = ((p1 - s1).max(p2 - s2) + scale).min(MAX_DECIMAL_PRECISION);
+            Decimal { precision, scale }
+        }
+        _ => return None,
+    })
+}
+
 /// Whether values of `a` and `b` can be compared with `=`, `<` and friends.
 pub fn comparable(a: DataType, b: DataType) -> bool {
     (a.is_numeric() && b.is_numeric()) || a == b

@@ -63,6 +63,10 @@ pub(crate) enum CExpr {
         expr: Box<CExpr>,
         ty: DataType,
     },
+    Case {
+        branches: Vec<(CExpr, CExpr)>,
+        otherwise: Option<Box<CExpr>>,
+    },
 }
 
 /// Resolves `name` against `schema`: the index of its first column of that name.
@@ -131,6 +135,34 @@ impl CExpr {
                 expr: b(expr)?,
                 ty: *ty,
             },
+            Expr::Case {
+                branches,
+                otherwise,
+                ty,
+            } => {
+                let mut compiled = Vec::with_capacity(branches.len());
+                for (c, r) in branches {
+                    if r.data_type() != *ty {
+                        return Err(format!(
+                            "a CASE result is {}, but the CASE is {ty}",
+                            r.data_type()
+                        ));
+                    }
+                    compiled.push((CExpr::compile(c, schema)?, CExpr::compile(r, schema)?));
+                }
+                if let Some(e) = otherwise
+                    && e.data_type() != *ty
+                {
+                    return Err(format!(
+                        "the ELSE result is {}, but the CASE is {ty}",
+                        e.data_type()
+                    ));
+                }
+                CExpr::Case {
+                    branches: compiled,
+                    otherwise: otherwise.as_deref().map(b).transpose()?,
+                }
+            }
         })
     }
 
@@ -201,6 +233,21 @@ impl CExpr {
                 Cow::Owned(Value::Boolean(expr.eval(row)?.is_null() != *negated))
             }
             CExpr::Cast { expr, ty } => Cow::Owned(expr.eval(row)?.cast(*ty)?),
+            CExpr::Case {
+                branches,
+                otherwise,
+            } => {
+                // Conditions in order; only the chosen result is evaluated, as in Flink.
+                for (c, r) in branches {
+                    if truth(&*c.eval(row)?, "CASE WHEN")? == Some(true) {
+                        return r.eval(row);
+                    }
+                }
+                match otherwise {
+                    Some(e) => e.eval(row)?,
+                    None => Cow::Owned(Value::Null),
+                }
+            }
         })
     }
 

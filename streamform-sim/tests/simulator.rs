@@ -1106,3 +1106,37 @@ fn an_upsert_model_over_an_append_input_keeps_the_last_row_per_key() {
         vec![ins(vec![i64v(1), i32v(10)]), del(vec![i64v(1), i32v(10)])]
     );
 }
+
+/// D14: CASE takes the first branch whose condition is true (a null condition is not),
+/// evaluates only that result (the division by zero in the other branch never happens),
+/// and is null without a match and without ELSE.
+#[test]
+fn case_takes_the_first_true_branch_and_computes_only_its_result() {
+    let model = from_source("m", "o", &[("qty", DataType::Int32)], kafka("o"))
+        .project(|m| {
+            let per_unit = Expr::Case {
+                branches: vec![(bin(BinaryOp::Eq, m.col("qty"), lit_i32(0)), lit_i32(0))],
+                otherwise: Some(Box::new(bin(
+                    BinaryOp::Arith(streamform_ir::types::ArithOp::Div),
+                    lit_i32(100),
+                    m.col("qty"),
+                ))),
+                ty: DataType::Int32,
+            };
+            let no_else = Expr::Case {
+                branches: vec![(gt(m.col("qty"), lit_i32(5)), lit_i32(1))],
+                otherwise: None,
+                ty: DataType::Int32,
+            };
+            vec![(per_unit, "per_unit"), (no_else, "big")]
+        })
+        .sink();
+    assert_eq!(
+        changes(&[model], &[vec![i32v(0)], vec![i32v(7)], vec![NULL]]),
+        vec![
+            ins(vec![i32v(0), NULL]),
+            ins(vec![i32v(14), i32v(1)]),
+            ins(vec![NULL, NULL]),
+        ]
+    );
+}

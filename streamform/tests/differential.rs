@@ -403,6 +403,14 @@ fn line_stats_on_flink_matches_the_simulator_aggregating_expressions() {
     differential("coverage", "tests/line_stats.yml");
 }
 
+/// D14: CASE (searched, simple, without ELSE), COALESCE, NULLIF, BETWEEN and IN, with
+/// nulls, give the same values and types on Flink.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn labels_on_flink_match_the_simulator_with_case_coalesce_nullif_between_and_in() {
+    differential("coverage", "tests/labels.yml");
+}
+
 /// Every statement `build` generates for every example project is accepted by Flink.
 #[test]
 #[ignore = "needs the integration environment: run integration/up, then integration/test"]
