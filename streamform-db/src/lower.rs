@@ -17,14 +17,14 @@ use datafusion_expr::expr::AggregateFunction;
 use datafusion_expr::logical_plan::builder::LogicalTableSource;
 use datafusion_expr::{
     AggregateUDF, AggregateUDFImpl, Expr as DfExpr, LogicalPlan, Operator as DfOp, ScalarUDF,
-    Signature, TableSource, Volatility, WindowUDF,
+    ScalarUDFImpl, Signature, TableSource, Volatility, WindowUDF,
 };
 use datafusion_sql::planner::{ContextProvider, ParserOptions, SqlToRel};
 use sqlparser::ast::{Ident, ObjectName, ObjectNamePart, Query, Statement, TableFactor};
 use streamform_ir::types::{arithmetic_type, castable, common_type, comparable};
 use streamform_ir::{
-    AggCall, AggFunc, ArithOp, BinaryOp, Boundedness, Changelog, DataType, Expr, Field, Input,
-    KeyedState, Materialized, ModelPlan, Node, NodeKind, Operator, ProjectItem, Retention,
+    AggCall, AggFunc, ArithOp, BinaryOp, Boundedness, Changelog, DataType, Expr, Field, Func,
+    Input, KeyedState, Materialized, ModelPlan, Node, NodeKind, Operator, ProjectItem, Retention,
     SinkTarget, SortKey, State, Value, assign_id,
 };
 
@@ -91,15 +91,37 @@ fn from_arrow(t: &ArrowType) -> Option<DataType> {
     })
 }
 
-/// A planning-only aggregate: DataFusion needs to know sum/count/min/max exist and what they
-/// return; the types that matter are computed by our lowering.
+/// A planning-only aggregate or scalar function: DataFusion needs to know that sum, upper
+/// and the rest exist, and a plausible return type; the types that matter are computed by
+/// our lowering, and nothing is ever executed in DataFusion.
 #[derive(Debug, PartialEq, Eq, Hash)]
-struct PlanningAggregate {
+struct Planning {
     name: &'static str,
     signature: Signature,
 }
 
-impl AggregateUDFImpl for PlanningAggregate {
+impl Planning {
+    fn new(name: &'static str) -> Planning {
+        Planning {
+            name,
+            signature: Signature::variadic_any(Volatility::Immutable),
+        }
+    }
+
+    fn return_type(&self, args: &[ArrowType]) -> ArrowType {
+        match (self.name, args.first()) {
+            ("count", _) => ArrowType::Int64,
+            ("char_length" | "character_length", _) => ArrowType::Int32,
+            ("sum" | "min" | "max" | "abs" | "floor" | "ceil" | "round" | "mod", Some(t)) => {
+                t.clone()
+            }
+            ("sum" | "min" | "max", None) => ArrowType::Int64,
+            _ => ArrowType::Utf8,
+        }
+    }
+}
+
+impl AggregateUDFImpl for Planning {
     fn name(&self) -> &str {
         self.name
     }
@@ -107,10 +129,7 @@ impl AggregateUDFImpl for PlanningAggregate {
         &self.signature
     }
     fn return_type(&self, args: &[ArrowType]) -> datafusion_common::Result<ArrowType> {
-        Ok(match (self.name, args.first()) {
-            ("count", _) | (_, None) => ArrowType::Int64,
-            (_, Some(t)) => t.clone(),
-        })
+        Ok(Planning::return_type(self, args))
     }
     fn accumulator(
         &self,
@@ -122,11 +141,71 @@ impl AggregateUDFImpl for PlanningAggregate {
     }
 }
 
+impl ScalarUDFImpl for Planning {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+    fn return_type(&self, args: &[ArrowType]) -> datafusion_common::Result<ArrowType> {
+        Ok(Planning::return_type(self, args))
+    }
+    fn invoke_with_args(
+        &self,
+        _: datafusion_expr::ScalarFunctionArgs,
+    ) -> datafusion_common::Result<datafusion_expr::ColumnarValue> {
+        datafusion_common::not_impl_err!(
+            "Streamform plans functions but never executes them in DataFusion"
+        )
+    }
+}
+
+/// The scalar functions a model may call, by DataFusion's name for them (TRIM plans as
+/// trim, btrim, ltrim or rtrim; SUBSTRING as substr).
+const FUNCTIONS: [&str; 15] = [
+    "upper",
+    "lower",
+    "trim",
+    "btrim",
+    "ltrim",
+    "rtrim",
+    "char_length",
+    "character_length",
+    "concat",
+    "substr",
+    "abs",
+    "floor",
+    "ceil",
+    "round",
+    "mod",
+];
+
+/// Plans `SUBSTRING(s FROM a FOR b)` as a call of the planning-only `substr`.
+#[derive(Debug)]
+struct SubstringPlanner(Arc<ScalarUDF>);
+
+impl datafusion_expr::planner::ExprPlanner for SubstringPlanner {
+    fn plan_substring(
+        &self,
+        args: Vec<DfExpr>,
+    ) -> datafusion_common::Result<datafusion_expr::planner::PlannerResult<Vec<DfExpr>>> {
+        Ok(datafusion_expr::planner::PlannerResult::Planned(
+            DfExpr::ScalarFunction(datafusion_expr::expr::ScalarFunction::new_udf(
+                self.0.clone(),
+                args,
+            )),
+        ))
+    }
+}
+
 struct Catalog {
     table: String,
     schema: Arc<ArrowSchema>,
     options: ConfigOptions,
     aggregates: HashMap<&'static str, Arc<AggregateUDF>>,
+    functions: HashMap<&'static str, Arc<ScalarUDF>>,
+    planners: Vec<Arc<dyn datafusion_expr::planner::ExprPlanner>>,
 }
 
 impl Catalog {
@@ -137,21 +216,21 @@ impl Catalog {
             .collect();
         let aggregates = ["sum", "count", "min", "max"]
             .into_iter()
-            .map(|n| {
-                (
-                    n,
-                    Arc::new(AggregateUDF::new_from_impl(PlanningAggregate {
-                        name: n,
-                        signature: Signature::variadic_any(Volatility::Immutable),
-                    })),
-                )
-            })
+            .map(|n| (n, Arc::new(AggregateUDF::new_from_impl(Planning::new(n)))))
             .collect();
+        let functions: HashMap<&'static str, Arc<ScalarUDF>> = FUNCTIONS
+            .into_iter()
+            .map(|n| (n, Arc::new(ScalarUDF::new_from_impl(Planning::new(n)))))
+            .collect();
+        let planners: Vec<Arc<dyn datafusion_expr::planner::ExprPlanner>> =
+            vec![Arc::new(SubstringPlanner(functions["substr"].clone()))];
         Catalog {
             table: table.to_string(),
             schema: Arc::new(ArrowSchema::new(arrow)),
             options: ConfigOptions::default(),
             aggregates,
+            functions,
+            planners,
         }
     }
 }
@@ -167,8 +246,10 @@ impl ContextProvider for Catalog {
             datafusion_common::plan_err!("unknown relation `{name}`")
         }
     }
-    fn get_function_meta(&self, _: &str) -> Option<Arc<ScalarUDF>> {
-        None
+    fn get_function_meta(&self, name: &str) -> Option<Arc<ScalarUDF>> {
+        self.functions
+            .get(name.to_ascii_lowercase().as_str())
+            .cloned()
     }
     fn get_higher_order_meta(&self, _: &str) -> Option<Arc<datafusion_expr::HigherOrderUDF>> {
         None
@@ -187,8 +268,11 @@ impl ContextProvider for Catalog {
     fn options(&self) -> &ConfigOptions {
         &self.options
     }
+    fn get_expr_planners(&self) -> &[Arc<dyn datafusion_expr::planner::ExprPlanner>] {
+        &self.planners
+    }
     fn udf_names(&self) -> Vec<String> {
-        Vec::new()
+        self.functions.keys().map(|k| k.to_string()).collect()
     }
     fn higher_order_function_names(&self) -> Vec<String> {
         Vec::new()
@@ -349,6 +433,31 @@ impl Lowering<'_> {
                 }
             }
             DfExpr::Case(c) => self.case(df, c)?,
+            DfExpr::ScalarFunction(f) => self.call(df, f.func.name(), &f.args)?,
+            DfExpr::BinaryExpr(b) if b.op == DfOp::StringConcat => self.function(
+                Func::Concat,
+                vec![self.expr(df, &b.left)?, self.expr(df, &b.right)?],
+                None,
+            )?,
+            DfExpr::Like(l) => {
+                if l.escape_char.is_some() || l.case_insensitive {
+                    return Err(self.err(
+                        Code::UnsupportedSql,
+                        "this form of LIKE is not supported yet".into(),
+                        "write `x LIKE 'pattern'`: `%` matches any run of characters and `_` one; there is no escape character",
+                    ));
+                }
+                let like = self.function(
+                    Func::Like,
+                    vec![self.expr(df, &l.expr)?, self.expr(df, &l.pattern)?],
+                    None,
+                )?;
+                if l.negated {
+                    Expr::Not(Box::new(like))
+                } else {
+                    like
+                }
+            }
             DfExpr::IsNull(inner) => Expr::IsNull {
                 expr: Box::new(self.expr(df, inner)?),
                 negated: false,
@@ -750,6 +859,113 @@ impl Lowering<'_> {
         }
     }
 
+    /// A scalar function call by DataFusion's name for it.
+    fn call(&self, df: &DFSchemaRef, name: &str, args: &[DfExpr]) -> Lowered<Expr> {
+        if name == "mod"
+            && let [a, b] = args
+        {
+            // MOD(a, b) is a % b.
+            let rem = DfExpr::BinaryExpr(datafusion_expr::BinaryExpr::new(
+                Box::new(a.clone()),
+                DfOp::Modulo,
+                Box::new(b.clone()),
+            ));
+            return self.expr(df, &rem);
+        }
+        let func = match name {
+            "upper" => Func::Upper,
+            "lower" => Func::Lower,
+            "trim" | "btrim" => Func::Trim,
+            "ltrim" => Func::TrimLeading,
+            "rtrim" => Func::TrimTrailing,
+            "char_length" | "character_length" => Func::CharLength,
+            "concat" => Func::Concat,
+            "substr" => Func::Substring,
+            "abs" => Func::Abs,
+            "floor" => Func::Floor,
+            "ceil" => Func::Ceil,
+            "round" => Func::Round,
+            other => {
+                return Err(self.err(
+                    Code::UnsupportedSql,
+                    format!("the function `{other}` is not supported yet"),
+                    crate::sql_help(),
+                ));
+            }
+        };
+        let mut lowered = args
+            .iter()
+            .map(|a| self.expr(df, a))
+            .collect::<Lowered<Vec<Expr>>>()?;
+        // TRIM(LEADING ' ' FROM s) plans as ltrim(s, ' '): spaces are what TRIM removes
+        // anyway (the check refuses any other characters).
+        if matches!(func, Func::Trim | Func::TrimLeading | Func::TrimTrailing) {
+            lowered.truncate(1);
+        }
+        // ROUND's digits, and SUBSTRING's length, must be numbers written in the query:
+        // Flink's result type depends on the first, and a negative length is not defined.
+        let literal_int = |e: &Expr| match e {
+            Expr::Literal {
+                value: Value::Int32(n),
+                ..
+            } => Some(i64::from(*n)),
+            Expr::Literal {
+                value: Value::Int64(n),
+                ..
+            } => Some(*n),
+            _ => None,
+        };
+        let digits = match (func, lowered.get(1).map(literal_int)) {
+            (Func::Round, Some(Some(n))) => {
+                Some(u8::try_from(n).ok().filter(|n| *n <= 38).ok_or_else(|| {
+                    self.err(
+                        Code::UnsupportedSql,
+                        format!("ROUND to {n} digits is not supported"),
+                        "round to 0 to 38 digits after the point",
+                    )
+                })?)
+            }
+            (Func::Round, _) => {
+                return Err(self.err(
+                    Code::UnsupportedSql,
+                    "ROUND's number of digits must be written as a number".into(),
+                    "write e.g. ROUND(price, 2)",
+                ));
+            }
+            _ => None,
+        };
+        if func == Func::Substring
+            && let Some(length) = lowered.get(2)
+            && literal_int(length).is_none_or(|n| n < 0)
+        {
+            return Err(self.err(
+                Code::UnsupportedSql,
+                "SUBSTRING's length must be written as a number of 0 or more".into(),
+                "write e.g. SUBSTRING(code, 1, 3)",
+            ));
+        }
+        self.function(func, lowered, digits)
+    }
+
+    /// `func` over `args`, typed by [`Func::result_type`].
+    fn function(&self, func: Func, args: Vec<Expr>, digits: Option<u8>) -> Lowered<Expr> {
+        let types: Vec<DataType> = args.iter().map(Expr::data_type).collect();
+        let Some(ty) = func.result_type(&types, digits) else {
+            let listed: Vec<String> = types.iter().map(ToString::to_string).collect();
+            return Err(self.err(
+                Code::TypeMismatch,
+                format!("{} does not take ({})", func.name(), listed.join(", ")),
+                match func {
+                    Func::Abs | Func::Floor | Func::Ceil => "it takes a number",
+                    Func::Round => "it takes a decimal and a number of digits; CAST other numbers to DECIMAL(p, s) first",
+                    Func::Substring => "it takes a string, a start and a length (integers)",
+                    _ => "it takes strings; CAST other values to STRING first",
+                },
+            ));
+        };
+        Ok(Expr::Call { func, args, ty })
+    }
+
     /// A CASE, searched or simple (`CASE x WHEN v THEN ...` compares `x = v`), with every
     /// result cast to the results' common type; a bare NULL result takes that type.
     fn case(&self, df: &DFSchemaRef, c: &datafusion_expr::expr::Case) -> Lowered<Expr> {
@@ -922,6 +1138,7 @@ fn may_be_null(e: &Expr, input: &[Field]) -> bool {
         Expr::Not(inner) | Expr::Negative(inner) | Expr::Cast { expr: inner, .. } => {
             may_be_null(inner, input)
         }
+        Expr::Call { args, .. } => args.iter().any(|a| may_be_null(a, input)),
         Expr::Case {
             branches,
             otherwise,

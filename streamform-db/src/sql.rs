@@ -494,6 +494,7 @@ impl Validator<'_> {
                         | B::GtEq
                         | B::And
                         | B::Or
+                        | B::StringConcat
                 ) {
                     self.refuse(&format!("the operator `{op}`"), e.span(), HELP_SURFACE);
                 }
@@ -553,8 +554,69 @@ impl Validator<'_> {
                     self.expr(x, aggregates_allowed);
                 }
             }
-            SqlExpr::Like { .. } | SqlExpr::ILike { .. } | SqlExpr::SimilarTo { .. } => {
-                self.refuse("LIKE", e.span(), HELP_SURFACE)
+            SqlExpr::Like {
+                any: false,
+                escape_char: None,
+                expr,
+                pattern,
+                ..
+            } => {
+                self.expr(expr, aggregates_allowed);
+                self.expr(pattern, aggregates_allowed);
+            }
+            SqlExpr::Like { .. } => self.refuse(
+                "this form of LIKE",
+                e.span(),
+                "write `x LIKE 'pattern'`: `%` matches any run of characters and `_` one; there is no escape character",
+            ),
+            SqlExpr::ILike { .. } => self.refuse(
+                "ILIKE",
+                e.span(),
+                "compare LOWER(x) LIKE a lower-case pattern",
+            ),
+            SqlExpr::SimilarTo { .. } => self.refuse("SIMILAR TO", e.span(), HELP_SURFACE),
+            SqlExpr::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => {
+                if substring_from.is_none() {
+                    self.refuse(
+                        "SUBSTRING without a start",
+                        e.span(),
+                        "write SUBSTRING(s, start) or SUBSTRING(s, start, length)",
+                    );
+                }
+                for x in std::iter::once(expr).chain(substring_from).chain(substring_for) {
+                    self.expr(x, aggregates_allowed);
+                }
+            }
+            SqlExpr::Trim {
+                trim_what,
+                trim_characters: None,
+                expr,
+                ..
+            } if trim_what.as_deref().is_none_or(is_space_literal) => {
+                self.expr(expr, aggregates_allowed)
+            }
+            SqlExpr::Trim { .. } => self.refuse(
+                "TRIM of other characters than spaces",
+                e.span(),
+                "TRIM removes spaces; write TRIM(s), TRIM(LEADING ' ' FROM s) or TRIM(TRAILING ' ' FROM s)",
+            ),
+            SqlExpr::Ceil { expr, field } | SqlExpr::Floor { expr, field } => {
+                if !matches!(
+                    field,
+                    ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime)
+                ) {
+                    self.refuse(
+                        &format!("this form of {}", first_word(e)),
+                        e.span(),
+                        "write FLOOR(x) or CEIL(x) over a number",
+                    );
+                }
+                self.expr(expr, aggregates_allowed);
             }
             other => self.refuse(
                 &format!("`{}`", first_word(other)),
@@ -574,7 +636,27 @@ impl Validator<'_> {
             );
             return;
         }
-        if matches!(name.as_str(), "coalesce" | "nullif") {
+        if name == "power" || name == "pow" {
+            self.refuse(
+                "POWER",
+                e.span(),
+                "POWER computes a float64 whose last digits differ between engines, so the simulator could not promise Flink's value; write the multiplication out (x * x)",
+            );
+            return;
+        }
+        if matches!(
+            name.as_str(),
+            "coalesce"
+                | "nullif"
+                | "upper"
+                | "lower"
+                | "char_length"
+                | "character_length"
+                | "concat"
+                | "abs"
+                | "round"
+                | "mod"
+        ) {
             self.scalar_function(e, f, &name, aggregates_allowed);
             return;
         }
@@ -587,7 +669,7 @@ impl Validator<'_> {
             return;
         }
         if !matches!(name.as_str(), "sum" | "count" | "min" | "max") {
-            self.refuse(&format!("calling the function `{}`", f.name), e.span(), "the aggregates are sum, count, min and max; scalar functions are not supported yet");
+            self.refuse(&format!("calling the function `{}`", f.name), e.span(), "the aggregates are sum, count, min and max; docs/sql.md lists the scalar functions");
             return;
         }
         if !aggregates_allowed {
@@ -647,7 +729,8 @@ impl Validator<'_> {
 }
 
 impl Validator<'_> {
-    /// COALESCE(a, b, ...) and NULLIF(a, b): plain arguments, validated like any expression.
+    /// COALESCE, NULLIF and the scalar functions: plain arguments, validated like any
+    /// expression.
     fn scalar_function(
         &mut self,
         e: &SqlExpr,
@@ -673,7 +756,11 @@ impl Validator<'_> {
         let (count_ok, shape) = match (name, &args) {
             ("nullif", Some(a)) => (a.len() == 2, "NULLIF(a, b)"),
             ("coalesce", Some(a)) => (!a.is_empty(), "COALESCE(a, b, ...)"),
-            (_, _) => (false, "a plain list of arguments"),
+            ("concat", Some(a)) => (!a.is_empty(), "CONCAT(a, b, ...)"),
+            ("round", Some(a)) => (a.len() == 2, "ROUND(x, digits)"),
+            ("mod", Some(a)) => (a.len() == 2, "MOD(a, b)"),
+            (_, Some(a)) => (a.len() == 1, "one argument"),
+            (_, None) => (false, "a plain list of arguments"),
         };
         match args {
             Some(args) if count_ok && f.filter.is_none() && f.over.is_none() => {
@@ -688,6 +775,11 @@ impl Validator<'_> {
             ),
         }
     }
+}
+
+/// Whether `e` is the string literal `' '`, the one character TRIM may remove.
+fn is_space_literal(e: &SqlExpr) -> bool {
+    matches!(e, SqlExpr::Value(v) if v.value == SqlValue::SingleQuotedString(" ".into()))
 }
 
 /// Whether a CAST target is one Streamform types exactly as Flink does.
@@ -785,8 +877,8 @@ mod tests {
                 "model `m`: AVG is not supported yet",
             ),
             (
-                "SELECT a LIKE 'x%' AS c FROM source('o')",
-                "model `m`: LIKE is not supported yet",
+                "SELECT a ILIKE 'x%' AS c FROM source('o')",
+                "model `m`: ILIKE is not supported yet",
             ),
             (
                 "SELECT NULLIF(a) AS c FROM source('o')",

@@ -327,6 +327,7 @@ fn float_modulo(e: &Expr) -> bool {
                 .any(|(c, r)| float_modulo(c) || float_modulo(r))
                 || otherwise.as_deref().is_some_and(float_modulo)
         }
+        Expr::Call { args, .. } => args.iter().any(float_modulo),
         Expr::Column { .. } | Expr::Literal { .. } => false,
     }
 }

@@ -8,7 +8,7 @@ use std::fmt::Write;
 use streamform_ir::expr::BinaryOp;
 use streamform_ir::time::format_rfc3339;
 use streamform_ir::types::ArithOp;
-use streamform_ir::{DataType, Expr, Value};
+use streamform_ir::{DataType, Expr, Func, Value};
 
 /// A backtick-quoted identifier; a backtick inside the name is doubled: `` `a``b` ``.
 pub fn ident(name: &str) -> String {
@@ -74,6 +74,7 @@ pub fn expr(e: &Expr) -> String {
             if *negated { "NOT " } else { "" }
         ),
         Expr::Cast { expr: inner, ty } => format!("CAST({} AS {})", expr(inner), data_type(*ty)),
+        Expr::Call { func, args, .. } => call(*func, args),
         // Every result cast to the CASE's type: Flink would otherwise type string literals
         // as CHAR(n) and pad the shorter ones with spaces.
         Expr::Case {
@@ -96,6 +97,38 @@ pub fn expr(e: &Expr) -> String {
 }
 
 /// A literal as Flink reads it, cast to `ty` when Flink would type the bare text otherwise.
+/// A scalar function call. String literals are cast to STRING first: Flink types them as
+/// CHAR(n), and UPPER of a CHAR(n) is cut to n characters. SUBSTRING takes INT positions.
+fn call(func: Func, args: &[Expr]) -> String {
+    let arg = |e: &Expr| match e {
+        Expr::Literal {
+            value: Value::String(_),
+            ..
+        } => format!("CAST({} AS STRING)", expr(e)),
+        _ => expr(e),
+    };
+    let position = |e: &Expr| match e.data_type() {
+        DataType::Int64 => format!("CAST({} AS INT)", expr(e)),
+        _ => expr(e),
+    };
+    match (func, args) {
+        (Func::Like, [value, pattern]) => format!("({} LIKE {})", arg(value), expr(pattern)),
+        (Func::TrimLeading, [s]) => format!("TRIM(LEADING FROM {})", arg(s)),
+        (Func::TrimTrailing, [s]) => format!("TRIM(TRAILING FROM {})", arg(s)),
+        (Func::Trim, [s]) => format!("TRIM(BOTH FROM {})", arg(s)),
+        (Func::Substring, [s, rest @ ..]) => {
+            let mut parts = vec![arg(s)];
+            parts.extend(rest.iter().map(position));
+            format!("SUBSTRING({})", parts.join(", "))
+        }
+        _ => format!(
+            "{}({})",
+            func.name(),
+            args.iter().map(arg).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
+
 fn literal(value: &Value, ty: DataType) -> String {
     let (text, natural) = match value {
         Value::Null => return format!("CAST(NULL AS {})", data_type(ty)),

@@ -30,6 +30,99 @@ pub enum BinaryOp {
     Or,
 }
 
+/// A scalar function, with Flink's semantics (D14); the frontend checks the argument
+/// types, and [`Func::result_type`] gives the result's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Func {
+    /// `UPPER(s)`.
+    Upper,
+    /// `LOWER(s)`.
+    Lower,
+    /// `TRIM(s)`: spaces (only the space character) off both ends.
+    Trim,
+    /// `TRIM(LEADING FROM s)`.
+    TrimLeading,
+    /// `TRIM(TRAILING FROM s)`.
+    TrimTrailing,
+    /// `CHAR_LENGTH(s)`: the number of characters (code points).
+    CharLength,
+    /// `CONCAT(a, b, ...)` and `a || b`: null when any argument is null.
+    Concat,
+    /// `SUBSTRING(s, start[, length])`: 1-based; a start of 0 counts as 1 and a negative
+    /// start counts from the end, as Flink does.
+    Substring,
+    /// `ABS(x)`, in the argument's type.
+    Abs,
+    /// `FLOOR(x)`: a decimal(p,s) gives decimal(p,0); integers and float64 keep their type.
+    Floor,
+    /// `CEIL(x)`, typed as `FLOOR`.
+    Ceil,
+    /// `ROUND(x, n)` over a decimal with a literal `n`: half away from zero.
+    Round,
+    /// `s LIKE pattern`: `%` any run of characters, `_` one; no escape character.
+    Like,
+}
+
+impl Func {
+    /// The name as SQL writes the call.
+    pub fn name(self) -> &'static str {
+        match self {
+            Func::Upper => "UPPER",
+            Func::Lower => "LOWER",
+            Func::Trim | Func::TrimLeading | Func::TrimTrailing => "TRIM",
+            Func::CharLength => "CHAR_LENGTH",
+            Func::Concat => "CONCAT",
+            Func::Substring => "SUBSTRING",
+            Func::Abs => "ABS",
+            Func::Floor => "FLOOR",
+            Func::Ceil => "CEIL",
+            Func::Round => "ROUND",
+            Func::Like => "LIKE",
+        }
+    }
+
+    /// The result type over arguments of `args`' types (`digits`: ROUND's literal number
+    /// of decimals), or `None` when the function does not take them.
+    pub fn result_type(self, args: &[DataType], digits: Option<u8>) -> Option<DataType> {
+        use DataType::*;
+        let strings = !args.is_empty() && args.iter().all(|t| *t == String);
+        Some(match (self, args) {
+            (
+                Func::Upper | Func::Lower | Func::Trim | Func::TrimLeading | Func::TrimTrailing,
+                [String],
+            ) => String,
+            (Func::CharLength, [String]) => Int32,
+            (Func::Concat, _) if strings => String,
+            (Func::Substring, [String, Int32 | Int64])
+            | (Func::Substring, [String, Int32 | Int64, Int32 | Int64]) => String,
+            (Func::Abs, [t]) if t.is_numeric() => *t,
+            (Func::Floor | Func::Ceil, [Decimal { precision, .. }]) => Decimal {
+                precision: *precision,
+                scale: 0,
+            },
+            (Func::Floor | Func::Ceil, [t]) if t.is_numeric() => *t,
+            // Flink's rule: rounding may carry a digit, so the precision grows by one.
+            (Func::Round, [Decimal { precision, scale }, Int32 | Int64]) => {
+                let n = digits?;
+                if n >= *scale {
+                    Decimal {
+                        precision: *precision,
+                        scale: *scale,
+                    }
+                } else {
+                    Decimal {
+                        precision: (1 + precision - scale + n)
+                            .min(crate::types::MAX_DECIMAL_PRECISION),
+                        scale: n,
+                    }
+                }
+            }
+            (Func::Like, [String, String]) => Boolean,
+            _ => return None,
+        })
+    }
+}
+
 impl BinaryOp {
     /// How the operator is written in renderings: `+`, `<>`, `AND`.
     pub fn symbol(self) -> &'static str {
@@ -101,6 +194,15 @@ pub enum Expr {
         /// The target type.
         ty: DataType,
     },
+    /// A scalar function applied to its arguments.
+    Call {
+        /// The function.
+        func: Func,
+        /// Its arguments, in order.
+        args: Vec<Expr>,
+        /// The result type, [`Func::result_type`].
+        ty: DataType,
+    },
     /// `CASE WHEN c THEN r ... [ELSE e] END`: the result of the first branch whose
     /// condition is true (a null condition is not), else `otherwise`, else null. Every
     /// result has the type `ty` (the frontend casts them to it); a simple CASE, COALESCE
@@ -123,7 +225,8 @@ impl Expr {
             | Expr::Literal { ty, .. }
             | Expr::Binary { ty, .. }
             | Expr::Cast { ty, .. }
-            | Expr::Case { ty, .. } => *ty,
+            | Expr::Case { ty, .. }
+            | Expr::Call { ty, .. } => *ty,
             Expr::Not(_) | Expr::IsNull { .. } => DataType::Boolean,
             Expr::Negative(e) => e.data_type(),
         }
@@ -148,6 +251,11 @@ impl Expr {
             | Expr::Negative(e)
             | Expr::IsNull { expr: e, .. }
             | Expr::Cast { expr: e, .. } => e.collect_columns(out),
+            Expr::Call { args, .. } => {
+                for a in args {
+                    a.collect_columns(out);
+                }
+            }
             Expr::Case {
                 branches,
                 otherwise,
@@ -202,6 +310,27 @@ impl fmt::Display for Expr {
                 negated: true,
             } => write!(f, "({expr} IS NOT NULL)"),
             Expr::Cast { expr, ty } => write!(f, "CAST({expr} AS {ty})"),
+            Expr::Call {
+                func: Func::Like,
+                args,
+                ..
+            } if args.len() == 2 => write!(f, "({} LIKE {})", args[0], args[1]),
+            Expr::Call {
+                func: func @ (Func::TrimLeading | Func::TrimTrailing),
+                args,
+                ..
+            } if args.len() == 1 => {
+                let side = if *func == Func::TrimLeading {
+                    "LEADING"
+                } else {
+                    "TRAILING"
+                };
+                write!(f, "TRIM({side} FROM {})", args[0])
+            }
+            Expr::Call { func, args, .. } => {
+                let args: Vec<std::string::String> = args.iter().map(ToString::to_string).collect();
+                write!(f, "{}({})", func.name(), args.join(", "))
+            }
             Expr::Case {
                 branches,
                 otherwise,

@@ -9,7 +9,7 @@ use std::cmp::Ordering;
 use std::fmt;
 
 use streamform_ir::value::{ArithError, F64};
-use streamform_ir::{ArithOp, BinaryOp, DataType, Expr, Field, Value};
+use streamform_ir::{ArithOp, BinaryOp, DataType, Decimal, Expr, Field, Func, Value};
 
 /// Why evaluating an expression failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,6 +66,10 @@ pub(crate) enum CExpr {
     Case {
         branches: Vec<(CExpr, CExpr)>,
         otherwise: Option<Box<CExpr>>,
+    },
+    Call {
+        func: Func,
+        args: Vec<CExpr>,
     },
 }
 
@@ -134,6 +138,13 @@ impl CExpr {
             Expr::Cast { expr, ty } => CExpr::Cast {
                 expr: b(expr)?,
                 ty: *ty,
+            },
+            Expr::Call { func, args, .. } => CExpr::Call {
+                func: *func,
+                args: args
+                    .iter()
+                    .map(|a| CExpr::compile(a, schema))
+                    .collect::<Result<_, _>>()?,
             },
             Expr::Case {
                 branches,
@@ -233,6 +244,18 @@ impl CExpr {
                 Cow::Owned(Value::Boolean(expr.eval(row)?.is_null() != *negated))
             }
             CExpr::Cast { expr, ty } => Cow::Owned(expr.eval(row)?.cast(*ty)?),
+            CExpr::Call { func, args } => {
+                let mut values = Vec::with_capacity(args.len());
+                for a in args {
+                    let v = a.eval(row)?;
+                    // Every function here is null when an argument is.
+                    if v.is_null() {
+                        return Ok(Cow::Owned(Value::Null));
+                    }
+                    values.push(v);
+                }
+                Cow::Owned(call(*func, &values)?)
+            }
             CExpr::Case {
                 branches,
                 otherwise,
@@ -258,6 +281,141 @@ impl CExpr {
     pub(crate) fn test(&self, row: &[Value]) -> Result<bool, EvalError> {
         Ok(truth(&*self.eval(row)?, "a predicate")? == Some(true))
     }
+}
+
+/// A scalar function over non-null arguments, with Flink's semantics.
+fn call(func: Func, args: &[Cow<'_, Value>]) -> Result<Value, EvalError> {
+    let wrong = || {
+        EvalError::Type(format!(
+            "{} cannot take ({})",
+            func.name(),
+            args.iter()
+                .map(|a| a.render())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    };
+    let text = |i: usize| match args.get(i).map(|a| a.as_ref()) {
+        Some(Value::String(s)) => Ok(s.as_str()),
+        _ => Err(wrong()),
+    };
+    let int = |i: usize| match args.get(i).map(|a| a.as_ref()) {
+        Some(Value::Int32(n)) => Ok(i64::from(*n)),
+        Some(Value::Int64(n)) => Ok(*n),
+        _ => Err(wrong()),
+    };
+    Ok(match func {
+        Func::Upper => Value::String(text(0)?.to_uppercase()),
+        Func::Lower => Value::String(text(0)?.to_lowercase()),
+        Func::Trim => Value::String(text(0)?.trim_matches(' ').to_string()),
+        Func::TrimLeading => Value::String(text(0)?.trim_start_matches(' ').to_string()),
+        Func::TrimTrailing => Value::String(text(0)?.trim_end_matches(' ').to_string()),
+        Func::CharLength => {
+            Value::Int32(i32::try_from(text(0)?.chars().count()).map_err(|_| ArithError::Overflow)?)
+        }
+        Func::Concat => {
+            let mut out = String::new();
+            for i in 0..args.len() {
+                out.push_str(text(i)?);
+            }
+            Value::String(out)
+        }
+        Func::Substring => {
+            let chars: Vec<char> = text(0)?.chars().collect();
+            let n = chars.len() as i64;
+            let pos = int(1)?;
+            let start = match pos {
+                p if p > 0 => p - 1,
+                p if p < 0 => n + p,
+                _ => 0,
+            };
+            let end = match args.len() {
+                3 => start.saturating_add(int(2)?),
+                _ => n,
+            }
+            .min(n);
+            let start = start.max(0);
+            Value::String(if start >= end {
+                String::new()
+            } else {
+                chars[start as usize..end as usize].iter().collect()
+            })
+        }
+        Func::Abs => match args[0].as_ref() {
+            Value::Int32(v) => Value::Int32(v.checked_abs().ok_or(ArithError::Overflow)?),
+            Value::Int64(v) => Value::Int64(v.checked_abs().ok_or(ArithError::Overflow)?),
+            Value::Float64(v) => Value::Float64(F64(v.0.abs())),
+            Value::Decimal(d) => Value::Decimal(Decimal::new(
+                d.mantissa.checked_abs().ok_or(ArithError::Overflow)?,
+                d.scale,
+            )),
+            _ => return Err(wrong()),
+        },
+        Func::Floor | Func::Ceil => match args[0].as_ref() {
+            v @ (Value::Int32(_) | Value::Int64(_)) => v.clone(),
+            Value::Float64(v) => Value::Float64(F64(if func == Func::Floor {
+                v.0.floor()
+            } else {
+                v.0.ceil()
+            })),
+            Value::Decimal(d) => {
+                let unit = 10i128.pow(u32::from(d.scale));
+                let down = d.mantissa.div_euclid(unit);
+                let whole = if func == Func::Ceil && d.mantissa.rem_euclid(unit) != 0 {
+                    down + 1
+                } else {
+                    down
+                };
+                Value::Decimal(Decimal::new(whole, 0))
+            }
+            _ => return Err(wrong()),
+        },
+        Func::Round => {
+            let (Value::Decimal(d), Ok(digits)) = (args[0].as_ref(), int(1)) else {
+                return Err(wrong());
+            };
+            let digits = u8::try_from(digits).map_err(|_| wrong())?;
+            if digits >= d.scale {
+                Value::Decimal(*d)
+            } else {
+                let unit = 10i128.pow(u32::from(d.scale - digits));
+                let (q, r) = (d.mantissa / unit, d.mantissa % unit);
+                let q = if r.abs() * 2 >= unit {
+                    q + d.mantissa.signum()
+                } else {
+                    q
+                };
+                Value::Decimal(Decimal::new(q, digits))
+            }
+        }
+        Func::Like => Value::Boolean(like(text(0)?, text(1)?)),
+    })
+}
+
+/// SQL LIKE without an escape character: `%` matches any run of characters (none
+/// included), `_` exactly one, anything else itself. Greedy with one backtrack point,
+/// linear in practice.
+fn like(text: &str, pattern: &str) -> bool {
+    let t: Vec<char> = text.chars().collect();
+    let p: Vec<char> = pattern.chars().collect();
+    let (mut i, mut j) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while i < t.len() {
+        if j < p.len() && (p[j] == '_' || (p[j] != '%' && p[j] == t[i])) {
+            i += 1;
+            j += 1;
+        } else if j < p.len() && p[j] == '%' {
+            star = Some((j, i));
+            j += 1;
+        } else if let Some((sj, si)) = star {
+            j = sj + 1;
+            i = si + 1;
+            star = Some((sj, si + 1));
+        } else {
+            return false;
+        }
+    }
+    p[j..].iter().all(|c| *c == '%')
 }
 
 /// A boolean operand: `None` for null.
@@ -315,4 +473,73 @@ fn compare(op: BinaryOp, l: &Value, r: &Value) -> Result<Value, EvalError> {
             unreachable!("compile() routes only comparisons here")
         }
     }))
+}
+
+#[cfg(test)]
+mod function_tests {
+    use super::*;
+
+    fn s(v: &str) -> Cow<'static, Value> {
+        Cow::Owned(Value::String(v.to_string()))
+    }
+
+    fn i(v: i32) -> Cow<'static, Value> {
+        Cow::Owned(Value::Int32(v))
+    }
+
+    fn dec(v: &str) -> Cow<'static, Value> {
+        Cow::Owned(Value::Decimal(Decimal::parse(v).unwrap()))
+    }
+
+    #[test]
+    fn like_matches_percent_and_underscore_without_an_escape() {
+        assert!(like("abc", "a_c"));
+        assert!(like("abc", "%"));
+        assert!(like("", "%"));
+        assert!(!like("", "_"));
+        assert!(like("a%c", "a%c"));
+        assert!(
+            !like("a%c", "a\\%c"),
+            "a backslash is an ordinary character"
+        );
+        assert!(like("aXbYb", "a%b"));
+        assert!(!like("aXbYc", "a%b"));
+        assert!(like("ab", "a%%b"));
+    }
+
+    #[test]
+    fn substring_counts_from_one_and_from_the_end() {
+        let sub = |args: &[Cow<'static, Value>]| call(Func::Substring, args).unwrap();
+        assert_eq!(sub(&[s("hello"), i(2), i(3)]), Value::String("ell".into()));
+        assert_eq!(sub(&[s("hello"), i(0), i(2)]), Value::String("he".into()));
+        assert_eq!(sub(&[s("hello"), i(-2)]), Value::String("lo".into()));
+        assert_eq!(sub(&[s("hello"), i(9), i(2)]), Value::String(String::new()));
+        assert_eq!(sub(&[s("héllo"), i(2), i(1)]), Value::String("é".into()));
+    }
+
+    #[test]
+    fn rounding_and_floors_of_decimals() {
+        let f = |func, args: &[Cow<'static, Value>]| call(func, args).unwrap();
+        assert_eq!(
+            f(Func::Round, &[dec("2.345"), i(2)]),
+            dec("2.35").into_owned()
+        );
+        assert_eq!(
+            f(Func::Round, &[dec("-2.345"), i(2)]),
+            dec("-2.35").into_owned()
+        );
+        assert_eq!(
+            f(Func::Round, &[dec("2.344"), i(2)]),
+            dec("2.34").into_owned()
+        );
+        assert_eq!(f(Func::Floor, &[dec("-1.55")]), dec("-2").into_owned());
+        assert_eq!(f(Func::Ceil, &[dec("-1.55")]), dec("-1").into_owned());
+        assert_eq!(f(Func::Ceil, &[dec("2.00")]), dec("2").into_owned());
+        assert_eq!(
+            call(Func::Abs, &[Cow::Owned(Value::Int32(i32::MIN))]),
+            Err(EvalError::Arith(ArithError::Overflow)),
+            "never wraps (D4)"
+        );
+        assert_eq!(f(Func::Trim, &[s(" \ta ")]), Value::String("\ta".into()));
+    }
 }

@@ -411,6 +411,14 @@ fn labels_on_flink_match_the_simulator_with_case_coalesce_nullif_between_and_in(
     differential("coverage", "tests/labels.yml");
 }
 
+/// D14: the string and numeric functions, LIKE and `||`, with nulls, give the same values
+/// and types on Flink.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn text_and_numbers_on_flink_match_the_simulator_with_string_and_numeric_functions() {
+    differential("coverage", "tests/text_and_numbers.yml");
+}
+
 /// Every statement `build` generates for every example project is accepted by Flink.
 #[test]
 #[ignore = "needs the integration environment: run integration/up, then integration/test"]

@@ -2,5 +2,5 @@ SELECT
     customer_id,
     SUM(amount) AS total_spend
 FROM source('orders')
-WHERE abs(amount) > 0
+WHERE sqrt(amount) > 0
 GROUP BY customer_id
