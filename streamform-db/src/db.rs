@@ -813,6 +813,39 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
     def
 }
 
+/// Why a fixture's run stopped, with the help that fits the failure.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RunError {
+    /// The model, column and event, and what went wrong.
+    pub message: String,
+    /// What to do about it.
+    pub help: &'static str,
+}
+
+impl From<&streamform_sim::SimError> for RunError {
+    fn from(e: &streamform_sim::SimError) -> RunError {
+        use streamform_sim::Failure;
+        RunError {
+            message: e.to_string(),
+            help: match e.failure {
+                Failure::Overflow => {
+                    "a value does not fit its type, and Streamform never wraps or rounds silently; widen the column or the CAST, or change the event's values"
+                }
+                Failure::DivisionByZero => {
+                    "guard the division: WHERE divisor <> 0, or CASE WHEN divisor = 0 THEN NULL ELSE n / divisor END"
+                }
+                Failure::Cast => {
+                    "the value cannot be converted to the CAST's type; change the event's value, or CAST to a type that holds it"
+                }
+                Failure::Event => "make the event's values fit the source's columns in sources.yml",
+                Failure::Plan => {
+                    "the plan cannot run; this is a bug in Streamform, please report it with the model"
+                }
+            },
+        }
+    }
+}
+
 /// The outcome of running one fixture through the simulator.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct FixtureRun {
@@ -825,7 +858,7 @@ pub struct FixtureRun {
     /// Number of changelog records the model emitted.
     pub changes_emitted: usize,
     /// Set when the simulator refused the input (overflow, division by zero, ...).
-    pub error: Option<String>,
+    pub error: Option<RunError>,
     /// Expected against actual, one entry per position.
     pub rows: Vec<RowComparison>,
     /// The model's output columns, which the records' values follow.
@@ -869,7 +902,7 @@ pub fn fixture_result(db: &dyn Db, project: Project, file: SourceFile) -> Option
             run.rows = fixture::compare(schema, &def.expect, &actual);
             run.passed = run.rows.iter().all(|r| r.problem.is_none());
         }
-        Err(e) => run.error = Some(e.to_string()),
+        Err(e) => run.error = Some(RunError::from(&e)),
     }
     Some(run)
 }

@@ -240,6 +240,8 @@ pub struct Output {
 /// part when `column` is `None`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct SimError {
+    /// What kind of failure it is, for the help that fits it.
+    pub failure: Failure,
     /// The model at fault.
     pub model: String,
     /// The column, predicate or accumulator at fault, if any.
@@ -248,6 +250,21 @@ pub struct SimError {
     pub event: usize,
     /// What went wrong.
     pub message: String,
+}
+
+/// What kind of failure stopped a run (D4 names the first three).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Failure {
+    /// A result did not fit its type.
+    Overflow,
+    /// A division or remainder by zero.
+    DivisionByZero,
+    /// A value a CAST could not convert.
+    Cast,
+    /// An event that does not fit its source's columns.
+    Event,
+    /// A chain the simulator cannot run: a malformed plan, not bad data.
+    Plan,
 }
 
 impl fmt::Display for SimError {
@@ -264,6 +281,7 @@ impl std::error::Error for SimError {}
 
 fn shape_error(model: &str, message: impl Into<String>) -> SimError {
     SimError {
+        failure: Failure::Plan,
         model: model.to_string(),
         column: None,
         event: 0,
@@ -447,6 +465,7 @@ impl Simulator {
                     boundedness: prev.boundedness,
                 };
                 let stage = Stage::build(mi, node, &input).map_err(|f| SimError {
+                    failure: f.failure,
                     model: plan.name.clone(),
                     column: f.column,
                     event: 0,
@@ -556,6 +575,7 @@ impl Simulator {
     fn check_event<'e>(&self, event: &'e [Value]) -> Result<Cow<'e, [Value]>, SimError> {
         if event.len() != self.source.len() {
             return Err(SimError {
+                failure: Failure::Event,
                 model: self.models[0].clone(),
                 column: None,
                 event: self.events,
@@ -574,6 +594,7 @@ impl Simulator {
                 Conform::Replace(v) => row.to_mut()[i] = v,
                 Conform::Wrong(message) => {
                     return Err(SimError {
+                        failure: Failure::Event,
                         model: self.models[0].clone(),
                         column: Some(col.name.clone()),
                         event: self.events,
@@ -587,6 +608,7 @@ impl Simulator {
 
     fn error_at(&self, stage: usize, fault: Fault) -> SimError {
         SimError {
+            failure: fault.failure,
             model: self.models[self.stages[stage].model].clone(),
             column: fault.column,
             event: self.events,

@@ -18,9 +18,9 @@ use streamform_ir::{
     State, Value,
 };
 
-use crate::Op;
-use crate::eval::{CExpr, resolve};
+use crate::eval::{CExpr, EvalError, resolve};
 use crate::keyed::KeyedState;
+use crate::{Failure, Op};
 
 /// A change in flight between operators. Rows are borrowed from the event where no operator
 /// rebuilt them.
@@ -45,6 +45,7 @@ impl<'a> Rec<'a> {
 pub(crate) struct Fault {
     pub column: Option<String>,
     pub message: String,
+    pub failure: Failure,
 }
 
 impl Fault {
@@ -52,6 +53,7 @@ impl Fault {
         Fault {
             column: None,
             message: message.into(),
+            failure: Failure::Plan,
         }
     }
 
@@ -59,6 +61,20 @@ impl Fault {
         Fault {
             column: Some(column.to_string()),
             message: message.into(),
+            failure: Failure::Plan,
+        }
+    }
+
+    /// An expression over `column` that failed to evaluate.
+    fn eval(column: &str, e: &EvalError) -> Fault {
+        Fault {
+            failure: match e {
+                EvalError::Arith(ArithError::Overflow) => Failure::Overflow,
+                EvalError::Arith(ArithError::DivisionByZero) => Failure::DivisionByZero,
+                EvalError::Arith(ArithError::Cast(_)) => Failure::Cast,
+                EvalError::Type(_) => Failure::Plan,
+            },
+            ..Fault::at(column, e.to_string())
         }
     }
 }
@@ -251,9 +267,7 @@ pub(crate) struct Filter {
 
 impl Filter {
     fn matches(&self, row: &[Value]) -> Result<bool, Fault> {
-        self.pred
-            .test(row)
-            .map_err(|e| Fault::at(&self.text, e.to_string()))
+        self.pred.test(row).map_err(|e| Fault::eval(&self.text, &e))
     }
 
     /// insert / delete pass when the row matches. An update is judged on both images: both
@@ -305,9 +319,7 @@ impl Project {
     fn map(&self, row: &[Value]) -> Result<Vec<Value>, Fault> {
         let mut out = Vec::with_capacity(self.exprs.len());
         for (e, name) in self.exprs.iter().zip(&self.names) {
-            let v = e
-                .eval(row)
-                .map_err(|err| Fault::at(name, err.to_string()))?;
+            let v = e.eval(row).map_err(|err| Fault::eval(name, &err))?;
             out.push(v.into_owned());
         }
         Ok(out)
@@ -568,7 +580,7 @@ fn wrong_type(call: &Call, v: &Value) -> Fault {
 }
 
 fn overflow(call: &Call) -> Fault {
-    Fault::at(&call.name, ArithError::Overflow.to_string())
+    Fault::eval(&call.name, &EvalError::Arith(ArithError::Overflow))
 }
 
 /// Applies one input row to every accumulator in place (D4: sum, min and max ignore nulls;

@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use streamform_ir::types::ArithOp;
 use streamform_ir::{AggFunc, BinaryOp, DataType, Expr, ModelPlan, NodeId, NodeKind, Value};
-use streamform_sim::{Change, Changelog, Op, Output, SimError, Simulator, run};
+use streamform_sim::{Change, Changelog, Failure, Op, Output, SimError, Simulator, run};
 
 fn ins(row: Vec<Value>) -> Change {
     Change {
@@ -463,6 +463,7 @@ fn a_decimal_sum_beyond_38_digits_is_an_overflow_naming_model_column_and_event()
     assert_eq!(
         err,
         SimError {
+            failure: Failure::Overflow,
             model: "customer_metrics".into(),
             column: Some("sum(amount)".into()),
             event: 3,

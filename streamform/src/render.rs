@@ -222,11 +222,7 @@ pub fn fixture_run(run: &FixtureRun, runs: &[FixtureRun]) -> String {
         let _ = writeln!(out, "FAIL\n  --> {}\n", run.path);
     }
     if let Some(e) = &run.error {
-        let _ = writeln!(out, "error: {e}");
-        let _ = writeln!(
-            out,
-            "  help: Streamform never wraps or rounds silently; change the event's values, widen the column, or guard the expression (e.g. WHERE divisor <> 0)"
-        );
+        let _ = writeln!(out, "error: {}\n  help: {}", e.message, e.help);
         return out;
     }
     let _ = writeln!(out, "{} processed", plural(run.events_processed, "event"));
