@@ -21,6 +21,7 @@ use datafusion_expr::{
 };
 use datafusion_sql::planner::{ContextProvider, ParserOptions, SqlToRel};
 use sqlparser::ast::{Ident, ObjectName, ObjectNamePart, Query, Statement, TableFactor};
+use streamform_ir::expr::TimeField;
 use streamform_ir::types::{arithmetic_type, castable, common_type, comparable};
 use streamform_ir::{
     AggCall, AggFunc, ArithOp, BinaryOp, Boundedness, Changelog, DataType, Expr, Field, Func,
@@ -112,6 +113,7 @@ impl Planning {
         match (self.name, args.first()) {
             ("count", _) => ArrowType::Int64,
             ("char_length" | "character_length", _) => ArrowType::Int32,
+            ("date_part", _) => ArrowType::Int64,
             ("sum" | "min" | "max" | "abs" | "floor" | "ceil" | "round" | "mod", Some(t)) => {
                 t.clone()
             }
@@ -163,7 +165,8 @@ impl ScalarUDFImpl for Planning {
 
 /// The scalar functions a model may call, by DataFusion's name for them (TRIM plans as
 /// trim, btrim, ltrim or rtrim; SUBSTRING as substr).
-const FUNCTIONS: [&str; 15] = [
+const FUNCTIONS: [&str; 16] = [
+    "date_part",
     "upper",
     "lower",
     "trim",
@@ -181,21 +184,38 @@ const FUNCTIONS: [&str; 15] = [
     "mod",
 ];
 
-/// Plans `SUBSTRING(s FROM a FOR b)` as a call of the planning-only `substr`.
+/// Plans `SUBSTRING(s FROM a FOR b)` and `EXTRACT(f FROM t)` as calls of the planning-only
+/// `substr` and `date_part`.
 #[derive(Debug)]
-struct SubstringPlanner(Arc<ScalarUDF>);
+struct Planner {
+    substr: Arc<ScalarUDF>,
+    date_part: Arc<ScalarUDF>,
+}
 
-impl datafusion_expr::planner::ExprPlanner for SubstringPlanner {
+fn planned(
+    udf: &Arc<ScalarUDF>,
+    args: Vec<DfExpr>,
+) -> datafusion_common::Result<datafusion_expr::planner::PlannerResult<Vec<DfExpr>>> {
+    Ok(datafusion_expr::planner::PlannerResult::Planned(
+        DfExpr::ScalarFunction(datafusion_expr::expr::ScalarFunction::new_udf(
+            udf.clone(),
+            args,
+        )),
+    ))
+}
+
+impl datafusion_expr::planner::ExprPlanner for Planner {
     fn plan_substring(
         &self,
         args: Vec<DfExpr>,
     ) -> datafusion_common::Result<datafusion_expr::planner::PlannerResult<Vec<DfExpr>>> {
-        Ok(datafusion_expr::planner::PlannerResult::Planned(
-            DfExpr::ScalarFunction(datafusion_expr::expr::ScalarFunction::new_udf(
-                self.0.clone(),
-                args,
-            )),
-        ))
+        planned(&self.substr, args)
+    }
+    fn plan_extract(
+        &self,
+        args: Vec<DfExpr>,
+    ) -> datafusion_common::Result<datafusion_expr::planner::PlannerResult<Vec<DfExpr>>> {
+        planned(&self.date_part, args)
     }
 }
 
@@ -223,7 +243,10 @@ impl Catalog {
             .map(|n| (n, Arc::new(ScalarUDF::new_from_impl(Planning::new(n)))))
             .collect();
         let planners: Vec<Arc<dyn datafusion_expr::planner::ExprPlanner>> =
-            vec![Arc::new(SubstringPlanner(functions["substr"].clone()))];
+            vec![Arc::new(Planner {
+                substr: functions["substr"].clone(),
+                date_part: functions["date_part"].clone(),
+            })];
         Catalog {
             table: table.to_string(),
             schema: Arc::new(ArrowSchema::new(arrow)),
@@ -480,8 +503,31 @@ impl Lowering<'_> {
                     return Err(self.err(
                         Code::TypeMismatch,
                         format!("cannot CAST `{inner}` from {} to {to}", inner.data_type()),
-                        "casts convert between numbers, strings and booleans",
+                        "casts convert between numbers, strings and booleans, and between strings and timestamps",
                     ));
+                }
+                // A timestamp written as a string (TIMESTAMP '...', CAST('...' AS TIMESTAMP))
+                // is read now, so a bad one is a check error rather than a failed run.
+                if let (
+                    Expr::Literal {
+                        value: v @ Value::String(_),
+                        ..
+                    },
+                    DataType::Timestamp,
+                ) = (&inner, to)
+                {
+                    let value = v.cast(to).map_err(|e| {
+                        // A literal carries no position; its text in the model does.
+                        let quoted = format!("'{}'", v.render().trim_matches('"'));
+                        let span = self.text.find(&quoted).map(|at| at..at + quoted.len());
+                        self.err(
+                            Code::InvalidValue,
+                            e.to_string(),
+                            "write a timestamp as 'yyyy-MM-dd HH:mm:ss' (a fraction of up to three digits may follow) or a date 'yyyy-MM-dd'",
+                        )
+                        .with_span(span)
+                    })?;
+                    return Ok(Expr::Literal { value, ty: to });
                 }
                 Expr::Cast {
                     expr: Box::new(inner),
@@ -871,6 +917,28 @@ impl Lowering<'_> {
                 Box::new(b.clone()),
             ));
             return self.expr(df, &rem);
+        }
+        if name == "date_part"
+            && let [DfExpr::Literal(field, _), ts] = args
+        {
+            let field = field.to_string().to_ascii_lowercase();
+            let field = match field.trim_matches('\'') {
+                "year" => TimeField::Year,
+                "month" => TimeField::Month,
+                "day" => TimeField::Day,
+                "hour" => TimeField::Hour,
+                "minute" => TimeField::Minute,
+                "second" => TimeField::Second,
+                "dow" => TimeField::DayOfWeek,
+                other => {
+                    return Err(self.err(
+                        Code::UnsupportedSql,
+                        format!("EXTRACT({other} ...) is not supported yet"),
+                        "extract YEAR, MONTH, DAY, HOUR, MINUTE, SECOND or DOW",
+                    ));
+                }
+            };
+            return self.function(Func::Extract(field), vec![self.expr(df, ts)?], None);
         }
         let func = match name {
             "upper" => Func::Upper,

@@ -520,6 +520,32 @@ impl Validator<'_> {
                 }
                 self.expr(expr, aggregates_allowed);
             }
+            SqlExpr::TypedString(t) if is_timestamp_type(&t.data_type) => {}
+            SqlExpr::TypedString(t) => self.refuse(
+                &format!("a {} literal", t.data_type),
+                e.span(),
+                "the typed literal supported is TIMESTAMP 'yyyy-MM-dd HH:mm:ss[.fff]'",
+            ),
+            SqlExpr::Extract { field, expr, .. } => {
+                if extract_field(field).is_none() {
+                    self.refuse(
+                        &format!("EXTRACT({field} ...)"),
+                        e.span(),
+                        "extract YEAR, MONTH, DAY, HOUR, MINUTE, SECOND or DOW",
+                    );
+                }
+                self.expr(expr, aggregates_allowed);
+            }
+            SqlExpr::Interval(_) => self.refuse(
+                "INTERVAL",
+                e.span(),
+                "time arithmetic is not supported yet; compare timestamps with TIMESTAMP literals instead",
+            ),
+            SqlExpr::Function(f) if is_clock(f) => self.refuse(
+                &f.name.to_string().to_uppercase(),
+                e.span(),
+                "a fixture has no clock, so a model cannot read the time of day; use a timestamp column of the source",
+            ),
             SqlExpr::Function(f) => self.function(e, f, aggregates_allowed),
             SqlExpr::Case {
                 operand,
@@ -777,6 +803,48 @@ impl Validator<'_> {
     }
 }
 
+/// Whether `t` is TIMESTAMP, with or without a precision (it is read as timestamp(3)).
+fn is_timestamp_type(t: &ast::DataType) -> bool {
+    matches!(
+        t,
+        ast::DataType::Timestamp(
+            _,
+            ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone
+        )
+    )
+}
+
+/// The EXTRACT fields supported, as the IR names them.
+pub(crate) fn extract_field(field: &ast::DateTimeField) -> Option<streamform_ir::expr::TimeField> {
+    use streamform_ir::expr::TimeField;
+    Some(match field {
+        ast::DateTimeField::Year => TimeField::Year,
+        ast::DateTimeField::Month => TimeField::Month,
+        ast::DateTimeField::Day => TimeField::Day,
+        ast::DateTimeField::Hour => TimeField::Hour,
+        ast::DateTimeField::Minute => TimeField::Minute,
+        ast::DateTimeField::Second => TimeField::Second,
+        ast::DateTimeField::Dow | ast::DateTimeField::DayOfWeek => TimeField::DayOfWeek,
+        _ => return None,
+    })
+}
+
+/// Whether a call reads the clock (CURRENT_TIMESTAMP, NOW(), PROCTIME(), ...).
+fn is_clock(f: &ast::Function) -> bool {
+    matches!(
+        f.name.to_string().to_ascii_lowercase().as_str(),
+        "current_timestamp"
+            | "current_date"
+            | "current_time"
+            | "localtimestamp"
+            | "localtime"
+            | "now"
+            | "proctime"
+            | "current_row_timestamp"
+            | "unix_timestamp"
+    )
+}
+
 /// Whether `e` is the string literal `' '`, the one character TRIM may remove.
 fn is_space_literal(e: &SqlExpr) -> bool {
     matches!(e, SqlExpr::Value(v) if v.value == SqlValue::SingleQuotedString(" ".into()))
@@ -801,7 +869,7 @@ fn cast_target(t: &ast::DataType) -> Result<(), &'static str> {
             | "BOOLEAN"
             | "BOOL"
     );
-    if ok {
+    if ok || is_timestamp_type(t) {
         return Ok(());
     }
     if (text.starts_with("DECIMAL(") || text.starts_with("NUMERIC(")) && text.contains(',') {
@@ -816,7 +884,7 @@ fn cast_target(t: &ast::DataType) -> Result<(), &'static str> {
             "write DECIMAL(precision, scale): engines disagree on what a bare DECIMAL means",
         );
     }
-    Err("cast to INT, BIGINT, DOUBLE, DECIMAL(p, s), STRING or BOOLEAN")
+    Err("cast to INT, BIGINT, DOUBLE, DECIMAL(p, s), STRING, BOOLEAN or TIMESTAMP")
 }
 
 /// The first word of a syntax node's Debug rendering: its variant name.

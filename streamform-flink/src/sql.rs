@@ -113,6 +113,7 @@ fn call(func: Func, args: &[Expr]) -> String {
     };
     match (func, args) {
         (Func::Like, [value, pattern]) => format!("({} LIKE {})", arg(value), expr(pattern)),
+        (Func::Extract(field), [t]) => format!("EXTRACT({} FROM {})", field.name(), expr(t)),
         (Func::TrimLeading, [s]) => format!("TRIM(LEADING FROM {})", arg(s)),
         (Func::TrimTrailing, [s]) => format!("TRIM(TRAILING FROM {})", arg(s)),
         (Func::Trim, [s]) => format!("TRIM(BOTH FROM {})", arg(s)),
@@ -164,7 +165,8 @@ fn literal(value: &Value, ty: DataType) -> String {
         Value::Timestamp(ms) => {
             let iso = format_rfc3339(*ms);
             let text = iso.trim_end_matches('Z').replacen('T', " ", 1);
-            (format!("TIMESTAMP '{text}'"), DataType::Timestamp)
+            // Flink types the literal by its digits (TIMESTAMP(0) here); ours is (3).
+            return format!("CAST(TIMESTAMP '{text}' AS {})", data_type(ty));
         }
     };
     let text = if text.starts_with('-') {
@@ -297,7 +299,7 @@ mod tests {
         );
         assert_eq!(
             literal(&Value::Timestamp(1_788_084_000_000), DataType::Timestamp),
-            "TIMESTAMP '2026-08-30 10:00:00'"
+            "CAST(TIMESTAMP '2026-08-30 10:00:00' AS TIMESTAMP(3))"
         );
     }
 }

@@ -61,6 +61,42 @@ pub enum Func {
     Round,
     /// `s LIKE pattern`: `%` any run of characters, `_` one; no escape character.
     Like,
+    /// `EXTRACT(field FROM t)`: an int64 field of a timestamp read as UTC.
+    Extract(TimeField),
+}
+
+/// A field of a timestamp, for EXTRACT.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TimeField {
+    /// The year.
+    Year,
+    /// 1 to 12.
+    Month,
+    /// The day of the month, 1 to 31.
+    Day,
+    /// 0 to 23.
+    Hour,
+    /// 0 to 59.
+    Minute,
+    /// 0 to 59 (the fraction is dropped).
+    Second,
+    /// 1 (Sunday) to 7 (Saturday), as Flink counts.
+    DayOfWeek,
+}
+
+impl TimeField {
+    /// The field as EXTRACT writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            TimeField::Year => "YEAR",
+            TimeField::Month => "MONTH",
+            TimeField::Day => "DAY",
+            TimeField::Hour => "HOUR",
+            TimeField::Minute => "MINUTE",
+            TimeField::Second => "SECOND",
+            TimeField::DayOfWeek => "DOW",
+        }
+    }
 }
 
 impl Func {
@@ -78,6 +114,7 @@ impl Func {
             Func::Ceil => "CEIL",
             Func::Round => "ROUND",
             Func::Like => "LIKE",
+            Func::Extract(_) => "EXTRACT",
         }
     }
 
@@ -118,6 +155,7 @@ impl Func {
                 }
             }
             (Func::Like, [String, String]) => Boolean,
+            (Func::Extract(_), [Timestamp]) => Int64,
             _ => return None,
         })
     }
@@ -315,6 +353,11 @@ impl fmt::Display for Expr {
                 args,
                 ..
             } if args.len() == 2 => write!(f, "({} LIKE {})", args[0], args[1]),
+            Expr::Call {
+                func: Func::Extract(field),
+                args,
+                ..
+            } if args.len() == 1 => write!(f, "EXTRACT({} FROM {})", field.name(), args[0]),
             Expr::Call {
                 func: func @ (Func::TrimLeading | Func::TrimTrailing),
                 args,

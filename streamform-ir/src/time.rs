@@ -38,6 +38,109 @@ pub fn format_rfc3339(ms: i64) -> String {
     }
 }
 
+/// Parses a timestamp as SQL writes it and Flink's CAST to TIMESTAMP(3) reads it:
+/// `2026-08-30 10:00:00`, with an optional fraction (digits below a millisecond are cut),
+/// or a date alone (`2026-08-30`, midnight); one-digit fields are accepted
+/// (`2026-8-3 1:2:3`), a `T` between date and time is not. Milliseconds since the epoch,
+/// the wall-clock time read as UTC.
+pub fn parse_sql_timestamp(text: &str) -> Option<i64> {
+    let text = text.trim();
+    let (date, clock) = match text.split_once(' ') {
+        Some((d, c)) => (d, Some(c.trim())),
+        None => (text, None),
+    };
+    let number = |s: &str, max_len: usize| -> Option<u32> {
+        (!s.is_empty() && s.len() <= max_len && s.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| s.parse().ok())
+            .flatten()
+    };
+    let mut d = date.splitn(3, '-');
+    let (y, mo, day) = (
+        number(d.next()?, 4)?,
+        number(d.next()?, 2)?,
+        number(d.next()?, 2)?,
+    );
+    let (h, mi, s, ms) = match clock {
+        None => (0, 0, 0, 0),
+        Some(c) => {
+            let (hms, frac) = match c.split_once('.') {
+                Some((a, f)) => (a, Some(f)),
+                None => (c, None),
+            };
+            let mut t = hms.splitn(3, ':');
+            let (h, mi, s) = (
+                number(t.next()?, 2)?,
+                number(t.next()?, 2)?,
+                number(t.next()?, 2)?,
+            );
+            let ms = match frac {
+                None => 0,
+                Some(f)
+                    if !f.is_empty() && f.len() <= 9 && f.bytes().all(|b| b.is_ascii_digit()) =>
+                {
+                    let three: String = f.chars().chain("000".chars()).take(3).collect();
+                    three.parse().ok()?
+                }
+                Some(_) => return None,
+            };
+            (h, mi, s, ms)
+        }
+    };
+    let month = time::Month::try_from(u8::try_from(mo).ok()?).ok()?;
+    let date =
+        time::Date::from_calendar_date(i32::try_from(y).ok()?, month, u8::try_from(day).ok()?)
+            .ok()?;
+    let clock = time::Time::from_hms_milli(
+        u8::try_from(h).ok()?,
+        u8::try_from(mi).ok()?,
+        u8::try_from(s).ok()?,
+        u16::try_from(ms).ok()?,
+    )
+    .ok()?;
+    let nanos = time::PrimitiveDateTime::new(date, clock)
+        .assume_utc()
+        .unix_timestamp_nanos();
+    i64::try_from(nanos / 1_000_000).ok()
+}
+
+/// A field of a timestamp read as UTC, as EXTRACT gives it (DOW: 1 for Sunday to 7 for
+/// Saturday, as Flink counts). `None` for a timestamp outside the calendar's range.
+///
+/// Flink reads the timestamp in whole seconds cut toward zero, so a time a fraction of a
+/// second before 1970 counts as 1970-01-01 00:00:00; so does this.
+pub fn extract(field: crate::expr::TimeField, ms: i64) -> Option<i64> {
+    use crate::expr::TimeField;
+    let seconds = ms / 1000;
+    let t = OffsetDateTime::from_unix_timestamp(seconds).ok()?;
+    Some(match field {
+        TimeField::Year => i64::from(t.year()),
+        TimeField::Month => i64::from(u8::from(t.month())),
+        TimeField::Day => i64::from(t.day()),
+        TimeField::Hour => i64::from(t.hour()),
+        TimeField::Minute => i64::from(t.minute()),
+        TimeField::Second => i64::from(t.second()),
+        TimeField::DayOfWeek => i64::from(t.weekday().number_from_sunday()),
+    })
+}
+
+/// A timestamp as Flink's CAST of a TIMESTAMP(3) to STRING writes it:
+/// `2026-08-30 10:00:00.000`.
+pub fn format_sql_timestamp(ms: i64) -> String {
+    let Ok(t) = OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000) else {
+        return format!("{ms}ms");
+    };
+    format!(
+        "{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:03}",
+        t.year(),
+        u8::from(t.month()),
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second(),
+        t.millisecond()
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -52,5 +155,30 @@ mod tests {
             "2026-08-30T10:00:00.250Z"
         );
         assert_eq!(parse_rfc3339("10:00:00"), None);
+    }
+
+    #[test]
+    fn sql_timestamps_read_as_flink_reads_them() {
+        let ten = parse_rfc3339("2026-08-30T10:00:00Z");
+        assert_eq!(parse_sql_timestamp("2026-08-30 10:00:00"), ten);
+        assert_eq!(
+            parse_sql_timestamp("2026-08-30 10:00:00.1239"),
+            parse_rfc3339("2026-08-30T10:00:00.123Z")
+        );
+        assert_eq!(
+            parse_sql_timestamp("2026-08-30"),
+            parse_rfc3339("2026-08-30T00:00:00Z")
+        );
+        assert_eq!(
+            parse_sql_timestamp("2026-8-3 1:2:3"),
+            parse_rfc3339("2026-08-03T01:02:03Z")
+        );
+        assert_eq!(parse_sql_timestamp("2026-08-30T10:00:00"), None);
+        assert_eq!(parse_sql_timestamp("2026-02-30"), None);
+        assert_eq!(parse_sql_timestamp("bad"), None);
+        assert_eq!(
+            format_sql_timestamp(ten.unwrap() + 120),
+            "2026-08-30 10:00:00.120"
+        );
     }
 }

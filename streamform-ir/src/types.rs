@@ -239,6 +239,7 @@ pub fn castable(from: DataType, to: DataType) -> bool {
     use DataType::*;
     match (from, to) {
         _ if from == to => true,
+        (String, Timestamp) | (Timestamp, String) => true,
         (Timestamp, _) | (_, Timestamp) => false,
         (a, b) if a.is_numeric() && b.is_numeric() => true,
         (_, String) => true,

@@ -375,7 +375,18 @@ impl Value {
             (Value::Boolean(b), DataType::String) => {
                 Value::String(if *b { "TRUE" } else { "FALSE" }.to_string())
             }
+            (Value::Timestamp(ms), DataType::String) => {
+                Value::String(crate::time::format_sql_timestamp(*ms))
+            }
             (v, DataType::String) => Value::String(v.render()),
+            (Value::String(s), DataType::Timestamp) => {
+                Value::Timestamp(crate::time::parse_sql_timestamp(s).ok_or_else(|| {
+                    ArithError::Cast(format!(
+                        "the string {} is not a timestamp (yyyy-MM-dd HH:mm:ss[.fff], or a date)",
+                        self.render()
+                    ))
+                })?)
+            }
             (Value::String(s), t) => {
                 let t_str = s.trim();
                 let parsed = match t {

@@ -389,6 +389,12 @@ fn call(func: Func, args: &[Cow<'_, Value>]) -> Result<Value, EvalError> {
             }
         }
         Func::Like => Value::Boolean(like(text(0)?, text(1)?)),
+        Func::Extract(field) => {
+            let Value::Timestamp(ms) = args[0].as_ref() else {
+                return Err(wrong());
+            };
+            Value::Int64(streamform_ir::time::extract(field, *ms).ok_or(ArithError::Overflow)?)
+        }
     })
 }
 
