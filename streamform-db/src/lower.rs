@@ -1464,12 +1464,25 @@ pub fn lower_model(
                 crate::diagnostic::offset_of(text, s.end.line as usize, s.end.column as usize);
             start..end.max(start + 1).min(text.len())
         });
+        // The planner's own advice, unless it names a function Streamform does not have
+        // (for a column outside GROUP BY it suggests ANY_VALUE).
         let help = e
             .diagnostic()
             .and_then(|d| d.helps.first().map(|h| h.message.clone()))
-            .unwrap_or_else(|| "check the column names and types of the input".into());
-        let (message, help) =
-            unknown_column(&e, &input_fields).unwrap_or_else(|| (datafusion_message(&e), help));
+            .filter(|h| !h.contains("ANY_VALUE"))
+            .unwrap_or_else(|| {
+                "every selected column must be in GROUP BY or inside an aggregate (sum, count, min, max); docs/sql.md lists what a model can use".into()
+            });
+        // With a position, the planner's short message and the text it points at read
+        // better than its full one, which names columns by internal qualified names.
+        let short = e.diagnostic().zip(span.clone()).map(|(d, at)| {
+            // The planner qualifies columns with the relation's name, which the model
+            // never wrote (it wrote source('orders')).
+            let message = d.message.replace(&format!("'{table}."), "'");
+            format!("`{}`: {}", text[at].trim(), message.trim_end_matches('.'))
+        });
+        let (message, help) = unknown_column(&e, &input_fields)
+            .unwrap_or_else(|| (short.unwrap_or_else(|| datafusion_message(&e)), help));
         Diagnostic::error(planning_code(&e), format!("model `{model}`: {message}"))
             .with_span(span)
             .with_help(help)

@@ -58,6 +58,19 @@ pub fn parse_model(model: &str, text: &str) -> ParsedModel {
     }
     let statements = match Parser::parse_sql(&GenericDialect {}, text) {
         Ok(s) => s,
+        // A window table function does not parse as our dialect reads FROM; say what it is
+        // rather than where the parser gave up.
+        Err(_) if window_call(text).is_some() => {
+            let (at, name) = window_call(text).expect("checked");
+            return fail(
+                Diagnostic::error(
+                    Code::UnsupportedSql,
+                    format!("model `{model}`: a window ({name}) is not supported yet"),
+                )
+                .with_span(Some(at..at + name.len()))
+                .with_help(WINDOWS_HELP),
+            );
+        }
         Err(e) => {
             let msg = e.to_string();
             let msg = msg
@@ -334,6 +347,12 @@ impl Validator<'_> {
                                 "ROLLUP, CUBE and GROUPING SETS",
                                 e.span(),
                                 "group by plain columns",
+                            ),
+                        SqlExpr::Function(f) if window_name(&f.name.to_string()).is_some() => self
+                            .refuse(
+                                &format!("a window ({})", f.name.to_string().to_uppercase()),
+                                e.span(),
+                                WINDOWS_HELP,
                             ),
                         _ => self.refuse(
                             "GROUP BY over an expression",
@@ -801,6 +820,32 @@ impl Validator<'_> {
             ),
         }
     }
+}
+
+const WINDOWS_HELP: &str = "windows (TUMBLE, HOP, SESSION, CUMULATE) come with event time and are not supported yet; group by plain columns";
+
+/// The window function `name` is, in capitals.
+fn window_name(name: &str) -> Option<&'static str> {
+    ["TUMBLE", "HOP", "SESSION", "CUMULATE"]
+        .into_iter()
+        .find(|w| w.eq_ignore_ascii_case(name.trim()))
+}
+
+/// The first window call in `text` (`TUMBLE(`, any case, not inside a longer word): its
+/// byte offset and name.
+fn window_call(text: &str) -> Option<(usize, &'static str)> {
+    let upper = text.to_ascii_uppercase();
+    ["TUMBLE", "HOP", "SESSION", "CUMULATE"]
+        .into_iter()
+        .filter_map(|w| {
+            upper.match_indices(w).find_map(|(at, _)| {
+                let before = upper[..at].chars().next_back();
+                let after = upper[at + w.len()..].trim_start().starts_with('(');
+                let word_start = before.is_none_or(|c| !c.is_ascii_alphanumeric() && c != '_');
+                (after && word_start).then_some((at, w))
+            })
+        })
+        .min()
 }
 
 /// Whether `t` is TIMESTAMP, with or without a precision (it is read as timestamp(3)).
