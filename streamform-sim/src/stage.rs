@@ -49,6 +49,8 @@ pub(crate) struct Fault {
 }
 
 impl Fault {
+    #[cold]
+    #[inline(never)]
     fn plain(message: impl Into<String>) -> Fault {
         Fault {
             column: None,
@@ -57,6 +59,8 @@ impl Fault {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     fn at(column: &str, message: impl Into<String>) -> Fault {
         Fault {
             column: Some(column.to_string()),
@@ -66,6 +70,8 @@ impl Fault {
     }
 
     /// An expression over `column` that failed to evaluate.
+    #[cold]
+    #[inline(never)]
     fn eval(column: &str, e: &EvalError) -> Fault {
         Fault {
             failure: match e {
@@ -575,10 +581,14 @@ fn cmp_rows(a: &[Value], b: &[Value]) -> Ordering {
         .unwrap_or_else(|| a.len().cmp(&b.len()))
 }
 
+#[cold]
+#[inline(never)]
 fn wrong_type(call: &Call, v: &Value) -> Fault {
     Fault::at(&call.name, format!("unexpected argument {}", v.render()))
 }
 
+#[cold]
+#[inline(never)]
 fn overflow(call: &Call) -> Fault {
     Fault::eval(&call.name, &EvalError::Arith(ArithError::Overflow))
 }
