@@ -87,9 +87,14 @@ pub fn parse_sql_timestamp(text: &str) -> Option<i64> {
         }
     };
     let month = time::Month::try_from(u8::try_from(mo).ok()?).ok()?;
-    let date =
-        time::Date::from_calendar_date(i32::try_from(y).ok()?, month, u8::try_from(day).ok()?)
-            .ok()?;
+    let year = i32::try_from(y).ok()?;
+    // Flink's parser resolves a day past the month's end (up to 31) to the month's last
+    // day: 2026-02-30 reads as 2026-02-28.
+    if !(1..=31).contains(&day) {
+        return None;
+    }
+    let day = u8::try_from(day).ok()?.min(month.length(year));
+    let date = time::Date::from_calendar_date(year, month, day).ok()?;
     let clock = time::Time::from_hms_milli(
         u8::try_from(h).ok()?,
         u8::try_from(mi).ok()?,
@@ -103,23 +108,26 @@ pub fn parse_sql_timestamp(text: &str) -> Option<i64> {
     i64::try_from(nanos / 1_000_000).ok()
 }
 
-/// A field of a timestamp read as UTC, as EXTRACT gives it (DOW: 1 for Sunday to 7 for
-/// Saturday, as Flink counts). `None` for a timestamp outside the calendar's range.
+/// A field of a timestamp read as UTC, as Flink's EXTRACT computes it (DOW: 1 for Sunday
+/// to 7 for Saturday). `None` for a timestamp outside the calendar's range.
 ///
-/// Flink reads the timestamp in whole seconds cut toward zero, so a time a fraction of a
-/// second before 1970 counts as 1970-01-01 00:00:00; so does this.
+/// Flink divides with Java's integer division, which cuts toward zero: the date fields
+/// come from the day `ms / 86400000`, and the time fields from the remainder within the
+/// day, hour and minute. After 1970 that is the calendar; before it, the date is a day late
+/// and the time fields are negative (`1969-12-31 12:00:00` has day 1 of 1970 and hour
+/// -12). This follows Flink.
 pub fn extract(field: crate::expr::TimeField, ms: i64) -> Option<i64> {
     use crate::expr::TimeField;
-    let seconds = ms / 1000;
-    let t = OffsetDateTime::from_unix_timestamp(seconds).ok()?;
+    const DAY: i64 = 86_400_000;
+    let date = || time::Date::from_julian_day(2_440_588 + i32::try_from(ms / DAY).ok()?).ok();
     Some(match field {
-        TimeField::Year => i64::from(t.year()),
-        TimeField::Month => i64::from(u8::from(t.month())),
-        TimeField::Day => i64::from(t.day()),
-        TimeField::Hour => i64::from(t.hour()),
-        TimeField::Minute => i64::from(t.minute()),
-        TimeField::Second => i64::from(t.second()),
-        TimeField::DayOfWeek => i64::from(t.weekday().number_from_sunday()),
+        TimeField::Year => i64::from(date()?.year()),
+        TimeField::Month => i64::from(u8::from(date()?.month())),
+        TimeField::Day => i64::from(date()?.day()),
+        TimeField::DayOfWeek => i64::from(date()?.weekday().number_from_sunday()),
+        TimeField::Hour => (ms % DAY) / 3_600_000,
+        TimeField::Minute => (ms % 3_600_000) / 60_000,
+        TimeField::Second => (ms % 60_000) / 1000,
     })
 }
 
@@ -174,7 +182,12 @@ mod tests {
             parse_rfc3339("2026-08-03T01:02:03Z")
         );
         assert_eq!(parse_sql_timestamp("2026-08-30T10:00:00"), None);
-        assert_eq!(parse_sql_timestamp("2026-02-30"), None);
+        assert_eq!(
+            parse_sql_timestamp("2026-02-30"),
+            parse_rfc3339("2026-02-28T00:00:00Z"),
+            "a day past the month's end is its last day (Flink)"
+        );
+        assert_eq!(parse_sql_timestamp("2026-02-32"), None);
         assert_eq!(parse_sql_timestamp("bad"), None);
         assert_eq!(
             format_sql_timestamp(ten.unwrap() + 120),

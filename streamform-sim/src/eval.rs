@@ -326,6 +326,8 @@ fn call(func: Func, args: &[Cow<'_, Value>]) -> Result<Value, EvalError> {
             let pos = int(1)?;
             let start = match pos {
                 p if p > 0 => p - 1,
+                // Counting from the end; a start before the string gives '' (Flink).
+                p if p < 0 && n + p < 0 => return Ok(Value::String(String::new())),
                 p if p < 0 => n + p,
                 _ => 0,
             };
@@ -399,15 +401,19 @@ fn call(func: Func, args: &[Cow<'_, Value>]) -> Result<Value, EvalError> {
 }
 
 /// SQL LIKE without an escape character: `%` matches any run of characters (none
-/// included), `_` exactly one, anything else itself. Greedy with one backtrack point,
-/// linear in practice.
+/// included), `_` exactly one but not a line break (Flink matches `_` with a regular
+/// expression's `.`), anything else itself. Greedy with one backtrack point, linear in
+/// practice.
 fn like(text: &str, pattern: &str) -> bool {
     let t: Vec<char> = text.chars().collect();
     let p: Vec<char> = pattern.chars().collect();
     let (mut i, mut j) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
     while i < t.len() {
-        if j < p.len() && (p[j] == '_' || (p[j] != '%' && p[j] == t[i])) {
+        let one = |c: char| !matches!(c, '\n' | '\r' | '\u{85}' | '\u{2028}' | '\u{2029}');
+        if j < p.len()
+            && ((p[j] == '_' && one(t[i])) || (p[j] != '%' && p[j] != '_' && p[j] == t[i]))
+        {
             i += 1;
             j += 1;
         } else if j < p.len() && p[j] == '%' {
@@ -511,6 +517,8 @@ mod function_tests {
         assert!(like("aXbYb", "a%b"));
         assert!(!like("aXbYc", "a%b"));
         assert!(like("ab", "a%%b"));
+        assert!(!like("a\nc", "a_c"), "`_` is not a line break (Flink)");
+        assert!(like("a\nc", "a%c"));
     }
 
     #[test]
@@ -521,6 +529,13 @@ mod function_tests {
         assert_eq!(sub(&[s("hello"), i(-2)]), Value::String("lo".into()));
         assert_eq!(sub(&[s("hello"), i(9), i(2)]), Value::String(String::new()));
         assert_eq!(sub(&[s("héllo"), i(2), i(1)]), Value::String("é".into()));
+        // Flink: a negative start reaching before the string gives ''.
+        assert_eq!(sub(&[s("abc"), i(-4)]), Value::String(String::new()));
+        assert_eq!(
+            sub(&[s("abc"), i(-10), i(20)]),
+            Value::String(String::new())
+        );
+        assert_eq!(sub(&[s("abc"), i(-3), i(2)]), Value::String("ab".into()));
     }
 
     #[test]

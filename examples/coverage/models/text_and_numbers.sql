@@ -11,6 +11,7 @@ SELECT
     SUBSTRING(note, 2, 3) AS middle,
     SUBSTRING(note, -2) AS tail,
     SUBSTRING(note, 0, 2) AS head,
+    SUBSTRING(note, -10) AS far_tail,
     note LIKE '%b_' AS ends_b_any,
     note NOT LIKE '  A%' AS not_padded_a,
     ABS(qty) AS abs_qty,
