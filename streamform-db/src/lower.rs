@@ -603,6 +603,17 @@ impl Lowering<'_> {
         })
     }
 
+    /// Where the model writes `NULL AS name` (a literal has no position of its own).
+    fn null_named(&self, name: &str) -> Option<std::ops::Range<usize>> {
+        let upper = self.text.to_ascii_uppercase();
+        upper.match_indices("NULL").find_map(|(at, _)| {
+            let mut rest = upper[at + 4..].split_whitespace();
+            let alias = self.text.get(at + 4..)?.split_whitespace().nth(1)?;
+            (rest.next() == Some("AS") && alias.trim_matches(['`', '"', ',']) == name)
+                .then_some(at..at + 4)
+        })
+    }
+
     fn expect_boolean(&self, e: &Expr, what: &str) -> Lowered<()> {
         if e.data_type() == DataType::Boolean {
             Ok(())
@@ -679,11 +690,13 @@ impl Lowering<'_> {
                         value: Value::Null, ..
                     } = lowered
                     {
-                        return Err(self.err(
-                            Code::OutputColumns,
-                            format!("the column `{name}` is an untyped NULL"),
-                            "write CAST(NULL AS <type>)",
-                        ));
+                        return Err(self
+                            .err(
+                                Code::OutputColumns,
+                                format!("the column `{name}` is an untyped NULL"),
+                                "write CAST(NULL AS <type>)",
+                            )
+                            .with_span(self.null_named(&name)));
                     }
                     let nullable = may_be_null(&lowered, &self.schema);
                     schema.push(Field {

@@ -60,6 +60,19 @@ pub fn parse_model(model: &str, text: &str) -> ParsedModel {
         Ok(s) => s,
         // A window table function does not parse as our dialect reads FROM; say what it is
         // rather than where the parser gave up.
+        Err(_) if symmetric_between(text).is_some() => {
+            let at = symmetric_between(text).expect("checked");
+            return fail(
+                Diagnostic::error(
+                    Code::UnsupportedSql,
+                    format!("model `{model}`: BETWEEN SYMMETRIC is not supported yet"),
+                )
+                .with_span(Some(at..at + "SYMMETRIC".len()))
+                .with_help(
+                    "write the bounds in order, x BETWEEN low AND high, or compare with each bound",
+                ),
+            );
+        }
         Err(_) if window_call(text).is_some() => {
             let (at, name) = window_call(text).expect("checked");
             return fail(
@@ -823,6 +836,19 @@ impl Validator<'_> {
 }
 
 const WINDOWS_HELP: &str = "windows (TUMBLE, HOP, SESSION, CUMULATE) come with event time and are not supported yet; group by plain columns";
+
+/// Where `SYMMETRIC` follows a BETWEEN in `text`, if it does.
+fn symmetric_between(text: &str) -> Option<usize> {
+    let upper = text.to_ascii_uppercase();
+    let words: Vec<(usize, &str)> = upper
+        .split_whitespace()
+        .map(|w| (w.as_ptr() as usize - upper.as_ptr() as usize, w))
+        .collect();
+    words
+        .windows(2)
+        .find(|pair| pair[0].1 == "BETWEEN" && pair[1].1 == "SYMMETRIC")
+        .map(|pair| pair[1].0)
+}
 
 /// The window function `name` is, in capitals.
 fn window_name(name: &str) -> Option<&'static str> {

@@ -1,0 +1,4 @@
+SELECT
+    customer_id,
+    NULL AS nothing
+FROM source('orders')
