@@ -164,24 +164,26 @@ impl ScalarUDFImpl for Planning {
 }
 
 /// The scalar functions a model may call, by DataFusion's name for them (TRIM plans as
-/// trim, btrim, ltrim or rtrim; SUBSTRING as substr).
-const FUNCTIONS: [&str; 16] = [
-    "date_part",
-    "upper",
-    "lower",
-    "trim",
-    "btrim",
-    "ltrim",
-    "rtrim",
-    "char_length",
-    "character_length",
-    "concat",
-    "substr",
-    "abs",
-    "floor",
-    "ceil",
-    "round",
-    "mod",
+/// trim, btrim, ltrim or rtrim; SUBSTRING as substr), with the function each stands for:
+/// `None` for the two lowered otherwise (`date_part` is EXTRACT, whose field is an
+/// argument; `mod` is `%`). The one list: planning registers it, lowering reads it.
+const FUNCTIONS: [(&str, Option<Func>); 16] = [
+    ("date_part", None),
+    ("mod", None),
+    ("upper", Some(Func::Upper)),
+    ("lower", Some(Func::Lower)),
+    ("trim", Some(Func::Trim)),
+    ("btrim", Some(Func::Trim)),
+    ("ltrim", Some(Func::TrimLeading)),
+    ("rtrim", Some(Func::TrimTrailing)),
+    ("char_length", Some(Func::CharLength)),
+    ("character_length", Some(Func::CharLength)),
+    ("concat", Some(Func::Concat)),
+    ("substr", Some(Func::Substring)),
+    ("abs", Some(Func::Abs)),
+    ("floor", Some(Func::Floor)),
+    ("ceil", Some(Func::Ceil)),
+    ("round", Some(Func::Round)),
 ];
 
 /// Plans `SUBSTRING(s FROM a FOR b)` and `EXTRACT(f FROM t)` as calls of the planning-only
@@ -240,7 +242,7 @@ impl Catalog {
             .collect();
         let functions: HashMap<&'static str, Arc<ScalarUDF>> = FUNCTIONS
             .into_iter()
-            .map(|n| (n, Arc::new(ScalarUDF::new_from_impl(Planning::new(n)))))
+            .map(|(n, _)| (n, Arc::new(ScalarUDF::new_from_impl(Planning::new(n)))))
             .collect();
         let planners: Vec<Arc<dyn datafusion_expr::planner::ExprPlanner>> =
             vec![Arc::new(Planner {
@@ -934,45 +936,27 @@ impl Lowering<'_> {
         if name == "date_part"
             && let [DfExpr::Literal(field, _), ts] = args
         {
-            let field = field.to_string().to_ascii_lowercase();
-            let field = match field.trim_matches('\'') {
-                "year" => TimeField::Year,
-                "month" => TimeField::Month,
-                "day" => TimeField::Day,
-                "hour" => TimeField::Hour,
-                "minute" => TimeField::Minute,
-                "second" => TimeField::Second,
-                "dow" => TimeField::DayOfWeek,
-                other => {
-                    return Err(self.err(
-                        Code::UnsupportedSql,
-                        format!("EXTRACT({other} ...) is not supported yet"),
-                        "extract YEAR, MONTH, DAY, HOUR, MINUTE, SECOND or DOW",
-                    ));
-                }
+            let name = field.to_string();
+            let name = name.trim_matches('\'');
+            let Some(field) = TimeField::from_name(name) else {
+                return Err(self.err(
+                    Code::UnsupportedSql,
+                    format!("EXTRACT({name} ...) is not supported yet"),
+                    "extract YEAR, MONTH, DAY, HOUR, MINUTE, SECOND or DOW",
+                ));
             };
             return self.function(Func::Extract(field), vec![self.expr(df, ts)?], None);
         }
-        let func = match name {
-            "upper" => Func::Upper,
-            "lower" => Func::Lower,
-            "trim" | "btrim" => Func::Trim,
-            "ltrim" => Func::TrimLeading,
-            "rtrim" => Func::TrimTrailing,
-            "char_length" | "character_length" => Func::CharLength,
-            "concat" => Func::Concat,
-            "substr" => Func::Substring,
-            "abs" => Func::Abs,
-            "floor" => Func::Floor,
-            "ceil" => Func::Ceil,
-            "round" => Func::Round,
-            other => {
-                return Err(self.err(
-                    Code::UnsupportedSql,
-                    format!("the function `{other}` is not supported yet"),
-                    crate::sql_help(),
-                ));
-            }
+        let Some(func) = FUNCTIONS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .and_then(|(_, f)| *f)
+        else {
+            return Err(self.err(
+                Code::UnsupportedSql,
+                format!("the function `{name}` is not supported yet"),
+                crate::sql_help(),
+            ));
         };
         let mut lowered = args
             .iter()

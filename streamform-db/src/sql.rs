@@ -885,19 +885,9 @@ fn is_timestamp_type(t: &ast::DataType) -> bool {
     )
 }
 
-/// The EXTRACT fields supported, as the IR names them.
-pub(crate) fn extract_field(field: &ast::DateTimeField) -> Option<streamform_ir::expr::TimeField> {
-    use streamform_ir::expr::TimeField;
-    Some(match field {
-        ast::DateTimeField::Year => TimeField::Year,
-        ast::DateTimeField::Month => TimeField::Month,
-        ast::DateTimeField::Day => TimeField::Day,
-        ast::DateTimeField::Hour => TimeField::Hour,
-        ast::DateTimeField::Minute => TimeField::Minute,
-        ast::DateTimeField::Second => TimeField::Second,
-        ast::DateTimeField::Dow | ast::DateTimeField::DayOfWeek => TimeField::DayOfWeek,
-        _ => return None,
-    })
+/// The EXTRACT field `field` is, when it is one the IR has.
+fn extract_field(field: &ast::DateTimeField) -> Option<streamform_ir::expr::TimeField> {
+    streamform_ir::expr::TimeField::from_name(&field.to_string())
 }
 
 /// Whether a call reads the clock (CURRENT_TIMESTAMP, NOW(), PROCTIME(), ...).

@@ -85,6 +85,27 @@ pub enum TimeField {
 }
 
 impl TimeField {
+    /// Every field, in the order EXTRACT's help lists them.
+    pub const ALL: [TimeField; 7] = [
+        TimeField::Year,
+        TimeField::Month,
+        TimeField::Day,
+        TimeField::Hour,
+        TimeField::Minute,
+        TimeField::Second,
+        TimeField::DayOfWeek,
+    ];
+
+    /// The field a name (any case) stands for: `YEAR`, ..., `DOW` or `DAYOFWEEK`.
+    pub fn from_name(name: &str) -> Option<TimeField> {
+        if name.eq_ignore_ascii_case("DAYOFWEEK") {
+            return Some(TimeField::DayOfWeek);
+        }
+        TimeField::ALL
+            .into_iter()
+            .find(|f| f.name().eq_ignore_ascii_case(name))
+    }
+
     /// The field as EXTRACT writes it.
     pub fn name(self) -> &'static str {
         match self {

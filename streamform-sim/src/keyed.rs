@@ -29,6 +29,9 @@ pub(crate) struct KeyedState {
 /// Where a key is in the store.
 pub(crate) type Entry = usize;
 
+/// A key the store does not hold, with its hash, from [`KeyedState::find`].
+pub(crate) struct Vacant(u64);
+
 impl KeyedState {
     /// An empty store of entries of `key_len` key values and `width - key_len` accumulators.
     pub(crate) fn new(key_len: usize, width: usize) -> KeyedState {
@@ -45,19 +48,26 @@ impl KeyedState {
         FxBuildHasher.hash_one(key)
     }
 
-    /// The entry of `key`, if the store holds it.
-    pub(crate) fn find(&self, key: &[Value]) -> Option<Entry> {
+    /// The entry of `key`, or where it goes when the store does not hold it (its hash, so
+    /// that inserting does not hash the key again).
+    pub(crate) fn find(&self, key: &[Value]) -> Result<Entry, Vacant> {
         let hash = KeyedState::hash(key);
         self.index
             .find(hash, |&e| self.key(e as usize) == key)
             .map(|&e| e as usize)
+            .ok_or(Vacant(hash))
     }
 
     /// Adds a key with its accumulators (the key must not be present).
     ///
     /// # Panics
     /// When the store already holds 2^32 keys.
-    pub(crate) fn insert(&mut self, key: &[Value], accumulators: &[Value]) -> Entry {
+    pub(crate) fn insert(
+        &mut self,
+        Vacant(hash): Vacant,
+        key: &[Value],
+        accumulators: &[Value],
+    ) -> Entry {
         debug_assert_eq!(key.len() + accumulators.len(), self.width);
         let entry = self.len;
         let number = u32::try_from(entry).expect("at most 2^32 keys in one aggregate");
@@ -68,7 +78,6 @@ impl KeyedState {
         chunk.extend_from_slice(key);
         chunk.extend_from_slice(accumulators);
         self.len += 1;
-        let hash = KeyedState::hash(key);
         let (chunks, width, key_len) = (&self.chunks, self.width, self.key_len);
         self.index.insert_unique(hash, number, |&e| {
             KeyedState::hash(&slot(chunks, width, e as usize)[..key_len])
@@ -111,22 +120,22 @@ mod tests {
     fn keys_across_chunks_are_found_and_updated() {
         let mut state = KeyedState::new(1, 2);
         for i in 0..3 * CHUNK as i64 {
-            assert_eq!(state.find(&[Value::Int64(i)]), None);
-            state.insert(&[Value::Int64(i)], &[Value::Int64(i * 10)]);
+            let vacant = state.find(&[Value::Int64(i)]).expect_err("not yet held");
+            state.insert(vacant, &[Value::Int64(i)], &[Value::Int64(i * 10)]);
         }
-        let e = state.find(&[Value::Int64(2_500)]).expect("present");
+        let e = state.find(&[Value::Int64(2_500)]).ok().expect("present");
         assert_eq!(state.row(e), [Value::Int64(2_500), Value::Int64(25_000)]);
         state.accumulators_mut(e)[0] = Value::Int64(7);
         assert_eq!(state.row(e)[1], Value::Int64(7));
         assert_eq!(state.iter().count(), 3 * CHUNK);
-        assert_eq!(state.find(&[Value::Null]), None);
+        assert!(state.find(&[Value::Null]).is_err());
     }
 
     #[test]
     fn a_key_of_no_columns_is_one_entry() {
         let mut state = KeyedState::new(0, 1);
-        assert_eq!(state.find(&[]), None);
-        let e = state.insert(&[], &[Value::Int64(0)]);
-        assert_eq!(state.find(&[]), Some(e));
+        let vacant = state.find(&[]).expect_err("empty");
+        let e = state.insert(vacant, &[], &[Value::Int64(0)]);
+        assert_eq!(state.find(&[]).ok(), Some(e));
     }
 }

@@ -523,36 +523,39 @@ impl Aggregate {
         self.key_buf.clear();
         self.key_buf
             .extend(self.group.iter().map(|&i| row[i].clone()));
-        if let Some(entry) = self.state.find(&self.key_buf) {
-            // The row as last emitted: the update's before-image, and the undo record if
-            // an accumulator fails half-way through.
-            let before = self.state.row(entry).to_vec();
-            match fold(&self.calls, self.state.accumulators_mut(entry), row) {
-                Ok(true) => Ok(Some(Rec {
-                    op: Op::Update,
-                    row: Cow::Owned(self.state.row(entry).to_vec()),
-                    before: Some(Cow::Owned(before)),
-                })),
-                Ok(false) => Ok(None),
-                Err(f) => {
-                    self.state
-                        .accumulators_mut(entry)
-                        .clone_from_slice(&before[self.key_buf.len()..]);
-                    Err(f)
+        match self.state.find(&self.key_buf) {
+            Ok(entry) => {
+                // The row as last emitted: the update's before-image, and the undo record if
+                // an accumulator fails half-way through.
+                let before = self.state.row(entry).to_vec();
+                match fold(&self.calls, self.state.accumulators_mut(entry), row) {
+                    Ok(true) => Ok(Some(Rec {
+                        op: Op::Update,
+                        row: Cow::Owned(self.state.row(entry).to_vec()),
+                        before: Some(Cow::Owned(before)),
+                    })),
+                    Ok(false) => Ok(None),
+                    Err(f) => {
+                        self.state
+                            .accumulators_mut(entry)
+                            .clone_from_slice(&before[self.key_buf.len()..]);
+                        Err(f)
+                    }
                 }
             }
-        } else {
-            // A fresh key's accumulators: counts at 0, everything else null.
-            self.acc_buf.clear();
-            self.acc_buf.extend(self.calls.iter().map(|c| match c.kind {
-                AccKind::CountStar | AccKind::Count(_) => Value::Int64(0),
-                _ => Value::Null,
-            }));
-            fold(&self.calls, &mut self.acc_buf, row)?;
-            let entry = self.state.insert(&self.key_buf, &self.acc_buf);
-            Ok(Some(Rec::insert(Cow::Owned(
-                self.state.row(entry).to_vec(),
-            ))))
+            Err(vacant) => {
+                // A fresh key's accumulators: counts at 0, everything else null.
+                self.acc_buf.clear();
+                self.acc_buf.extend(self.calls.iter().map(|c| match c.kind {
+                    AccKind::CountStar | AccKind::Count(_) => Value::Int64(0),
+                    _ => Value::Null,
+                }));
+                fold(&self.calls, &mut self.acc_buf, row)?;
+                let entry = self.state.insert(vacant, &self.key_buf, &self.acc_buf);
+                Ok(Some(Rec::insert(Cow::Owned(
+                    self.state.row(entry).to_vec(),
+                ))))
+            }
         }
     }
 
@@ -754,7 +757,7 @@ impl Deduplicate {
         self.key_buf
             .extend(self.key.iter().map(|&i| rec.row[i].clone()));
         match self.state.find(&self.key_buf) {
-            Some(entry) => {
+            Ok(entry) => {
                 let stored = self.state.accumulators_mut(entry);
                 let before = stored.to_vec();
                 stored.clone_from_slice(&rec.row);
@@ -764,8 +767,8 @@ impl Deduplicate {
                     before: Some(Cow::Owned(before)),
                 }))
             }
-            None => {
-                self.state.insert(&self.key_buf, &rec.row);
+            Err(vacant) => {
+                self.state.insert(vacant, &self.key_buf, &rec.row);
                 Ok(Some(rec))
             }
         }

@@ -251,8 +251,9 @@ pub(crate) const INVALID: u8 = 1;
 pub(crate) const CANNOT_RUN: u8 = 2;
 
 /// Stack for the command thread: SQL and YAML are trees, and deeply nested input (a long
-/// chain of ORs, a long chain of models) recurses deeply in the parser and the planner.
-pub(crate) const STACK_BYTES: usize = 512 * 1024 * 1024;
+/// chain of ORs, a long chain of models) recurses deeply in the parser and the planner. The
+/// same stack as the database's own second thread.
+pub(crate) use streamform_db::parallel::STACK_BYTES;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();

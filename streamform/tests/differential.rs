@@ -344,6 +344,27 @@ fn apply(project: &Path) -> Vec<String> {
     record.jobs
 }
 
+/// Why Flink failed `job`, if it did: the deepest `Caused by:` of its root exception. A job
+/// of the whole application fails when any of its sinks does, and then the sink under test
+/// stops short; this says why instead of leaving a short list of records to explain.
+fn failure(job: &str) -> Option<String> {
+    let url = format!("{}/jobs/{job}/exceptions", env().rest);
+    let body = ureq::get(&url)
+        .call()
+        .ok()?
+        .body_mut()
+        .read_to_string()
+        .ok()?;
+    let exceptions: serde_json::Value = serde_json::from_str(&body).ok()?;
+    let trace = exceptions["rootException"].as_str()?;
+    trace
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("Caused by:"))
+        .or_else(|| trace.lines().next())
+        .map(str::to_string)
+}
+
 fn cancel(job: &str) {
     let url = format!("{}/jobs/{job}?mode=cancel", env().rest);
     let _ = ureq::patch(&url).send_empty();
@@ -360,6 +381,7 @@ fn differential(example: &str, fixture: &str) {
     produce(&case.source_topic, &case.events);
     let want = normalize(&case.expected);
     let got = consume(&case.sink_topic, want.len());
+    let failed: Vec<String> = jobs.iter().filter_map(|j| failure(j)).collect();
     for job in &jobs {
         cancel(job);
     }
@@ -371,7 +393,7 @@ fn differential(example: &str, fixture: &str) {
     assert_eq!(
         normalize(&got),
         want,
-        "{example}/{fixture}: Flink wrote {got:#?}\nthe simulator's changelog implies {:#?}",
+        "{example}/{fixture}: Flink wrote {got:#?}\nthe simulator's changelog implies {:#?}\nFlink's job failed: {failed:?}",
         case.expected
     );
 }
