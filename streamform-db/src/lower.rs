@@ -114,10 +114,11 @@ impl Planning {
             ("count", _) => ArrowType::Int64,
             ("char_length" | "character_length", _) => ArrowType::Int32,
             ("date_part", _) => ArrowType::Int64,
-            ("sum" | "min" | "max" | "abs" | "floor" | "ceil" | "round" | "mod", Some(t)) => {
-                t.clone()
-            }
-            ("sum" | "min" | "max", None) => ArrowType::Int64,
+            (
+                "sum" | "min" | "max" | "avg" | "abs" | "floor" | "ceil" | "round" | "mod",
+                Some(t),
+            ) => t.clone(),
+            ("sum" | "min" | "max" | "avg", None) => ArrowType::Int64,
             _ => ArrowType::Utf8,
         }
     }
@@ -236,7 +237,7 @@ impl Catalog {
             .iter()
             .map(|f| ArrowField::new(&f.name, arrow_type(f.ty), f.nullable))
             .collect();
-        let aggregates = ["sum", "count", "min", "max"]
+        let aggregates = ["sum", "count", "min", "max", "avg"]
             .into_iter()
             .map(|n| (n, Arc::new(AggregateUDF::new_from_impl(Planning::new(n)))))
             .collect();
@@ -787,7 +788,7 @@ impl Lowering<'_> {
                     schema.push(Field {
                         name: call.name(),
                         ty: call.ty,
-                        nullable: call.func != AggFunc::Count,
+                        nullable: !matches!(call.func, AggFunc::Count | AggFunc::CountDistinct),
                     });
                     calls.push(call);
                 }
@@ -1110,20 +1111,18 @@ impl Lowering<'_> {
                 crate::sql_help(),
             ));
         };
-        let Some(func_kind) = AggFunc::from_name(func.name()) else {
-            return Err(self.err(
-                Code::UnsupportedSql,
-                format!("the aggregate `{}` is not supported yet", func.name()),
-                "the aggregates are sum, count, min and max",
-            ));
+        let func_kind = match (AggFunc::from_name(func.name()), params.distinct) {
+            (Some(AggFunc::Count), true) => AggFunc::CountDistinct,
+            (Some(f), false) => f,
+            // The SQL check refuses the rest, pointing at the call.
+            _ => {
+                return Err(self.err(
+                    Code::UnsupportedSql,
+                    format!("the aggregate `{e}` is not supported yet"),
+                    "the aggregates are sum, count, count(distinct x), min, max and avg",
+                ));
+            }
         };
-        if params.distinct {
-            return Err(self.err(
-                Code::UnsupportedSql,
-                format!("`{}(DISTINCT ...)` is not supported yet", func.name()),
-                "aggregate every row, or deduplicate the rows in an upstream model",
-            ));
-        }
         let mut computed = None;
         let arg = match params.args.as_slice() {
             [DfExpr::Column(c)] => Some(self.column(df, c)?),
@@ -1156,11 +1155,13 @@ impl Lowering<'_> {
         let ty = match (func_kind.accumulator_type(arg_type), arg_type) {
             (Some(t), _) => t,
             (None, Some(t)) => {
-                return Err(self.err(
-                    Code::TypeMismatch,
-                    format!("`{name}` is not supported over a {t} column"),
-                    "sum takes numbers; min and max take numbers, strings and timestamps",
-                ));
+                return Err(self
+                    .err(
+                        Code::TypeMismatch,
+                        format!("`{name}` is not supported over a {t} column"),
+                        "sum and avg take numbers; min and max take numbers, strings and timestamps",
+                    )
+                    .with_span(self.span_of(inner)));
             }
             (None, None) => {
                 return Err(self.err(

@@ -30,6 +30,28 @@ pub fn byte_span(text: &str, span: sqlparser::tokenizer::Span) -> Option<Range<u
     Some(start..end.max(start + 1).min(text.len().max(start + 1)))
 }
 
+/// The end of the parenthesized list that opens at or after `from` (past its closing
+/// parenthesis), or `from` when there is none: `COUNT(DISTINCT *)` read from `COUNT`.
+fn through_parenthesis(text: &str, from: usize) -> usize {
+    let rest = &text[from..];
+    let Some(open) = rest.find('(') else {
+        return from;
+    };
+    if !rest[..open].trim().is_empty() {
+        return from;
+    }
+    let mut depth = 0;
+    for (i, c) in rest[open..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' if depth == 1 => return from + open + i + 1,
+            ')' => depth -= 1,
+            _ => {}
+        }
+    }
+    from
+}
+
 /// The result of parsing one model file: the single query, or the diagnostics that stop it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParsedModel {
@@ -718,16 +740,8 @@ impl Validator<'_> {
             self.scalar_function(e, f, &name, aggregates_allowed);
             return;
         }
-        if name == "avg" {
-            self.refuse(
-                "AVG",
-                e.span(),
-                "compute sum(x) and count(x) and divide them in a downstream model",
-            );
-            return;
-        }
-        if !matches!(name.as_str(), "sum" | "count" | "min" | "max") {
-            self.refuse(&format!("calling the function `{}`", f.name), e.span(), "the aggregates are sum, count, min and max; docs/sql.md lists the scalar functions");
+        if !matches!(name.as_str(), "sum" | "count" | "min" | "max" | "avg") {
+            self.refuse(&format!("calling the function `{}`", f.name), e.span(), "the aggregates are sum, count, min, max and avg; docs/sql.md lists the scalar functions");
             return;
         }
         if !aggregates_allowed {
@@ -760,11 +774,38 @@ impl Validator<'_> {
             );
             return;
         };
-        if list.duplicate_treatment.is_some() || !list.clauses.is_empty() {
+        let distinct = matches!(
+            list.duplicate_treatment,
+            Some(ast::DuplicateTreatment::Distinct)
+        );
+        if (distinct && name != "count") || !list.clauses.is_empty() {
             self.refuse(
                 &format!("{}(DISTINCT ...)", name.to_uppercase()),
                 e.span(),
-                "to count distinct values, group by the column in an upstream model and count that model's rows",
+                "COUNT(DISTINCT x) is the one aggregate over distinct values; for the others, keep one row per value in an upstream model (upsert by the value) and aggregate that",
+            );
+            return;
+        }
+        if distinct
+            && matches!(
+                list.args.as_slice(),
+                [FunctionArg::Unnamed(FunctionArgExpr::Wildcard)]
+            )
+        {
+            // The parser's span ends at the name (a `*` has no position): point at the call
+            // through its closing parenthesis.
+            let span = byte_span(self.text, e.span())
+                .map(|r| r.start..through_parenthesis(self.text, r.end));
+            self.diags.push(
+                Diagnostic::error(
+                    Code::UnsupportedSql,
+                    format!(
+                        "model `{}`: COUNT(DISTINCT *) is not supported yet",
+                        self.model
+                    ),
+                )
+                .with_span(span)
+                .with_help("count the distinct values of one column: COUNT(DISTINCT customer_id)"),
             );
             return;
         }
@@ -1002,8 +1043,16 @@ mod tests {
                 "model `m`: LIMIT is not supported yet",
             ),
             (
-                "SELECT avg(a) FROM source('o')",
-                "model `m`: AVG is not supported yet",
+                "SELECT sum(DISTINCT a) FROM source('o')",
+                "model `m`: SUM(DISTINCT ...) is not supported yet",
+            ),
+            (
+                "SELECT count(DISTINCT *) FROM source('o')",
+                "model `m`: COUNT(DISTINCT *) is not supported yet",
+            ),
+            (
+                "SELECT stddev(a) FROM source('o')",
+                "model `m`: calling the function `stddev` is not supported yet",
             ),
             (
                 "SELECT a ILIKE 'x%' AS c FROM source('o')",

@@ -699,7 +699,7 @@ fn keep_last_row(from: &str, key: &[String], schema: &[Field], i: usize) -> Stri
 }
 
 /// An aggregate call computing D4's accumulator type in Flink: SUM over int32 is generated
-/// over a CAST to BIGINT (Flink would otherwise sum in INT).
+/// over a CAST to BIGINT (Flink would otherwise sum in INT); AVG's types are Flink's own.
 fn aggregate_call(call: &AggCall, input: &[Field]) -> String {
     let Some(arg) = &call.arg else {
         return "COUNT(*)".into();
@@ -707,6 +707,7 @@ fn aggregate_call(call: &AggCall, input: &[Field]) -> String {
     let arg_ty = input.iter().find(|f| &f.name == arg).map(|f| f.ty);
     let arg_sql = match (call.func, arg_ty) {
         (AggFunc::Sum, Some(DataType::Int32)) => format!("CAST({} AS BIGINT)", ident(arg)),
+        (AggFunc::CountDistinct, _) => format!("DISTINCT {}", ident(arg)),
         _ => ident(arg),
     };
     format!("{}({arg_sql})", call.func.name().to_uppercase())

@@ -7,7 +7,7 @@
 use std::fmt;
 
 use crate::expr::Expr;
-use crate::types::DataType;
+use crate::types::{DataType, MAX_DECIMAL_PRECISION};
 
 /// One output column. Nullability is inferred by the frontend and is not part of any
 /// fingerprint.
@@ -175,54 +175,81 @@ pub enum AggFunc {
     Sum,
     /// `count(*)` counts rows, `count(x)` counts non-null values; always int64.
     Count,
+    /// `count(distinct x)`: the number of different non-null values; int64.
+    CountDistinct,
     /// `min`: the smallest non-null value, in the argument's type.
     Min,
     /// `max`: the largest non-null value, in the argument's type.
     Max,
+    /// `avg`: the sum of the non-null values divided by their count, in Flink's result
+    /// type: integers stay integers (the quotient truncated toward zero), float64 stays
+    /// float64, decimal(p,s) gives decimal(38, max(6, s)) rounded half away from zero.
+    Avg,
 }
 
 impl AggFunc {
-    /// The lowercase function name (`sum`, `count`, `min`, `max`), as used in call names.
+    /// The SQL function's lowercase name (`sum`, `count`, `min`, `max`, `avg`; `count` for
+    /// `count(distinct x)`).
     pub fn name(self) -> &'static str {
         match self {
             AggFunc::Sum => "sum",
-            AggFunc::Count => "count",
+            AggFunc::Count | AggFunc::CountDistinct => "count",
             AggFunc::Min => "min",
             AggFunc::Max => "max",
+            AggFunc::Avg => "avg",
         }
     }
 
-    /// The function a lowercase name calls; the inverse of [`AggFunc::name`].
+    /// The function a lowercase name calls (without DISTINCT); the inverse of
+    /// [`AggFunc::name`] for every function but `count(distinct x)`.
     pub fn from_name(name: &str) -> Option<AggFunc> {
-        [AggFunc::Sum, AggFunc::Count, AggFunc::Min, AggFunc::Max]
-            .into_iter()
-            .find(|f| f.name() == name)
+        [
+            AggFunc::Sum,
+            AggFunc::Count,
+            AggFunc::Min,
+            AggFunc::Max,
+            AggFunc::Avg,
+        ]
+        .into_iter()
+        .find(|f| f.name() == name)
     }
 
     /// The accumulator (and result) type over an argument of type `arg` (`None` for
-    /// `count(*)`), by DECISIONS D4: count is int64; sum widens integers to int64 and
-    /// decimals to precision 38 with their scale, and keeps float64; min and max keep
-    /// their argument's type, boolean excepted. `None` where the call is not defined.
+    /// `count(*)`), by DECISIONS D4 and D14: counts are int64; sum widens integers to
+    /// int64 and decimals to precision 38 with their scale, and keeps float64; min and max
+    /// keep their argument's type, boolean excepted; avg follows Flink (integers and
+    /// float64 keep their type, decimal(p,s) gives decimal(38, max(6, s))). `None` where
+    /// the call is not defined.
     pub fn accumulator_type(self, arg: Option<DataType>) -> Option<DataType> {
         use DataType::*;
         match (self, arg) {
             (AggFunc::Count, _) => Some(Int64),
             (_, None) => None,
+            (AggFunc::CountDistinct, Some(_)) => Some(Int64),
             (AggFunc::Sum, Some(Int32 | Int64)) => Some(Int64),
             (AggFunc::Sum, Some(Decimal { scale, .. })) => Some(Decimal {
-                precision: 38,
+                precision: MAX_DECIMAL_PRECISION,
                 scale,
             }),
-            (AggFunc::Sum, Some(Float64)) => Some(Float64),
-            (AggFunc::Sum, Some(_)) => None,
+            (AggFunc::Sum | AggFunc::Avg, Some(Float64)) => Some(Float64),
+            (AggFunc::Avg, Some(t @ (Int32 | Int64))) => Some(t),
+            (AggFunc::Avg, Some(Decimal { scale, .. })) => Some(Decimal {
+                precision: MAX_DECIMAL_PRECISION,
+                scale: scale.max(6),
+            }),
+            (AggFunc::Sum | AggFunc::Avg, Some(_)) => None,
             (AggFunc::Min | AggFunc::Max, Some(Boolean)) => None,
             (AggFunc::Min | AggFunc::Max, Some(t)) => Some(t),
         }
     }
 
-    /// The call's name: `sum(amount)`, `count(*)`.
+    /// The call's name: `sum(amount)`, `count(*)`, `count(distinct customer_id)`.
     pub fn call_name(self, arg: Option<&str>) -> String {
-        format!("{}({})", self.name(), arg.unwrap_or("*"))
+        let arg = arg.unwrap_or("*");
+        match self {
+            AggFunc::CountDistinct => format!("count(distinct {arg})"),
+            _ => format!("{}({arg})", self.name()),
+        }
     }
 }
 
@@ -619,12 +646,45 @@ mod tests {
             (AggFunc::Min, Some(dec), Some(dec)),
             (AggFunc::Max, Some(Timestamp), Some(Timestamp)),
             (AggFunc::Max, Some(Boolean), None),
+            (AggFunc::Avg, Some(Int32), Some(Int32)),
+            (AggFunc::Avg, Some(Int64), Some(Int64)),
+            (AggFunc::Avg, Some(Float64), Some(Float64)),
+            (
+                AggFunc::Avg,
+                Some(dec),
+                Some(Decimal {
+                    precision: 38,
+                    scale: 6,
+                }),
+            ),
+            (
+                AggFunc::Avg,
+                Some(Decimal {
+                    precision: 12,
+                    scale: 7,
+                }),
+                Some(Decimal {
+                    precision: 38,
+                    scale: 7,
+                }),
+            ),
+            (AggFunc::Avg, Some(Timestamp), None),
+            (AggFunc::Avg, None, None),
         ] {
             assert_eq!(func.accumulator_type(arg), want, "{func:?} {arg:?}");
             assert_eq!(AggFunc::from_name(func.name()), Some(func));
         }
-        assert_eq!(AggFunc::from_name("avg"), None);
+        assert_eq!(AggFunc::CountDistinct.accumulator_type(None), None);
+        assert_eq!(
+            AggFunc::CountDistinct.accumulator_type(Some(String)),
+            Some(Int64)
+        );
+        assert_eq!(AggFunc::from_name("stddev"), None);
         assert_eq!(AggFunc::Sum.call_name(Some("amount")), "sum(amount)");
         assert_eq!(AggFunc::Count.call_name(None), "count(*)");
+        assert_eq!(
+            AggFunc::CountDistinct.call_name(Some("customer_id")),
+            "count(distinct customer_id)"
+        );
     }
 }

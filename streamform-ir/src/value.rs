@@ -110,6 +110,32 @@ impl Decimal {
         })
     }
 
+    /// This value divided by a count, at `scale` (at least the value's own), rounded half
+    /// away from zero (Flink's HALF_UP), as AVG computes its result from its sum and count.
+    /// Divides digit by digit, so a sum near 38 digits does not overflow on the way. `None`
+    /// when `count` is not positive, `scale` is below the value's, or the quotient has more
+    /// than 38 digits.
+    pub fn div_count(self, count: i64, scale: u8) -> Option<Decimal> {
+        if count <= 0 || scale < self.scale {
+            return None;
+        }
+        let n = i128::from(count);
+        let f = pow10(u32::from(scale - self.scale))?;
+        let (q, r) = (self.mantissa / n, self.mantissa % n);
+        // |r| < count < 2^63, so r * f stays in range unless the scales differ by more
+        // than 19 digits (AVG's differ by at most 6).
+        let scaled = r.checked_mul(f)?;
+        let (q2, r2) = (scaled / n, scaled % n);
+        let away = if r2.unsigned_abs() * 2 >= n.unsigned_abs() {
+            self.mantissa.signum()
+        } else {
+            0
+        };
+        let mantissa = q.checked_mul(f)?.checked_add(q2)?.checked_add(away)?;
+        let d = Decimal { mantissa, scale };
+        d.in_max_precision().then_some(d)
+    }
+
     /// This value as a `decimal(precision, scale)`: exact rescale and a digit check.
     ///
     /// # Errors
@@ -566,6 +592,34 @@ mod tests {
         // Rows and keyed state are vectors of values: their size is the simulator's memory.
         assert_eq!(std::mem::size_of::<Decimal>(), 24);
         assert_eq!(std::mem::size_of::<Value>(), 32);
+    }
+
+    #[test]
+    fn a_decimal_divides_by_a_count_half_away_from_zero() {
+        // 4.75 / 3 = 1.58333.. at scale 6, as Flink's AVG over decimal(10,2).
+        assert_eq!(dec("4.75").div_count(3, 6).unwrap().to_string(), "1.583333");
+        // 3.1234568 / 3 = 1.04115226.. → 1.0411523 at scale 7.
+        assert_eq!(
+            dec("3.1234568").div_count(3, 7).unwrap().to_string(),
+            "1.0411523"
+        );
+        assert_eq!(
+            dec("-0.000005").div_count(2, 6).unwrap().to_string(),
+            "-0.000003"
+        );
+        assert_eq!(
+            dec("0.000005").div_count(2, 6).unwrap().to_string(),
+            "0.000003"
+        );
+        assert_eq!(dec("2").div_count(4, 6).unwrap().to_string(), "0.500000");
+        // A sum of 38 digits divides without overflowing on the way.
+        let big = Decimal::new(9_999_999_999_999_999_999_999_999_999_999_999_999, 6);
+        assert_eq!(
+            { big.div_count(3, 6).unwrap().mantissa },
+            3_333_333_333_333_333_333_333_333_333_333_333_333
+        );
+        assert_eq!(dec("1").div_count(0, 6), None);
+        assert_eq!(dec("1.5").div_count(1, 0), None);
     }
 
     #[test]

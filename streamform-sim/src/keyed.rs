@@ -1,8 +1,8 @@
 //! Keyed state: each key's group values and accumulators stored side by side in chunks of
 //! one arena, found through a hash table of entry numbers.
 //!
-//! One entry per key is `width` values (the key's, then the accumulators), which is also the
-//! aggregate's output row, so emitting a key's row copies one slice. Chunks are fixed in size
+//! One entry per key is `width` values (the key's, then the accumulators), whose prefix is
+//! the aggregate's output row, so emitting a key's row copies one slice. Chunks are fixed in size
 //! and never move, so growing the state never copies it (a `Vec` of rows would double and
 //! copy), and the table holds 4-byte entry numbers rather than two heap pointers per key.
 
@@ -83,6 +83,16 @@ impl KeyedState {
             KeyedState::hash(&slot(chunks, width, e as usize)[..key_len])
         });
         entry
+    }
+
+    /// Values per entry: the key's, then the accumulators.
+    pub(crate) fn width(&self) -> usize {
+        self.width
+    }
+
+    /// Number of keys held; also the entry the next new key gets.
+    pub(crate) fn len(&self) -> usize {
+        self.len
     }
 
     /// The key of an entry.

@@ -349,24 +349,51 @@ impl Project {
     }
 }
 
+/// How a sum adds: over int32/int64 in int64, over decimal(p,s) in decimal(38,s), over
+/// float64 in float64.
+#[derive(Debug, Clone, Copy)]
+enum SumOf {
+    Int,
+    Decimal(u8),
+    Float,
+}
+
+impl SumOf {
+    /// How a sum (or an avg's sum) of values of type `arg` adds.
+    fn of(arg: DataType) -> SumOf {
+        match arg {
+            DataType::Decimal { scale, .. } => SumOf::Decimal(scale),
+            DataType::Float64 => SumOf::Float,
+            _ => SumOf::Int,
+        }
+    }
+}
+
 /// What one accumulator does, with its argument's row index.
 #[derive(Debug, Clone, Copy)]
 enum AccKind {
-    /// sum over int32 / int64, kept as int64.
-    SumInt(usize),
-    /// sum over decimal(p,s), kept as decimal(38,s).
-    SumDecimal {
-        arg: usize,
-        scale: u8,
-    },
-    /// sum over float64.
-    SumFloat(usize),
+    /// sum(x).
+    Sum(usize, SumOf),
     /// count(*): every row.
     CountStar,
     /// count(x): non-null x.
     Count(usize),
+    /// count(distinct x): non-null x not seen before for the key; the values seen are in
+    /// the aggregate's set number `set`.
+    CountDistinct {
+        arg: usize,
+        set: usize,
+    },
     Min(usize),
     Max(usize),
+    /// avg(x): the result, computed from a sum and a count of the non-null values kept in
+    /// the entry's hidden values at `hidden` and `hidden + 1`.
+    Avg {
+        arg: usize,
+        of: SumOf,
+        out: DataType,
+        hidden: usize,
+    },
 }
 
 struct Call {
@@ -378,12 +405,23 @@ struct Call {
 /// 10^38 - 1, the largest mantissa of a decimal(38, s).
 const MAX_MANTISSA_38: u128 = 99_999_999_999_999_999_999_999_999_999_999_999_999;
 
+/// The values count(distinct x) has seen, per key: (the key's entry, the value).
+type Seen = hashbrown::HashSet<(u32, Value), rustc_hash::FxBuildHasher>;
+
 /// GROUP BY: keyed state from the group-by values to one accumulator per call, typed as the
-/// node's state fingerprint says (spec: "State"; D4, D9, D10).
+/// node's state fingerprint says (spec: "State"; D4, D9, D10, D14).
+///
+/// An entry of the keyed store is the key's values, the calls' results (the row the
+/// aggregate emits), then the hidden values some calls compute their result from: an avg's
+/// sum and count. count(distinct x) keeps the values it has seen in a set of its own.
 pub(crate) struct Aggregate {
     group: Vec<usize>,
     calls: Vec<Call>,
     state: KeyedState,
+    /// Values per emitted row: the key's and the calls' results.
+    out_width: usize,
+    /// One set per count(distinct x) call.
+    seen: Vec<Seen>,
     key_buf: Vec<Value>,
     /// A new key's accumulators before they are stored.
     acc_buf: Vec<Value>,
@@ -455,6 +493,9 @@ impl Aggregate {
             group.push(i);
         }
         let mut compiled = Vec::with_capacity(calls.len());
+        // Hidden values follow the calls' results in an entry's accumulators.
+        let mut hidden = calls.len();
+        let mut sets = 0;
         for ((call, acc), field) in calls
             .iter()
             .zip(&keyed.accumulators)
@@ -486,32 +527,48 @@ impl Aggregate {
                     field.ty, call.ty
                 )));
             }
-            let kind = match (call.func, arg, call.ty) {
-                (AggFunc::Count, None, _) => AccKind::CountStar,
-                (AggFunc::Count, Some(i), _) => AccKind::Count(i),
-                (AggFunc::Sum, Some(i), DataType::Int64) => AccKind::SumInt(i),
-                (AggFunc::Sum, Some(i), DataType::Decimal { scale, .. }) => {
-                    AccKind::SumDecimal { arg: i, scale }
+            let kind = match (call.func, arg.zip(arg_ty)) {
+                (AggFunc::Count, None) => AccKind::CountStar,
+                (AggFunc::Count, Some((i, _))) => AccKind::Count(i),
+                (AggFunc::CountDistinct, Some((arg, _))) => {
+                    sets += 1;
+                    AccKind::CountDistinct { arg, set: sets - 1 }
                 }
-                (AggFunc::Sum, Some(i), _) => AccKind::SumFloat(i),
-                (AggFunc::Min, Some(i), _) => AccKind::Min(i),
-                (AggFunc::Max, Some(i), _) => AccKind::Max(i),
-                (_, None, _) => unreachable!("d4_type refuses sum/min/max without an argument"),
+                (AggFunc::Sum, Some((i, t))) => AccKind::Sum(i, SumOf::of(t)),
+                (AggFunc::Min, Some((i, _))) => AccKind::Min(i),
+                (AggFunc::Max, Some((i, _))) => AccKind::Max(i),
+                (AggFunc::Avg, Some((arg, t))) => {
+                    hidden += 2;
+                    AccKind::Avg {
+                        arg,
+                        of: SumOf::of(t),
+                        out: call.ty,
+                        hidden: hidden - 2,
+                    }
+                }
+                (_, None) => {
+                    unreachable!("d4_type refuses every call but count(*) without an argument")
+                }
             };
             compiled.push(Call { kind, name });
         }
+        let out_width = group_by.len() + calls.len();
         Ok(Aggregate {
             group,
             calls: compiled,
-            state: KeyedState::new(group_by.len(), group_by.len() + calls.len()),
-            acc_buf: Vec::with_capacity(calls.len()),
+            state: KeyedState::new(group_by.len(), group_by.len() + hidden),
+            out_width,
+            seen: (0..sets).map(|_| Seen::default()).collect(),
+            acc_buf: Vec::with_capacity(hidden),
             key_buf: Vec::with_capacity(group_by.len()),
         })
     }
 
     /// Folds an insert into its key's accumulators. On a key's first row the output is an
-    /// insert of the group values and accumulators; afterwards an update (before = the row
-    /// last emitted) when any accumulator changed, and nothing when none did (D10).
+    /// insert of the group values and results; afterwards an update (before = the row last
+    /// emitted) when the row differs from the one last emitted, and nothing when it does
+    /// not (D10; Flink compares the rows too, which matters for avg and count(distinct x),
+    /// whose results can stay while their state moves).
     fn process<'a>(&mut self, rec: Rec<'a>) -> Result<Option<Rec<'a>>, Fault> {
         if rec.op != Op::Insert {
             return Err(Fault::plain(format!(
@@ -525,44 +582,83 @@ impl Aggregate {
             .extend(self.group.iter().map(|&i| row[i].clone()));
         match self.state.find(&self.key_buf) {
             Ok(entry) => {
-                // The row as last emitted: the update's before-image, and the undo record if
-                // an accumulator fails half-way through.
+                // The entry as it was: the update's before-image, and the undo record if an
+                // accumulator fails half-way through.
                 let before = self.state.row(entry).to_vec();
-                match fold(&self.calls, self.state.accumulators_mut(entry), row) {
-                    Ok(true) => Ok(Some(Rec {
-                        op: Op::Update,
-                        row: Cow::Owned(self.state.row(entry).to_vec()),
-                        before: Some(Cow::Owned(before)),
-                    })),
-                    Ok(false) => Ok(None),
-                    Err(f) => {
-                        self.state
-                            .accumulators_mut(entry)
-                            .clone_from_slice(&before[self.key_buf.len()..]);
-                        Err(f)
-                    }
+                let folded = fold(
+                    &self.calls,
+                    self.state.accumulators_mut(entry),
+                    row,
+                    entry_number(entry),
+                    &mut self.seen,
+                );
+                if let Err(f) = folded {
+                    self.state
+                        .accumulators_mut(entry)
+                        .clone_from_slice(&before[self.key_buf.len()..]);
+                    return Err(f);
                 }
+                let after = &self.state.row(entry)[..self.out_width];
+                if after == &before[..self.out_width] {
+                    return Ok(None);
+                }
+                let mut before = before;
+                before.truncate(self.out_width);
+                Ok(Some(Rec {
+                    op: Op::Update,
+                    row: Cow::Owned(after.to_vec()),
+                    before: Some(Cow::Owned(before)),
+                }))
             }
             Err(vacant) => {
                 // A fresh key's accumulators: counts at 0, everything else null.
                 self.acc_buf.clear();
-                self.acc_buf.extend(self.calls.iter().map(|c| match c.kind {
-                    AccKind::CountStar | AccKind::Count(_) => Value::Int64(0),
-                    _ => Value::Null,
-                }));
-                fold(&self.calls, &mut self.acc_buf, row)?;
+                self.acc_buf
+                    .resize(self.state.width() - self.key_buf.len(), Value::Null);
+                for (acc, call) in self.acc_buf.iter_mut().zip(&self.calls) {
+                    if matches!(
+                        call.kind,
+                        AccKind::CountStar | AccKind::Count(_) | AccKind::CountDistinct { .. }
+                    ) {
+                        *acc = Value::Int64(0);
+                    }
+                }
+                for call in &self.calls {
+                    if let AccKind::Avg { hidden, .. } = call.kind {
+                        self.acc_buf[hidden + 1] = Value::Int64(0);
+                    }
+                }
+                fold(
+                    &self.calls,
+                    &mut self.acc_buf,
+                    row,
+                    entry_number(self.state.len()),
+                    &mut self.seen,
+                )?;
                 let entry = self.state.insert(vacant, &self.key_buf, &self.acc_buf);
                 Ok(Some(Rec::insert(Cow::Owned(
-                    self.state.row(entry).to_vec(),
+                    self.state.row(entry)[..self.out_width].to_vec(),
                 ))))
             }
         }
     }
 
-    /// The keyed state as (key, accumulators) pairs sorted by key.
+    /// The keyed state as (key, results) pairs sorted by key.
     pub(crate) fn snapshot(&self) -> Vec<(Vec<Value>, Vec<Value>)> {
+        let results = self.calls.len();
         sorted(&self.state)
+            .into_iter()
+            .map(|(k, mut v)| {
+                v.truncate(results);
+                (k, v)
+            })
+            .collect()
     }
+}
+
+/// An entry's number as count(distinct x) sets store it (the store holds at most 2^32).
+fn entry_number(entry: usize) -> u32 {
+    u32::try_from(entry).expect("at most 2^32 keys in one aggregate")
 }
 
 /// Keyed state as (key, stored values) pairs sorted by key.
@@ -596,82 +692,35 @@ fn overflow(call: &Call) -> Fault {
     Fault::eval(&call.name, &EvalError::Arith(ArithError::Overflow))
 }
 
-/// Applies one input row to every accumulator in place (D4: sum, min and max ignore nulls;
-/// count(x) counts non-null values). Returns whether any accumulator changed (D10).
+/// Applies one input row to the accumulators of the key at `entry` in place (D4: sum, min,
+/// max and avg ignore nulls; count(x) and count(distinct x) count non-null values). A
+/// failure leaves a value count(distinct x) met in its set, which no one reads again: a
+/// failed simulator stays failed.
 #[inline]
-fn fold(calls: &[Call], accs: &mut [Value], row: &[Value]) -> Result<bool, Fault> {
-    let mut changed = false;
-    for (call, acc) in calls.iter().zip(accs.iter_mut()) {
+fn fold(
+    calls: &[Call],
+    accs: &mut [Value],
+    row: &[Value],
+    entry: u32,
+    seen: &mut [Seen],
+) -> Result<(), Fault> {
+    for (i, call) in calls.iter().enumerate() {
         match call.kind {
-            AccKind::SumInt(i) => {
-                let v = match &row[i] {
-                    Value::Null => continue,
-                    Value::Int32(v) => i64::from(*v),
-                    Value::Int64(v) => *v,
-                    other => return Err(wrong_type(call, other)),
-                };
-                match acc {
-                    Value::Null => *acc = Value::Int64(v),
-                    Value::Int64(_) if v == 0 => continue,
-                    Value::Int64(a) => *a = a.checked_add(v).ok_or_else(|| overflow(call))?,
-                    other => return Err(wrong_type(call, other)),
-                }
-                changed = true;
-            }
-            AccKind::SumDecimal { arg, scale } => {
-                let v = match &row[arg] {
-                    Value::Null => continue,
-                    Value::Decimal(d) if d.scale == scale => *d,
-                    Value::Decimal(d) => d.fit(38, scale).map_err(|_| overflow(call))?,
-                    other => return Err(wrong_type(call, other)),
-                };
-                let sum = match acc {
-                    Value::Null => v.mantissa,
-                    Value::Decimal(_) if v.mantissa == 0 => continue,
-                    Value::Decimal(a) => a
-                        .mantissa
-                        .checked_add(v.mantissa)
-                        .ok_or_else(|| overflow(call))?,
-                    other => return Err(wrong_type(call, other)),
-                };
-                if sum.unsigned_abs() > MAX_MANTISSA_38 {
-                    return Err(overflow(call));
-                }
-                *acc = Value::Decimal(Decimal::new(sum, scale));
-                changed = true;
-            }
-            AccKind::SumFloat(i) => {
-                let v = match &row[i] {
-                    Value::Null => continue,
-                    Value::Float64(f) => f.0,
-                    other => return Err(wrong_type(call, other)),
-                };
-                let sum = match acc {
-                    Value::Null => v,
-                    Value::Float64(a) => a.0 + v,
-                    other => return Err(wrong_type(call, other)),
-                };
-                if !sum.is_finite() && v.is_finite() {
-                    return Err(overflow(call));
-                }
-                let new = Value::Float64(F64(sum));
-                if *acc != new {
-                    *acc = new;
-                    changed = true;
+            AccKind::Sum(arg, of) => add(call, of, &mut accs[i], &row[arg])?,
+            AccKind::CountStar => bump(call, &mut accs[i])?,
+            AccKind::Count(arg) => {
+                if !row[arg].is_null() {
+                    bump(call, &mut accs[i])?;
                 }
             }
-            AccKind::CountStar => {
-                bump(call, acc)?;
-                changed = true;
-            }
-            AccKind::Count(i) => {
-                if !row[i].is_null() {
-                    bump(call, acc)?;
-                    changed = true;
+            AccKind::CountDistinct { arg, set } => {
+                let v = &row[arg];
+                if !v.is_null() && seen[set].insert((entry, v.clone())) {
+                    bump(call, &mut accs[i])?;
                 }
             }
-            AccKind::Min(i) | AccKind::Max(i) => {
-                let v = &row[i];
+            AccKind::Min(arg) | AccKind::Max(arg) => {
+                let v = &row[arg];
                 if v.is_null() {
                     continue;
                 }
@@ -680,16 +729,112 @@ fn fold(calls: &[Call], accs: &mut [Value], row: &[Value]) -> Result<bool, Fault
                 } else {
                     Ordering::Greater
                 };
-                // Replaced only by a strictly smaller (larger) value, so a replacement is a
-                // change.
+                let acc = &mut accs[i];
                 if acc.is_null() || v.sql_cmp(acc) == Some(want) {
                     *acc = v.clone();
-                    changed = true;
                 }
+            }
+            AccKind::Avg {
+                arg,
+                of,
+                out,
+                hidden,
+            } => {
+                let v = &row[arg];
+                if v.is_null() {
+                    continue;
+                }
+                add(call, of, &mut accs[hidden], v)?;
+                bump(call, &mut accs[hidden + 1])?;
+                accs[i] = average(call, of, out, &accs[hidden], &accs[hidden + 1])?;
             }
         }
     }
-    Ok(changed)
+    Ok(())
+}
+
+/// Adds `v` to a sum (null until the first non-null value; nulls are skipped).
+#[inline]
+fn add(call: &Call, of: SumOf, acc: &mut Value, v: &Value) -> Result<(), Fault> {
+    if v.is_null() {
+        return Ok(());
+    }
+    match of {
+        SumOf::Int => {
+            let v = match v {
+                Value::Int32(v) => i64::from(*v),
+                Value::Int64(v) => *v,
+                other => return Err(wrong_type(call, other)),
+            };
+            match acc {
+                Value::Null => *acc = Value::Int64(v),
+                Value::Int64(a) => *a = a.checked_add(v).ok_or_else(|| overflow(call))?,
+                other => return Err(wrong_type(call, other)),
+            }
+        }
+        SumOf::Decimal(scale) => {
+            let v = match v {
+                Value::Decimal(d) if d.scale == scale => *d,
+                Value::Decimal(d) => d.fit(38, scale).map_err(|_| overflow(call))?,
+                other => return Err(wrong_type(call, other)),
+            };
+            let sum = match acc {
+                Value::Null => v.mantissa,
+                Value::Decimal(a) => a
+                    .mantissa
+                    .checked_add(v.mantissa)
+                    .ok_or_else(|| overflow(call))?,
+                other => return Err(wrong_type(call, other)),
+            };
+            if sum.unsigned_abs() > MAX_MANTISSA_38 {
+                return Err(overflow(call));
+            }
+            *acc = Value::Decimal(Decimal::new(sum, scale));
+        }
+        SumOf::Float => {
+            let v = match v {
+                Value::Float64(f) => f.0,
+                other => return Err(wrong_type(call, other)),
+            };
+            let sum = match acc {
+                Value::Null => v,
+                Value::Float64(a) => a.0 + v,
+                other => return Err(wrong_type(call, other)),
+            };
+            if !sum.is_finite() && v.is_finite() {
+                return Err(overflow(call));
+            }
+            *acc = Value::Float64(F64(sum));
+        }
+    }
+    Ok(())
+}
+
+/// avg's result from its sum and its (positive) count, as Flink computes it: integer
+/// division truncating toward zero, float division, or decimal division rounded half away
+/// from zero at the result's scale.
+fn average(
+    call: &Call,
+    of: SumOf,
+    out: DataType,
+    sum: &Value,
+    count: &Value,
+) -> Result<Value, Fault> {
+    let Value::Int64(n) = *count else {
+        return Err(wrong_type(call, count));
+    };
+    match (of, sum, out) {
+        (SumOf::Int, Value::Int64(s), DataType::Int32) => i32::try_from(s / n)
+            .map(Value::Int32)
+            .map_err(|_| overflow(call)),
+        (SumOf::Int, Value::Int64(s), _) => Ok(Value::Int64(s / n)),
+        (SumOf::Float, Value::Float64(s), _) => Ok(Value::Float64(F64(s.0 / n as f64))),
+        (SumOf::Decimal(_), Value::Decimal(s), DataType::Decimal { scale, .. }) => s
+            .div_count(n, scale)
+            .map(Value::Decimal)
+            .ok_or_else(|| overflow(call)),
+        (_, other, _) => Err(wrong_type(call, other)),
+    }
 }
 
 fn bump(call: &Call, acc: &mut Value) -> Result<(), Fault> {

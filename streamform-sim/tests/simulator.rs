@@ -415,6 +415,164 @@ fn sum_over_only_nulls_is_null_and_int32_sums_as_int64() {
 }
 
 #[test]
+fn avg_follows_flinks_result_types_and_ignores_nulls() {
+    let plan = from_source(
+        "m",
+        "t",
+        &[
+            ("k", DataType::Int64),
+            ("i", DataType::Int32),
+            ("b", DataType::Int64),
+            ("f", DataType::Float64),
+            ("d", dec_ty(10, 2)),
+        ],
+        kafka("t"),
+    )
+    .aggregate(
+        &["k"],
+        &[
+            (AggFunc::Avg, Some("i")),
+            (AggFunc::Avg, Some("b")),
+            (AggFunc::Avg, Some("f")),
+            (AggFunc::Avg, Some("d")),
+        ],
+    )
+    .sink();
+    let out = changes(
+        &[plan],
+        &[
+            vec![i64v(1), NULL, NULL, NULL, NULL],
+            vec![i64v(1), i32v(1), i64v(-1), f64v(1.0), d("1.25", 2)],
+            vec![i64v(1), i32v(2), i64v(-2), f64v(2.5), d("2.5", 2)],
+            vec![i64v(1), i32v(2), i64v(-2), f64v(0.5), d("1", 2)],
+        ],
+    );
+    // Integers divide truncating toward zero (5/3 is 1, -5/3 is -1); a decimal(10,2)
+    // averages at decimal(38,6), rounded half away from zero (4.75/3 = 1.583333).
+    assert_eq!(
+        out,
+        vec![
+            ins(vec![i64v(1), NULL, NULL, NULL, NULL]),
+            upd(
+                vec![i64v(1), NULL, NULL, NULL, NULL],
+                vec![i64v(1), i32v(1), i64v(-1), f64v(1.0), d("1.25", 6)]
+            ),
+            upd(
+                vec![i64v(1), i32v(1), i64v(-1), f64v(1.0), d("1.25", 6)],
+                vec![i64v(1), i32v(1), i64v(-1), f64v(1.75), d("1.875", 6)]
+            ),
+            upd(
+                vec![i64v(1), i32v(1), i64v(-1), f64v(1.75), d("1.875", 6)],
+                vec![
+                    i64v(1),
+                    i32v(1),
+                    i64v(-1),
+                    f64v(4.0 / 3.0),
+                    d("1.583333", 6)
+                ]
+            ),
+        ]
+    );
+}
+
+#[test]
+fn an_avg_that_does_not_move_emits_nothing_though_its_sum_and_count_do() {
+    let plan = from_source(
+        "m",
+        "t",
+        &[("k", DataType::Int64), ("v", DataType::Int64)],
+        kafka("t"),
+    )
+    .aggregate(&["k"], &[(AggFunc::Avg, Some("v"))])
+    .sink();
+    let events = [
+        vec![i64v(1), i64v(2)],
+        vec![i64v(1), i64v(2)],
+        vec![i64v(1), i64v(3)],
+        vec![i64v(1), i64v(5)],
+    ];
+    let mut sim = Simulator::new(std::slice::from_ref(&plan)).unwrap();
+    for e in &events {
+        sim.push(e).unwrap();
+    }
+    // The keyed state reads as the results; the sum and count behind them stay inside.
+    assert_eq!(
+        sim.keyed_state(&node("m", NodeKind::Aggregate, 0)).unwrap(),
+        vec![(vec![i64v(1)], vec![i64v(3)])]
+    );
+    // 2, 2, 7/3 = 2: one insert; 12/4 = 3: one update.
+    assert_eq!(
+        sim.finish().unwrap().changes.to_vec(),
+        vec![
+            ins(vec![i64v(1), i64v(2)]),
+            upd(vec![i64v(1), i64v(2)], vec![i64v(1), i64v(3)])
+        ]
+    );
+}
+
+#[test]
+fn count_distinct_counts_each_non_null_value_once_per_key() {
+    let plan = from_source(
+        "m",
+        "t",
+        &[("k", DataType::Int64), ("v", DataType::String)],
+        kafka("t"),
+    )
+    .aggregate(
+        &["k"],
+        &[(AggFunc::CountDistinct, Some("v")), (AggFunc::Count, None)],
+    )
+    .sink();
+    let out = changes(
+        std::slice::from_ref(&plan),
+        &[
+            vec![i64v(1), s("a")],
+            vec![i64v(2), s("a")],
+            vec![i64v(1), NULL],
+            vec![i64v(1), s("a")],
+            vec![i64v(1), s("b")],
+        ],
+    );
+    assert_eq!(
+        out,
+        vec![
+            ins(vec![i64v(1), i64v(1), i64v(1)]),
+            ins(vec![i64v(2), i64v(1), i64v(1)]),
+            upd(
+                vec![i64v(1), i64v(1), i64v(1)],
+                vec![i64v(1), i64v(1), i64v(2)]
+            ),
+            upd(
+                vec![i64v(1), i64v(1), i64v(2)],
+                vec![i64v(1), i64v(1), i64v(3)]
+            ),
+            upd(
+                vec![i64v(1), i64v(1), i64v(3)],
+                vec![i64v(1), i64v(2), i64v(4)]
+            ),
+        ]
+    );
+    // Alone, a count(distinct x) that meets a value again emits nothing.
+    let plan = from_source(
+        "m",
+        "t",
+        &[("k", DataType::Int64), ("v", DataType::String)],
+        kafka("t"),
+    )
+    .aggregate(&["k"], &[(AggFunc::CountDistinct, Some("v"))])
+    .sink();
+    let out = changes(
+        &[plan],
+        &[
+            vec![i64v(1), s("a")],
+            vec![i64v(1), s("a")],
+            vec![i64v(1), NULL],
+        ],
+    );
+    assert_eq!(out, vec![ins(vec![i64v(1), i64v(1)])]);
+}
+
+#[test]
 fn null_grouping_values_form_their_own_group() {
     let plan = from_source(
         "m",

@@ -432,6 +432,15 @@ fn line_stats_on_flink_matches_the_simulator_aggregating_expressions() {
     differential("coverage", "tests/line_stats.yml");
 }
 
+/// D14: AVG over int32, int64, float64, a decimal and a decimal expression, and
+/// COUNT(DISTINCT x) over a column and an expression, give the same values and types on
+/// Flink, including the row that moves every sum and count but no result (nothing emitted).
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn averages_on_flink_match_the_simulator_with_avg_and_count_distinct() {
+    differential("coverage", "tests/averages.yml");
+}
+
 /// D14: CASE (searched, simple, without ELSE), COALESCE, NULLIF, BETWEEN and IN, with
 /// nulls, give the same values and types on Flink.
 #[test]

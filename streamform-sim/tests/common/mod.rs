@@ -194,13 +194,9 @@ impl Model {
         let calls: Vec<AggCall> = calls
             .iter()
             .map(|(func, arg)| {
-                let ty = match (func, arg.map(ty_of)) {
-                    (AggFunc::Count, _) => DataType::Int64,
-                    (AggFunc::Sum, Some(DataType::Int32 | DataType::Int64)) => DataType::Int64,
-                    (AggFunc::Sum, Some(DataType::Decimal { scale, .. })) => dec_ty(38, scale),
-                    (_, Some(t)) => t,
-                    (_, None) => panic!("{} needs an argument", func.name()),
-                };
+                let ty = func
+                    .accumulator_type(arg.map(ty_of))
+                    .unwrap_or_else(|| panic!("{} is not defined over {arg:?}", func.name()));
                 AggCall {
                     func: *func,
                     arg: arg.map(String::from),

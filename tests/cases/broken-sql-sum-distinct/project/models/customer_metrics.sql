@@ -1,5 +1,5 @@
 SELECT
     customer_id,
-    SUM(amount * 2) AS total_spend
+    SUM(DISTINCT amount) AS total_spend
 FROM source('orders')
 GROUP BY customer_id

@@ -1,5 +1,5 @@
 SELECT
     customer_id,
-    AVG(amount) AS total_spend
+    COUNT(DISTINCT *) AS total_spend
 FROM source('orders')
 GROUP BY customer_id

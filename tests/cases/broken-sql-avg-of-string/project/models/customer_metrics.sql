@@ -1,5 +1,5 @@
 SELECT
     customer_id,
-    COUNT(DISTINCT amount) AS total_spend
+    AVG(note) AS total_spend
 FROM source('orders')
 GROUP BY customer_id
