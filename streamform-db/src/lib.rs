@@ -14,6 +14,7 @@ pub mod config;
 pub mod db;
 pub mod diagnostic;
 pub mod fixture;
+pub mod interval;
 pub mod load;
 pub mod lower;
 pub mod parallel;

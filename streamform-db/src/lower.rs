@@ -400,6 +400,13 @@ impl Lowering<'_> {
                     ty: f.ty,
                 }
             }
+            DfExpr::Literal(..) if interval(e).is_some() => {
+                return Err(self.err(
+                    Code::TypeMismatch,
+                    "an INTERVAL stands on its own".into(),
+                    "an INTERVAL is added to or subtracted from a timestamp: seen_at + INTERVAL '5' MINUTE",
+                ));
+            }
             DfExpr::Literal(v, _) => literal(v).ok_or_else(|| {
                 self.err(
                     Code::UnsupportedSql,
@@ -457,6 +464,12 @@ impl Lowering<'_> {
                 } else {
                     any
                 }
+            }
+            DfExpr::BinaryExpr(b)
+                if matches!(b.op, DfOp::Plus | DfOp::Minus)
+                    && (interval(&b.left).is_some() || interval(&b.right).is_some()) =>
+            {
+                self.plus_interval(df, b)?
             }
             DfExpr::Case(c) => self.case(df, c)?,
             DfExpr::ScalarFunction(f) => self.call(df, f.func.name(), &f.args)?,
@@ -1097,6 +1110,47 @@ impl Lowering<'_> {
         })
     }
 
+    /// `t + INTERVAL ...`, `INTERVAL ... + t` and `t - INTERVAL ...`, over a timestamp `t`.
+    fn plus_interval(&self, df: &DFSchemaRef, b: &datafusion_expr::BinaryExpr) -> Lowered<Expr> {
+        let refuse = |what: String| {
+            self.err(
+                Code::TypeMismatch,
+                what,
+                "an INTERVAL is added to or subtracted from a timestamp: seen_at + INTERVAL '5' MINUTE, seen_at - INTERVAL '1' DAY",
+            )
+        };
+        let (t, by) = match (interval(&b.left), interval(&b.right)) {
+            (None, Some(by)) => (&b.left, by),
+            (Some(by), None) if b.op == DfOp::Plus => (&b.right, by),
+            (Some(_), None) => {
+                return Err(refuse(
+                    "a timestamp cannot be subtracted from an INTERVAL".into(),
+                ));
+            }
+            _ => {
+                return Err(refuse(
+                    "INTERVAL arithmetic on two intervals is not supported".into(),
+                ));
+            }
+        };
+        let t = self.expr(df, t)?;
+        if t.data_type() != DataType::Timestamp {
+            return Err(refuse(format!(
+                "an INTERVAL cannot be added to `{t}` of type {}",
+                t.data_type()
+            )));
+        }
+        let by = if b.op == DfOp::Minus {
+            by.negated()
+        } else {
+            by
+        };
+        Ok(Expr::PlusInterval {
+            expr: Box::new(t),
+            interval: by,
+        })
+    }
+
     /// The aggregate call `e`, and the projection item computing its argument when the
     /// argument is an expression rather than a column.
     fn agg_call(&self, df: &DFSchemaRef, e: &DfExpr) -> Lowered<(AggCall, Option<ProjectItem>)> {
@@ -1201,9 +1255,10 @@ fn may_be_null(e: &Expr, input: &[Field]) -> bool {
         Expr::Column { name, .. } => input.iter().any(|f| &f.name == name && f.nullable),
         Expr::Literal { value, .. } => value.is_null(),
         Expr::IsNull { .. } => false,
-        Expr::Not(inner) | Expr::Negative(inner) | Expr::Cast { expr: inner, .. } => {
-            may_be_null(inner, input)
-        }
+        Expr::Not(inner)
+        | Expr::Negative(inner)
+        | Expr::PlusInterval { expr: inner, .. }
+        | Expr::Cast { expr: inner, .. } => may_be_null(inner, input),
         Expr::Call { args, .. } => args.iter().any(|a| may_be_null(a, input)),
         Expr::Case {
             branches,
@@ -1300,6 +1355,22 @@ fn literal(v: &ScalarValue) -> Option<Expr> {
     Some(Expr::Literal { value, ty })
 }
 
+/// The interval a planned INTERVAL literal holds (see [`crate::interval::for_planning`]).
+fn interval(e: &DfExpr) -> Option<streamform_ir::Interval> {
+    match e {
+        DfExpr::Literal(ScalarValue::IntervalMonthDayNano(Some(v)), _) => {
+            let millis = i64::from(v.days)
+                .checked_mul(86_400_000)?
+                .checked_add(v.nanoseconds / 1_000_000)?;
+            Some(streamform_ir::Interval {
+                months: v.months,
+                millis,
+            })
+        }
+        _ => None,
+    }
+}
+
 /// Replaces `source('x')` / `ref('m')` in FROM with the plain name, for DataFusion.
 fn with_plain_relation(query: &Query, name: &str) -> Query {
     let mut q = query.clone();
@@ -1316,6 +1387,13 @@ fn with_plain_relation(query: &Query, name: &str) -> Query {
     let _ = sqlparser::ast::visit_expressions_mut(&mut q, |e| {
         if let Some(case) = as_case(e) {
             *e = case;
+        }
+        // An INTERVAL in a form DataFusion plans; the SQL check refused the ones that do
+        // not read.
+        if let sqlparser::ast::Expr::Interval(i) = e
+            && let Ok(interval) = crate::interval::read(i)
+        {
+            *i = crate::interval::for_planning(interval);
         }
         std::ops::ControlFlow::<()>::Continue(())
     });

@@ -30,6 +30,15 @@ pub fn byte_span(text: &str, span: sqlparser::tokenizer::Span) -> Option<Range<u
     Some(start..end.max(start + 1).min(text.len().max(start + 1)))
 }
 
+/// The INTERVAL literal `e` is, parentheses aside.
+fn as_interval(e: &SqlExpr) -> Option<&ast::Interval> {
+    match e {
+        SqlExpr::Interval(i) => Some(i),
+        SqlExpr::Nested(inner) => as_interval(inner),
+        _ => None,
+    }
+}
+
 /// The end of the parenthesized list that opens at or after `from` (past its closing
 /// parenthesis), or `from` when there is none: `COUNT(DISTINCT *)` read from `COUNT`.
 fn through_parenthesis(text: &str, from: usize) -> usize {
@@ -552,8 +561,34 @@ impl Validator<'_> {
                 ) {
                     self.refuse(&format!("the operator `{op}`"), e.span(), HELP_SURFACE);
                 }
-                self.expr(left, aggregates_allowed);
-                self.expr(right, aggregates_allowed);
+                // An INTERVAL is an operand of `t + i`, `i + t` or `t - i` only.
+                let (l, r) = (as_interval(left), as_interval(right));
+                match (l, r, op) {
+                    (Some(_), Some(_), _) => {
+                        self.refuse("arithmetic on two INTERVALs", e.span(), "add an INTERVAL to a timestamp: seen_at + INTERVAL '5' MINUTE");
+                        return;
+                    }
+                    (Some(i), None, B::Minus) => {
+                        self.diags.push(
+                            Diagnostic::error(
+                                Code::TypeMismatch,
+                                format!("model `{}`: a timestamp cannot be subtracted from an INTERVAL", self.model),
+                            )
+                            .with_span(self.interval_span(i, left.span()))
+                            .with_help("subtract the INTERVAL from the timestamp: seen_at - INTERVAL '5' MINUTE"),
+                        );
+                        return;
+                    }
+                    _ => {}
+                }
+                for (operand, interval) in [(left, l), (right, r)] {
+                    match interval {
+                        Some(i) if matches!(op, B::Plus | B::Minus) => {
+                            self.interval(i, operand.span());
+                        }
+                        _ => self.expr(operand, aggregates_allowed),
+                    }
+                }
             }
             SqlExpr::Cast {
                 kind,
@@ -590,11 +625,18 @@ impl Validator<'_> {
                 }
                 self.expr(expr, aggregates_allowed);
             }
-            SqlExpr::Interval(_) => self.refuse(
-                "INTERVAL",
-                e.span(),
-                "time arithmetic is not supported yet; compare timestamps with TIMESTAMP literals instead",
-            ),
+            SqlExpr::Interval(i) => {
+                if self.interval(i, e.span()) {
+                    self.diags.push(
+                        Diagnostic::error(
+                            Code::TypeMismatch,
+                            format!("model `{}`: an INTERVAL stands on its own", self.model),
+                        )
+                        .with_span(self.interval_span(i, e.span()))
+                        .with_help("an INTERVAL is added to or subtracted from a timestamp: seen_at + INTERVAL '5' MINUTE"),
+                    );
+                }
+            }
             SqlExpr::Function(f) if is_clock(f) => self.refuse(
                 &f.name.to_string().to_uppercase(),
                 e.span(),
@@ -828,6 +870,61 @@ impl Validator<'_> {
 }
 
 impl Validator<'_> {
+    /// Checks an INTERVAL literal (`span`: the parser's, its value's); whether it reads.
+    fn interval(&mut self, i: &ast::Interval, span: sqlparser::tokenizer::Span) -> bool {
+        match crate::interval::read(i) {
+            Ok(_) => true,
+            Err(refusal) => {
+                self.diags.push(
+                    Diagnostic::error(
+                        Code::UnsupportedSql,
+                        format!(
+                            "model `{}`: {} is not supported",
+                            self.model, refusal.message
+                        ),
+                    )
+                    .with_span(self.interval_span(i, span))
+                    .with_help(refusal.help),
+                );
+                false
+            }
+        }
+    }
+
+    /// Where an INTERVAL literal is, from the keyword through its units: the parser's span
+    /// covers only the value.
+    fn interval_span(
+        &self,
+        i: &ast::Interval,
+        span: sqlparser::tokenizer::Span,
+    ) -> Option<Range<usize>> {
+        let value = byte_span(self.text, span)?;
+        let before = self.text[..value.start].to_ascii_lowercase();
+        let start = before
+            .rfind("interval")
+            .filter(|&k| before[k + "interval".len()..].trim().is_empty())
+            .unwrap_or(value.start);
+        // The words after the value: a unit with its precision, and `TO` and a unit.
+        let words = if i.last_field.is_some() { 3 } else { 1 };
+        let mut end = value.end;
+        for _ in 0..words {
+            let rest = &self.text[end..];
+            let word = rest.trim_start();
+            let len = word
+                .find(|c: char| !c.is_ascii_alphabetic())
+                .unwrap_or(word.len());
+            if len == 0 {
+                break;
+            }
+            end += rest.len() - word.len() + len;
+            let after = &self.text[end..];
+            if after.trim_start().starts_with('(') {
+                end = through_parenthesis(self.text, end);
+            }
+        }
+        Some(start..end)
+    }
+
     /// COALESCE, NULLIF and the scalar functions: plain arguments, validated like any
     /// expression.
     fn scalar_function(

@@ -316,6 +316,7 @@ fn float_modulo(e: &Expr) -> bool {
         Expr::Not(inner)
         | Expr::Negative(inner)
         | Expr::IsNull { expr: inner, .. }
+        | Expr::PlusInterval { expr: inner, .. }
         | Expr::Cast { expr: inner, .. } => float_modulo(inner),
         Expr::Case {
             branches,

@@ -8,7 +8,7 @@ use std::fmt::Write;
 use streamform_ir::expr::BinaryOp;
 use streamform_ir::time::format_rfc3339;
 use streamform_ir::types::ArithOp;
-use streamform_ir::{DataType, Expr, Func, Value};
+use streamform_ir::{DataType, Expr, Func, Interval, Value};
 
 /// A backtick-quoted identifier; a backtick inside the name is doubled: `` `a``b` ``.
 pub fn ident(name: &str) -> String {
@@ -74,6 +74,10 @@ pub fn expr(e: &Expr) -> String {
             if *negated { "NOT " } else { "" }
         ),
         Expr::Cast { expr: inner, ty } => format!("CAST({} AS {})", expr(inner), data_type(*ty)),
+        Expr::PlusInterval {
+            expr: inner,
+            interval,
+        } => plus_interval(expr(inner), *interval),
         Expr::Call { func, args, .. } => call(*func, args),
         // Every result cast to the CASE's type: Flink would otherwise type string literals
         // as CHAR(n) and pad the shorter ones with spaces.
@@ -94,6 +98,40 @@ pub fn expr(e: &Expr) -> String {
             out
         }
     }
+}
+
+/// `t` moved by `interval` in forms Flink computes whatever the size: the months as
+/// `INTERVAL 'y-m' YEAR(p) TO MONTH`, then the milliseconds as `INTERVAL 'd hh:mm:ss.fff'
+/// DAY(3) TO SECOND(3)`, in steps of under 1000 days (Flink's code generation takes a day
+/// precision of at most 3).
+fn plus_interval(t: String, interval: Interval) -> String {
+    const DAY: u64 = 86_400_000;
+    const MAX_STEP: u64 = 1000 * DAY - 1;
+    let sign = |negative: bool| if negative { "-" } else { "+" };
+    let mut out = t;
+    let months = interval.months.unsigned_abs();
+    if months != 0 {
+        let years = months / 12;
+        let precision = years.to_string().len().max(2);
+        out = format!(
+            "({out} {} INTERVAL '{years}-{}' YEAR({precision}) TO MONTH)",
+            sign(interval.months < 0),
+            months % 12
+        );
+    }
+    let mut left = interval.millis.unsigned_abs();
+    while left > 0 {
+        let step = left.min(MAX_STEP);
+        left -= step;
+        let (days, rest) = (step / DAY, step % DAY);
+        let (h, m) = (rest / 3_600_000, rest % 3_600_000 / 60_000);
+        let (sec, ms) = (rest % 60_000 / 1000, rest % 1000);
+        out = format!(
+            "({out} {} INTERVAL '{days} {h:02}:{m:02}:{sec:02}.{ms:03}' DAY(3) TO SECOND(3))",
+            sign(interval.millis < 0)
+        );
+    }
+    out
 }
 
 /// A literal as Flink reads it, cast to `ty` when Flink would type the bare text otherwise.

@@ -1,4 +1,4 @@
-//! The expression tree of Filter and Project nodes: seven variants, each typed.
+//! The expression tree of Filter and Project nodes: every variant typed.
 //!
 //! Spec: streamform-docs "From SQL to a plan" (the expression tree); DECISIONS.md D4 (types).
 
@@ -203,6 +203,93 @@ impl BinaryOp {
     }
 }
 
+/// A span of time as an INTERVAL literal writes it (D14): a number of calendar months
+/// (`INTERVAL '1' MONTH`, `INTERVAL '1-6' YEAR TO MONTH`) and a number of milliseconds
+/// (`INTERVAL '5' MINUTE`, `INTERVAL '1 02:00:00' DAY TO SECOND`). Either may be negative;
+/// one literal has only one of the two.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Interval {
+    /// Calendar months; added with the day of the month kept, or cut to the month's last
+    /// day where the month is shorter.
+    pub months: i32,
+    /// Milliseconds.
+    pub millis: i64,
+}
+
+impl Interval {
+    /// The interval with its sign turned: what `t - i` adds.
+    pub fn negated(self) -> Interval {
+        Interval {
+            months: -self.months,
+            millis: -self.millis,
+        }
+    }
+
+    /// Whether the interval moves backward (is below zero).
+    pub fn is_negative(self) -> bool {
+        self.months < 0 || self.millis < 0
+    }
+}
+
+impl fmt::Display for Interval {
+    /// As SQL writes the literal, without its sign, in the largest unit that holds it
+    /// exactly: `INTERVAL '5' MINUTE`, `INTERVAL '1.250' SECOND`, `INTERVAL '1-6' YEAR TO
+    /// MONTH`, `INTERVAL '2' MONTH`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let months = self.months.unsigned_abs();
+        let millis = self.millis.unsigned_abs();
+        let mut parts = Vec::new();
+        if months != 0 || millis == 0 {
+            parts.push(if months.is_multiple_of(12) && months != 0 {
+                format!("INTERVAL '{}' YEAR", months / 12)
+            } else if months > 12 {
+                format!("INTERVAL '{}-{}' YEAR TO MONTH", months / 12, months % 12)
+            } else {
+                format!("INTERVAL '{months}' MONTH")
+            });
+        }
+        if millis != 0 {
+            let unit = [
+                (86_400_000, "DAY"),
+                (3_600_000, "HOUR"),
+                (60_000, "MINUTE"),
+                (1000, "SECOND"),
+            ]
+            .into_iter()
+            .find(|(size, _)| millis.is_multiple_of(*size));
+            const DAY: u64 = 86_400_000;
+            parts.push(match unit {
+                Some((size, name)) if size == DAY || millis < DAY => {
+                    format!("INTERVAL '{}' {name}", millis / size)
+                }
+                None if millis < DAY => {
+                    format!("INTERVAL '{}.{:03}' SECOND", millis / 1000, millis % 1000)
+                }
+                // A day and more that is not whole days: the range form.
+                _ => {
+                    let rest = millis % DAY;
+                    let (h, m, sec, ms) = (
+                        rest / 3_600_000,
+                        rest % 3_600_000 / 60_000,
+                        rest % 60_000 / 1000,
+                        rest % 1000,
+                    );
+                    let fraction = if ms == 0 {
+                        String::new()
+                    } else {
+                        format!(".{ms:03}")
+                    };
+                    format!(
+                        "INTERVAL '{} {h:02}:{m:02}:{sec:02}{fraction}' DAY TO SECOND",
+                        millis / DAY
+                    )
+                }
+            });
+        }
+        f.write_str(&parts.join(" + "))
+    }
+}
+
 /// A typed scalar expression over the columns of one input row.
 ///
 /// Every variant knows its result type ([`Expr::data_type`]); columns are referenced by
@@ -262,6 +349,14 @@ pub enum Expr {
         /// The result type, [`Func::result_type`].
         ty: DataType,
     },
+    /// `t + INTERVAL ...` and `t - INTERVAL ...` (the interval then negated): the
+    /// timestamp `t` moved by the interval, months first; null when `t` is null.
+    PlusInterval {
+        /// The timestamp moved.
+        expr: Box<Expr>,
+        /// How far, with its sign.
+        interval: Interval,
+    },
     /// `CASE WHEN c THEN r ... [ELSE e] END`: the result of the first branch whose
     /// condition is true (a null condition is not), else `otherwise`, else null. Every
     /// result has the type `ty` (the frontend casts them to it); a simple CASE, COALESCE
@@ -288,6 +383,7 @@ impl Expr {
             | Expr::Call { ty, .. } => *ty,
             Expr::Not(_) | Expr::IsNull { .. } => DataType::Boolean,
             Expr::Negative(e) => e.data_type(),
+            Expr::PlusInterval { .. } => DataType::Timestamp,
         }
     }
 
@@ -309,6 +405,7 @@ impl Expr {
             Expr::Not(e)
             | Expr::Negative(e)
             | Expr::IsNull { expr: e, .. }
+            | Expr::PlusInterval { expr: e, .. }
             | Expr::Cast { expr: e, .. } => e.collect_columns(out),
             Expr::Call { args, .. } => {
                 for a in args {
@@ -369,6 +466,10 @@ impl fmt::Display for Expr {
                 negated: true,
             } => write!(f, "({expr} IS NOT NULL)"),
             Expr::Cast { expr, ty } => write!(f, "CAST({expr} AS {ty})"),
+            Expr::PlusInterval { expr, interval } => {
+                let sign = if interval.is_negative() { "-" } else { "+" };
+                write!(f, "({expr} {sign} {interval})")
+            }
             Expr::Call {
                 func: Func::Like,
                 args,
@@ -410,5 +511,46 @@ impl fmt::Display for Expr {
                 f.write_str(" END")
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_interval_renders_in_the_largest_unit_that_holds_it() {
+        let show = |months: i32, millis: i64| Interval { months, millis }.to_string();
+        assert_eq!(show(0, 300_000), "INTERVAL '5' MINUTE");
+        assert_eq!(show(0, -300_000), "INTERVAL '5' MINUTE");
+        assert_eq!(show(0, 1_250), "INTERVAL '1.250' SECOND");
+        assert_eq!(show(0, 2 * 86_400_000), "INTERVAL '2' DAY");
+        assert_eq!(show(0, 90 * 60_000), "INTERVAL '90' MINUTE");
+        assert_eq!(
+            show(0, 86_400_000 + 9_000_000),
+            "INTERVAL '1 02:30:00' DAY TO SECOND"
+        );
+        assert_eq!(
+            show(0, 86_400_000 + 1),
+            "INTERVAL '1 00:00:00.001' DAY TO SECOND"
+        );
+        assert_eq!(show(1, 0), "INTERVAL '1' MONTH");
+        assert_eq!(show(12, 0), "INTERVAL '1' YEAR");
+        assert_eq!(show(-18, 0), "INTERVAL '1-6' YEAR TO MONTH");
+        assert_eq!(show(0, 0), "INTERVAL '0' MONTH");
+        let t = Expr::Column {
+            name: "t".into(),
+            ty: DataType::Timestamp,
+        };
+        let moved = Expr::PlusInterval {
+            expr: Box::new(t),
+            interval: Interval {
+                months: 0,
+                millis: -3_600_000,
+            },
+        };
+        assert_eq!(moved.to_string(), "(t - INTERVAL '1' HOUR)");
+        assert_eq!(moved.data_type(), DataType::Timestamp);
+        assert_eq!(moved.columns(), vec!["t"]);
     }
 }

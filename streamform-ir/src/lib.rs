@@ -20,7 +20,7 @@ pub mod time;
 pub mod types;
 pub mod value;
 
-pub use expr::{BinaryOp, Expr, Func};
+pub use expr::{BinaryOp, Expr, Func, Interval};
 pub use plan::*;
 pub use types::{ArithOp, DataType};
 pub use value::{Decimal, Value};

@@ -131,6 +131,32 @@ pub fn extract(field: crate::expr::TimeField, ms: i64) -> Option<i64> {
     })
 }
 
+/// The timestamp `ms` moved by `interval`, as Flink computes `t + INTERVAL ...`: the
+/// months first, on the calendar date (the day of the month kept, or cut to the last day
+/// of a shorter month: January 31 plus one month is February 28 or 29), the time of day
+/// unchanged; then the milliseconds. `None` outside the years 1 to 9999.
+pub fn add_interval(ms: i64, interval: crate::expr::Interval) -> Option<i64> {
+    const DAY: i64 = 86_400_000;
+    let mut ms = ms;
+    if interval.months != 0 {
+        let (day, time_of_day) = (ms.div_euclid(DAY), ms.rem_euclid(DAY));
+        let date = time::Date::from_julian_day(2_440_588 + i32::try_from(day).ok()?).ok()?;
+        let month0 = i64::from(date.year()) * 12
+            + i64::from(u8::from(date.month()) - 1)
+            + i64::from(interval.months);
+        let year = i32::try_from(month0.div_euclid(12)).ok()?;
+        let month = time::Month::try_from(u8::try_from(month0.rem_euclid(12) + 1).ok()?).ok()?;
+        let day_of_month = date.day().min(month.length(year));
+        let moved = time::Date::from_calendar_date(year, month, day_of_month).ok()?;
+        ms = (i64::from(moved.to_julian_day()) - 2_440_588) * DAY + time_of_day;
+    }
+    let ms = ms.checked_add(interval.millis)?;
+    let year = OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
+        .ok()?
+        .year();
+    (1..=9999).contains(&year).then_some(ms)
+}
+
 /// A timestamp as Flink's CAST of a TIMESTAMP(3) to STRING writes it:
 /// `2026-08-30 10:00:00.000`.
 pub fn format_sql_timestamp(ms: i64) -> String {
@@ -152,6 +178,48 @@ pub fn format_sql_timestamp(ms: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn intervals_move_months_on_the_calendar_then_milliseconds() {
+        use crate::expr::Interval;
+        let at = |s: &str| parse_sql_timestamp(s).unwrap();
+        let shift = |s: &str, months: i32, millis: i64| {
+            add_interval(at(s), Interval { months, millis }).map(format_sql_timestamp)
+        };
+        // As Flink: January 31 plus a month is the last of February; minus one from March
+        // 31 too; the time of day stays.
+        assert_eq!(
+            shift("2024-01-31 10:00:00.5", 1, 0).unwrap(),
+            "2024-02-29 10:00:00.500"
+        );
+        assert_eq!(
+            shift("2024-03-31 10:00:00.5", -1, 0).unwrap(),
+            "2024-02-29 10:00:00.500"
+        );
+        assert_eq!(
+            shift("2024-03-31 10:00:00.5", 100, 0).unwrap(),
+            "2032-07-31 10:00:00.500"
+        );
+        assert_eq!(
+            shift("2024-03-31 10:00:00.5", -100, 0).unwrap(),
+            "2015-11-30 10:00:00.500"
+        );
+        // Before 1970 the day is found by floor division, unlike EXTRACT.
+        assert_eq!(
+            shift("1969-12-31 12:00:00", 2, 0).unwrap(),
+            "1970-02-28 12:00:00.000"
+        );
+        assert_eq!(
+            shift("2024-03-31 10:00:00.5", 0, 86_399_999 + 999 * 86_400_000).unwrap(),
+            "2026-12-26 10:00:00.499"
+        );
+        assert_eq!(
+            shift("2024-03-31 10:00:00.5", 0, -300_250).unwrap(),
+            "2024-03-31 09:55:00.250"
+        );
+        assert_eq!(shift("9999-12-31 00:00:00", 1, 0), None);
+        assert_eq!(shift("0001-01-01 00:00:00", 0, -1), None);
+    }
 
     #[test]
     fn round_trips() {

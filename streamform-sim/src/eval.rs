@@ -9,7 +9,7 @@ use std::cmp::Ordering;
 use std::fmt;
 
 use streamform_ir::value::{ArithError, F64};
-use streamform_ir::{ArithOp, BinaryOp, DataType, Decimal, Expr, Field, Func, Value};
+use streamform_ir::{ArithOp, BinaryOp, DataType, Decimal, Expr, Field, Func, Interval, Value};
 
 /// Why evaluating an expression failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,6 +70,10 @@ pub(crate) enum CExpr {
     Call {
         func: Func,
         args: Vec<CExpr>,
+    },
+    PlusInterval {
+        expr: Box<CExpr>,
+        interval: Interval,
     },
 }
 
@@ -138,6 +142,10 @@ impl CExpr {
             Expr::Cast { expr, ty } => CExpr::Cast {
                 expr: b(expr)?,
                 ty: *ty,
+            },
+            Expr::PlusInterval { expr, interval } => CExpr::PlusInterval {
+                expr: b(expr)?,
+                interval: *interval,
             },
             Expr::Call { func, args, .. } => CExpr::Call {
                 func: *func,
@@ -256,6 +264,19 @@ impl CExpr {
                 }
                 Cow::Owned(call(*func, &values)?)
             }
+            CExpr::PlusInterval { expr, interval } => Cow::Owned(match &*expr.eval(row)? {
+                Value::Null => Value::Null,
+                // Past the years 1 to 9999 is an overflow of the timestamp type.
+                Value::Timestamp(ms) => streamform_ir::time::add_interval(*ms, *interval)
+                    .map(Value::Timestamp)
+                    .ok_or(ArithError::Overflow)?,
+                other => {
+                    return Err(EvalError::Type(format!(
+                        "an INTERVAL is added to {}, not a timestamp",
+                        other.render()
+                    )));
+                }
+            }),
             CExpr::Case {
                 branches,
                 otherwise,

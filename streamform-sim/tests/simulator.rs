@@ -573,6 +573,39 @@ fn count_distinct_counts_each_non_null_value_once_per_key() {
 }
 
 #[test]
+fn an_interval_moves_a_timestamp_months_on_the_calendar_and_overflows_past_9999() {
+    let at = |s: &str| Value::Timestamp(streamform_ir::time::parse_sql_timestamp(s).unwrap());
+    let plan = from_source("m", "t", &[("ts", DataType::Timestamp)], kafka("t"))
+        .project(|m| {
+            let by = |months, millis| Expr::PlusInterval {
+                expr: Box::new(m.col("ts")),
+                interval: streamform_ir::Interval { months, millis },
+            };
+            vec![(by(1, 0), "next_month"), (by(0, -1_250), "earlier")]
+        })
+        .sink();
+    let out = changes(
+        std::slice::from_ref(&plan),
+        &[vec![at("2024-01-31 10:00:00.5")], vec![NULL]],
+    );
+    assert_eq!(
+        out,
+        vec![
+            ins(vec![
+                at("2024-02-29 10:00:00.5"),
+                at("2024-01-31 09:59:59.25")
+            ]),
+            ins(vec![NULL, NULL]),
+        ]
+    );
+    let err = run(&[plan], &[vec![at("9999-12-31 00:00:00")]]).unwrap_err();
+    assert_eq!(
+        (err.failure, err.column.as_deref(), err.event),
+        (Failure::Overflow, Some("next_month"), 1)
+    );
+}
+
+#[test]
 fn null_grouping_values_form_their_own_group() {
     let plan = from_source(
         "m",

@@ -465,6 +465,15 @@ fn times_on_flink_match_the_simulator_with_timestamp_literals_casts_and_extract(
     differential("coverage", "tests/times.yml");
 }
 
+/// D14: timestamps plus and minus intervals (units, fractions of a second, a DAY TO SECOND
+/// range, 1500 days, calendar months cut to a shorter month's end, before 1970) give the
+/// same values on Flink.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn time_shifts_on_flink_match_the_simulator_with_interval_arithmetic() {
+    differential("coverage", "tests/time_shifts.yml");
+}
+
 /// Every statement `build` generates for every example project is accepted by Flink.
 #[test]
 #[ignore = "needs the integration environment: run integration/up, then integration/test"]
