@@ -1005,11 +1005,13 @@ impl Lowering<'_> {
                 })?)
             }
             (Func::Round, _) => {
-                return Err(self.err(
-                    Code::UnsupportedSql,
-                    "ROUND's number of digits must be written as a number".into(),
-                    "write e.g. ROUND(price, 2)",
-                ));
+                return Err(self
+                    .err(
+                        Code::UnsupportedSql,
+                        "ROUND's number of digits must be written as a number".into(),
+                        "write e.g. ROUND(price, 2)",
+                    )
+                    .with_span(args.get(1).and_then(|a| self.span_of(a))));
             }
             _ => None,
         };
@@ -1017,11 +1019,13 @@ impl Lowering<'_> {
             && let Some(length) = lowered.get(2)
             && literal_int(length).is_none_or(|n| n < 0)
         {
-            return Err(self.err(
-                Code::UnsupportedSql,
-                "SUBSTRING's length must be written as a number of 0 or more".into(),
-                "write e.g. SUBSTRING(code, 1, 3)",
-            ));
+            return Err(self
+                .err(
+                    Code::UnsupportedSql,
+                    "SUBSTRING's length must be written as a number of 0 or more".into(),
+                    "write e.g. SUBSTRING(code, 1, 3)",
+                )
+                .with_span(args.get(2).and_then(|a| self.span_of(a))));
         }
         self.function(func, lowered, digits)
     }
@@ -1064,23 +1068,43 @@ impl Lowering<'_> {
             .map(|e| self.expr(df, e))
             .transpose()?;
         let untyped = |e: &Expr| matches!(e, Expr::Literal { value, .. } if value.is_null());
-        let mut ty: Option<DataType> = None;
-        for r in branches.iter().map(|(_, r)| r).chain(otherwise.as_ref()) {
+        // The results as written, to point at the one that does not fit. COALESCE and
+        // NULLIF arrive here as CASE, so the message names values rather than a CASE.
+        let written = c
+            .when_then_expr
+            .iter()
+            .map(|(_, then)| &**then)
+            .chain(c.else_expr.as_deref());
+        let mut ty: Option<(DataType, &Expr)> = None;
+        for (r, source) in branches
+            .iter()
+            .map(|(_, r)| r)
+            .chain(otherwise.as_ref())
+            .zip(written)
+        {
             if untyped(r) {
                 continue;
             }
             let t = r.data_type();
             ty = Some(match ty {
-                None => t,
-                Some(so_far) => common_type(so_far, t).ok_or_else(|| {
-                    self.err(
-                        Code::TypeMismatch,
-                        format!("CASE results of types {so_far} and {t} have no common type"),
-                        "make every result the same kind of value, or CAST them",
-                    )
-                })?,
+                None => (t, r),
+                Some((so_far, first)) => match common_type(so_far, t) {
+                    Some(common) => (common, first),
+                    None => {
+                        return Err(self
+                            .err(
+                                Code::TypeMismatch,
+                                format!(
+                                    "`{first}` ({so_far}) and `{r}` ({t}) cannot be values of one column: they have no common type"
+                                ),
+                                "make the values the same kind, or CAST them",
+                            )
+                            .with_span(self.span_of(source)));
+                    }
+                },
             });
         }
+        let ty = ty.map(|(t, _)| t);
         let Some(ty) = ty else {
             return Err(self.err(
                 Code::TypeMismatch,

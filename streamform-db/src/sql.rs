@@ -30,6 +30,23 @@ pub fn byte_span(text: &str, span: sqlparser::tokenizer::Span) -> Option<Range<u
     Some(start..end.max(start + 1).min(text.len().max(start + 1)))
 }
 
+/// The whole call `keyword(...)` around `inner`, a range inside its parentheses; `inner`
+/// when the text before it is not `keyword (`.
+fn call_span(text: &str, keyword: &str, inner: Range<usize>) -> Range<usize> {
+    let before = text[..inner.start].trim_end();
+    let Some(open) = before.strip_suffix('(') else {
+        return inner;
+    };
+    let head = open.trim_end();
+    if head.len() < keyword.len()
+        || !head[head.len() - keyword.len()..].eq_ignore_ascii_case(keyword)
+    {
+        return inner;
+    }
+    let start = head.len() - keyword.len();
+    start..through_parenthesis(text, start + keyword.len())
+}
+
 /// The INTERVAL literal `e` is, parentheses aside.
 fn as_interval(e: &SqlExpr) -> Option<&ast::Interval> {
     match e {
@@ -598,7 +615,17 @@ impl Validator<'_> {
                 ..
             } => {
                 if let Err(why) = cast_target(data_type) {
-                    self.refuse(&format!("CAST to {data_type}"), e.span(), why);
+                    // The parser's span covers the operand only: point at the whole CAST.
+                    let span = byte_span(self.text, e.span())
+                        .map(|inner| call_span(self.text, "cast", inner));
+                    self.diags.push(
+                        Diagnostic::error(
+                            Code::UnsupportedSql,
+                            format!("model `{}`: CAST to {data_type} is not supported yet", self.model),
+                        )
+                        .with_span(span)
+                        .with_help(why),
+                    );
                 }
                 if !matches!(kind, ast::CastKind::Cast) || format.is_some() {
                     self.refuse(
