@@ -695,11 +695,16 @@ impl Lowering<'_> {
                         DfExpr::Alias(a) => a.name.clone(),
                         DfExpr::Column(_) => lowered.to_string(),
                         other => {
-                            return Err(self.err(
-                                Code::OutputColumns,
-                                format!("the column `{}` needs a name", other.schema_name()),
-                                "name it with AS, e.g. amount * 2 AS doubled",
-                            ));
+                            return Err(self
+                                .err(
+                                    Code::OutputColumns,
+                                    format!(
+                                        "the column `{}` needs a name",
+                                        argument_name(&lowered)
+                                    ),
+                                    "name it with AS, e.g. amount * 2 AS doubled",
+                                )
+                                .with_span(self.span_of(other)));
                         }
                     };
                     if let Expr::Literal {

@@ -227,7 +227,7 @@ struct Validator<'a> {
     diags: Vec<Diagnostic>,
 }
 
-pub(crate) const HELP_SURFACE: &str = "supported: column references, literals, comparison and arithmetic, AND/OR/NOT, IS [NOT] NULL, CAST, CASE, COALESCE, NULLIF, BETWEEN, IN (list), WHERE, GROUP BY columns, HAVING, sum/count/min/max; docs/sql.md lists it all";
+pub(crate) const HELP_SURFACE: &str = "supported: column references, literals, comparison and arithmetic, AND/OR/NOT, IS [NOT] NULL, CAST, CASE, COALESCE, NULLIF, BETWEEN, IN (list), WHERE, GROUP BY columns, HAVING, sum/count/count(DISTINCT)/min/max/avg, string and numeric functions, timestamps and INTERVAL; docs/sql.md lists it all";
 
 impl Validator<'_> {
     fn refuse(&mut self, construct: &str, span: sqlparser::tokenizer::Span, help: &str) {
@@ -810,7 +810,22 @@ impl Validator<'_> {
             return;
         }
         if !matches!(name.as_str(), "sum" | "count" | "min" | "max" | "avg") {
-            self.refuse(&format!("calling the function `{}`", f.name), e.span(), "the aggregates are sum, count, min, max and avg; docs/sql.md lists the scalar functions");
+            let help = match name.as_str() {
+                "length" | "len" => "the length of a string is CHAR_LENGTH(s)",
+                "timestampadd" | "date_add" | "dateadd" | "adddate" => {
+                    "move a timestamp with an INTERVAL: seen_at + INTERVAL '1' DAY"
+                }
+                "substr" => "write SUBSTRING(s, start, length)",
+                "ceiling" => "write CEIL(x)",
+                _ => {
+                    "the aggregates are sum, count, min, max and avg; docs/sql.md lists the scalar functions"
+                }
+            };
+            self.refuse(
+                &format!("calling the function `{}`", f.name),
+                e.span(),
+                help,
+            );
             return;
         }
         if !aggregates_allowed {

@@ -440,7 +440,11 @@ fn literal_sql(value: &Value) -> String {
         Value::String(s) => format!("'{}'", s.replace('\'', "''")),
         Value::Boolean(b) => if *b { "TRUE" } else { "FALSE" }.into(),
         Value::Decimal(d) => d.to_string(),
-        Value::Timestamp(ms) => format!("TIMESTAMP '{}'", crate::time::format_rfc3339(*ms)),
+        Value::Timestamp(ms) => {
+            // As SQL writes it, so the rendering can be pasted back into a model.
+            let text = crate::time::format_sql_timestamp(*ms);
+            format!("TIMESTAMP '{}'", text.strip_suffix(".000").unwrap_or(&text))
+        }
         other => other.render(),
     }
 }

@@ -1,0 +1,4 @@
+SELECT
+    customer_id,
+    amount * 2
+FROM source('orders')
