@@ -7,7 +7,10 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 
 use serde::Deserialize;
-use streamform_ir::{Connector, DataType, Materialized, NodeKind, SinkTarget};
+use streamform_ir::time::parse_duration;
+use streamform_ir::{
+    Connector, DataType, EventTime, LateEvents, Materialized, NodeKind, SinkTarget,
+};
 
 use crate::diagnostic::{Code, Diagnostic, did_you_mean};
 use crate::yaml::{self, Spanned, span_of};
@@ -34,6 +37,7 @@ struct RawModel {
     sink: Option<Spanned<RawSink>>,
     renamed_from: Option<Spanned<String>>,
     nodes: Option<BTreeMap<String, Spanned<RawNodeHint>>>,
+    retention: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -92,6 +96,9 @@ struct RawSource {
     path: Option<String>,
     format: Spanned<String>,
     schema: Spanned<BTreeMap<String, Spanned<String>>>,
+    event_time: Option<Spanned<String>>,
+    watermark: Option<Spanned<String>>,
+    late_events: Option<Spanned<String>>,
 }
 
 /// A `nodes.<kind>.<ordinal>.was` hint: this desired node was that running node.
@@ -122,6 +129,8 @@ pub struct ModelConfig {
     pub span: Range<usize>,
     /// Where `key:` is, when written.
     pub key_span: Option<Range<usize>>,
+    /// `retention:` in milliseconds, with where it is in streamform.yml.
+    pub retention: Option<(u64, Range<usize>)>,
     /// Whether the entry itself has errors (its model is then not compiled, to avoid
     /// follow-on errors).
     pub invalid: bool,
@@ -224,6 +233,8 @@ pub struct SourceDef {
     pub schema: Vec<(String, DataType)>,
     /// Byte range of the source's name in sources.yml.
     pub span: Range<usize>,
+    /// `event_time:` with `watermark:` and `late_events:`; `None` on processing time.
+    pub event_time: Option<EventTime>,
 }
 
 /// The span of the mapping key `name` that owns the value at `value` (serde-saphyr gives
@@ -561,6 +572,31 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
             }
             Some((r.value.clone(), s))
         });
+        let retention = m.value.retention.as_ref().and_then(|r| {
+            let at = key_span(text, "retention", span_of(r, text));
+            match parse_duration(&r.value) {
+                Some(ms) if ms > 0 => Some((ms, at)),
+                Some(_) => {
+                    diags.push(
+                        Diagnostic::error(Code::EventTime, format!("{what}: retention 0 would drop every key's state as soon as it is written"))
+                            .with_span(Some(span_of(r, text)))
+                            .with_help("give a retention longer than 0, or remove `retention:` to keep state for ever"),
+                    );
+                    None
+                }
+                None => {
+                    diags.push(
+                        Diagnostic::error(
+                            Code::EventTime,
+                            format!("{what}: retention `{}` is not a duration", r.value),
+                        )
+                        .with_span(Some(span_of(r, text)))
+                        .with_help(DURATION_HELP),
+                    );
+                    None
+                }
+            }
+        });
         let mut nodes = Vec::new();
         for (reference, hint) in m.value.nodes.unwrap_or_default() {
             let s = span_of(&hint, text);
@@ -612,6 +648,7 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
                     .key
                     .as_ref()
                     .map(|k| key_span(text, "key", span_of(k, text))),
+                retention,
                 invalid: diags.len() > before,
             },
         );
@@ -841,6 +878,118 @@ pub struct ParsedSources {
     pub readable: bool,
 }
 
+/// The help for a duration that does not read.
+const DURATION_HELP: &str =
+    "write a whole number and a unit: ms, s, m, h or d (e.g. 5m, 30s, 30d, 0s)";
+
+/// A source's event-time declaration (`event_time:`, `watermark:`, `late_events:`), checked
+/// against its schema; `None` on processing time or when it has an error (pushed).
+fn event_time(
+    text: &str,
+    what: &str,
+    raw: &RawSource,
+    schema: &[(String, DataType)],
+    diags: &mut Vec<Diagnostic>,
+) -> Option<EventTime> {
+    let at = |s: &Spanned<String>| Some(span_of(s, text));
+    let Some(column) = &raw.event_time else {
+        for (field, value) in [
+            ("watermark", &raw.watermark),
+            ("late_events", &raw.late_events),
+        ] {
+            if let Some(v) = value {
+                diags.push(
+                    Diagnostic::error(
+                        Code::EventTime,
+                        format!("{what} declares `{field}` but no `event_time`"),
+                    )
+                    .with_span(Some(key_span(text, field, span_of(v, text))))
+                    .with_help(format!(
+                        "`{field}` belongs to a source on event time: add `event_time: <timestamp column>`, or remove `{field}`"
+                    )),
+                );
+            }
+        }
+        return None;
+    };
+    let before = diags.len();
+    match schema.iter().find(|(c, _)| *c == column.value) {
+        Some((_, DataType::Timestamp)) => {}
+        Some((_, ty)) => diags.push(
+            Diagnostic::error(
+                Code::EventTime,
+                format!(
+                    "{what}: event_time `{}` is {ty}, not a timestamp",
+                    column.value
+                ),
+            )
+            .with_span(at(column))
+            .with_help("event_time names a timestamp column of the schema"),
+        ),
+        None => {
+            let names: Vec<&str> = schema.iter().map(|(c, _)| c.as_str()).collect();
+            diags.push(
+                Diagnostic::error(
+                    Code::EventTime,
+                    format!(
+                        "{what}: event_time `{}` is not a column of its schema",
+                        column.value
+                    ),
+                )
+                .with_span(at(column))
+                .with_help(crate::diagnostic::suggest(
+                    &column.value,
+                    &names,
+                    "its columns are",
+                )),
+            );
+        }
+    }
+    let watermark = match &raw.watermark {
+        None => Some(0),
+        Some(w) => {
+            let parsed = parse_duration(&w.value);
+            if parsed.is_none() {
+                diags.push(
+                    Diagnostic::error(
+                        Code::EventTime,
+                        format!("{what}: watermark `{}` is not a duration", w.value),
+                    )
+                    .with_span(at(w))
+                    .with_help(DURATION_HELP),
+                );
+            }
+            parsed
+        }
+    };
+    let late = match raw.late_events.as_ref().map(|l| l.value.as_str()) {
+        None | Some("drop") => Some(LateEvents::Drop),
+        Some("keep") => Some(LateEvents::Keep),
+        Some(other) => {
+            let l = raw.late_events.as_ref().expect("matched Some");
+            let mut d = Diagnostic::error(
+                Code::EventTime,
+                format!("{what}: unknown late_events `{other}`"),
+            )
+            .with_span(at(l));
+            d = match did_you_mean(other, ["drop", "keep"]) {
+                Some(x) => d.with_help(format!("did you mean `{x}`?")),
+                None => d.with_help("late_events is drop (the default) or keep"),
+            };
+            diags.push(d);
+            None
+        }
+    };
+    if diags.len() > before {
+        return None;
+    }
+    Some(EventTime {
+        column: column.value.clone(),
+        watermark: watermark?,
+        late: late?,
+    })
+}
+
 /// Parses and validates `sources.yml`.
 pub fn parse_sources(path: &str, text: &str) -> ParsedSources {
     let raw: RawSources = match yaml::parse(path, text) {
@@ -908,6 +1057,7 @@ pub fn parse_sources(path: &str, text: &str) -> ParsedSources {
                 }
             }
         }
+        let event_time = event_time(text, &what, &s.value, &schema, &mut diags);
         if s.value.schema.value.is_empty() {
             diags.push(
                 Diagnostic::error(Code::EmptySchema, format!("{what} declares no columns"))
@@ -926,6 +1076,7 @@ pub fn parse_sources(path: &str, text: &str) -> ParsedSources {
                 format,
                 schema,
                 span,
+                event_time,
             });
         }
     }

@@ -256,6 +256,8 @@ pub enum ModelSettings {
         materialized: Materialized,
         /// The sink, if declared.
         sink: Option<SinkTarget>,
+        /// `retention:` in milliseconds, if declared.
+        retention: Option<u64>,
     },
 }
 
@@ -269,7 +271,15 @@ pub fn model_settings(db: &dyn Db, project: Project, name: String) -> ModelSetti
         return ModelSettings::Invalid;
     }
     let (materialized, sink) = crate::config::declaration(Some(config), &name);
-    ModelSettings::Declared { materialized, sink }
+    let retention = config
+        .models
+        .get(&name)
+        .and_then(|m| m.retention.as_ref().map(|(ms, _)| *ms));
+    ModelSettings::Declared {
+        materialized,
+        sink,
+        retention,
+    }
 }
 
 /// `d` with its file (streamform.yml) and span filled in from its anchor, when it has one.
@@ -288,6 +298,11 @@ pub fn resolve_anchor(db: &dyn Db, project: Project, d: &Diagnostic) -> Diagnost
                 .models
                 .get(m)
                 .map(|m| m.key_span.clone().unwrap_or_else(|| m.span.clone())),
+            Anchor::ModelRetention(m) => config.models.get(m).map(|m| {
+                m.retention
+                    .as_ref()
+                    .map_or_else(|| m.span.clone(), |(_, at)| at.clone())
+            }),
         };
     }
     d
@@ -545,8 +560,12 @@ pub fn lower_model(db: &dyn Db, project: Project, name: String) -> LowerResult {
         return fail(Vec::new());
     };
     let text = file_text(db, file).unwrap_or("");
-    let (materialized, sink) = match model_settings(db, project, name.clone()) {
-        ModelSettings::Declared { materialized, sink } => (materialized, sink),
+    let (materialized, sink, retention) = match model_settings(db, project, name.clone()) {
+        ModelSettings::Declared {
+            materialized,
+            sink,
+            retention,
+        } => (materialized, sink, *retention),
         ModelSettings::NoConfig | ModelSettings::Invalid => return fail(Vec::new()),
     };
     let models = model_files(db, project);
@@ -627,6 +646,7 @@ pub fn lower_model(db: &dyn Db, project: Project, name: String) -> LowerResult {
     let declared = Declared {
         materialized,
         sink: sink.as_ref(),
+        retention,
     };
     match lower::lower_model(&name, text, query, reads, &upstream, &declared) {
         Ok(plan) => LowerResult {
@@ -689,7 +709,28 @@ pub fn model_contract(db: &dyn Db, project: Project, name: String) -> Option<Con
         schema: sink.schema.clone(),
         changelog: sink.changelog.clone(),
         boundedness: sink.boundedness,
+        time: sink.time.clone(),
+        clock: plan_has_clock(db, project, plan),
     })
+}
+
+/// Whether an event-time source is upstream of `plan`: its own Source, or the model it
+/// reads.
+fn plan_has_clock(db: &dyn Db, project: Project, plan: &ModelPlan) -> bool {
+    match &plan.input {
+        Input::Source(_) => plan.nodes.first().is_some_and(|n| {
+            matches!(
+                &n.op,
+                streamform_ir::Operator::Source {
+                    event_time: Some(_),
+                    ..
+                }
+            )
+        }),
+        Input::Model(m) => model_contract(db, project, m.clone())
+            .as_ref()
+            .is_some_and(|c| c.clock),
+    }
 }
 
 /// The `help:` for a name that is not a model: the closest model, else every model.

@@ -123,6 +123,10 @@ pub enum Code {
     UnboundedSort,
     /// A declared materialization or key that disagrees with what the SQL derives.
     DeclarationMismatch,
+    /// An event-time declaration that does not hold: `event_time` not a timestamp column,
+    /// `watermark` or `late_events` without it, a duration that does not read, a
+    /// `retention` with no event-time source upstream or no state to expire.
+    EventTime,
     /// A bug in Streamform; please report it.
     Internal,
     // Fixtures.
@@ -139,7 +143,7 @@ pub enum Code {
 impl Code {
     /// The codes of Streamform's own rules, in the order docs/diagnostics.md lists them
     /// (the Flink backend's follow, from [`FindingKind::ALL`]).
-    pub const OWN: [Code; 50] = [
+    pub const OWN: [Code; 51] = [
         Code::FileMissing,
         Code::FileNotUtf8,
         Code::FileUnreadable,
@@ -187,6 +191,7 @@ impl Code {
         Code::UpdatingInput,
         Code::UnboundedSort,
         Code::DeclarationMismatch,
+        Code::EventTime,
         Code::Internal,
         Code::FixtureShape,
         Code::InvalidValue,
@@ -249,6 +254,7 @@ impl Code {
             Code::UpdatingInput => "updating-input",
             Code::UnboundedSort => "unbounded-sort",
             Code::DeclarationMismatch => "declaration-mismatch",
+            Code::EventTime => "event-time",
             Code::Internal => "internal",
             Code::FixtureShape => "fixture-shape",
             Code::InvalidValue => "invalid-value",
@@ -294,6 +300,8 @@ pub enum Anchor {
     ModelEntry(String),
     /// A model's `key:` (its entry when it has none).
     ModelKey(String),
+    /// A model's `retention:` (its entry when it has none).
+    ModelRetention(String),
 }
 
 impl Diagnostic {

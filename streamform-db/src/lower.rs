@@ -43,6 +43,11 @@ pub struct Contract {
     pub changelog: Changelog,
     /// The Sink's boundedness.
     pub boundedness: Boundedness,
+    /// The Sink's time attribute: the event-time column it still carries.
+    pub time: Option<String>,
+    /// Whether an event-time source is upstream, which gives a reader's state a clock to
+    /// expire by (true even when the time attribute was grouped away).
+    pub clock: bool,
 }
 
 /// The relation a model reads, resolved.
@@ -60,6 +65,8 @@ pub struct Declared<'a> {
     pub materialized: &'a Materialized,
     /// The `sink:` destination, if declared.
     pub sink: Option<&'a SinkTarget>,
+    /// `retention:` in milliseconds, if declared.
+    pub retention: Option<u64>,
 }
 
 fn arrow_type(t: DataType) -> ArrowType {
@@ -323,6 +330,10 @@ struct Lowering<'a> {
     boundedness: Boundedness,
     /// Where the FROM clause is, for diagnostics about the input.
     from_span: Option<std::ops::Range<usize>>,
+    /// The time attribute of the current output (the event-time column, by its name here).
+    time: Option<String>,
+    /// Whether an event-time source is upstream.
+    clock: bool,
 }
 
 type Lowered<T> = Result<T, Diagnostic>;
@@ -341,6 +352,7 @@ impl Lowering<'_> {
             boundedness: self.boundedness,
             changelog: self.changelog.clone(),
             state,
+            time: self.time.clone(),
         });
         self.schema = schema;
     }
@@ -649,12 +661,15 @@ impl Lowering<'_> {
                     Upstream::Source(def) => {
                         self.boundedness = def.connector.boundedness();
                         self.changelog = Changelog::Append;
+                        self.time = def.event_time.as_ref().map(|t| t.column.clone());
+                        self.clock = def.event_time.is_some();
                         let schema = source_fields(def);
                         self.push(
                             Operator::Source {
                                 name: def.name.clone(),
                                 connector: def.connector.clone(),
                                 format: def.format.clone(),
+                                event_time: def.event_time.clone(),
                             },
                             schema,
                             State::Stateless,
@@ -664,6 +679,8 @@ impl Lowering<'_> {
                         self.boundedness = c.boundedness;
                         self.changelog = c.changelog.clone();
                         self.schema = c.schema.clone();
+                        self.time = c.time.clone();
+                        self.clock = c.clock;
                     }
                 }
                 Ok(())
@@ -765,6 +782,14 @@ impl Lowering<'_> {
                 if identity {
                     self.schema = schema;
                 } else {
+                    // The time attribute goes through a projection that selects its
+                    // column, under the column's new name.
+                    self.time = self.time.as_ref().and_then(|t| {
+                        items.iter().find_map(|i| match &i.expr {
+                            Expr::Column { name, .. } if name == t => Some(i.name.clone()),
+                            _ => None,
+                        })
+                    });
                     self.push(Operator::Project { items }, schema, State::Stateless);
                 }
                 Ok(())
@@ -820,6 +845,8 @@ impl Lowering<'_> {
                         "rename the source column, or group by it under another name in an upstream model",
                     ));
                 }
+                // An aggregate groups the time attribute away.
+                self.time = None;
                 let state = KeyedState {
                     key: group_by.clone(),
                     accumulators: calls
@@ -1600,6 +1627,8 @@ pub fn lower_model(
         changelog: Changelog::Append,
         boundedness: Boundedness::Unbounded,
         from_span: reads.span.clone(),
+        time: None,
+        clock: false,
     };
     l.plan(&plan, upstream).map_err(|d| {
         if d.span.is_none() {
@@ -1630,11 +1659,47 @@ pub fn lower_model(
         schema,
         State::Stateless,
     );
+    if let Some(ms) = declared.retention {
+        retain(&mut l, ms)?;
+    }
     Ok(ModelPlan {
         name: model.to_string(),
         input: reads.input.clone(),
         nodes: l.nodes,
     })
+}
+
+/// Gives every keyed node of the model the declared retention, which needs a clock (an
+/// event-time source upstream) and state to expire.
+fn retain(l: &mut Lowering<'_>, ms: u64) -> Result<(), Diagnostic> {
+    let model = l.model;
+    let err = |message: String, help: &str| {
+        Err(Diagnostic::error(Code::EventTime, message)
+            .anchored(Anchor::ModelRetention(model.to_string()))
+            .with_help(help))
+    };
+    if !l.clock {
+        return err(
+            format!(
+                "model `{model}` declares retention, but no source upstream runs on event time"
+            ),
+            "retention is enforced in event time: declare `event_time:` on the source the model reads (sources.yml), or remove `retention:`",
+        );
+    }
+    let mut keyed = false;
+    for node in &mut l.nodes {
+        if let State::Keyed(k) = &mut node.state {
+            k.retention = Retention::After(ms);
+            keyed = true;
+        }
+    }
+    if !keyed {
+        return err(
+            format!("model `{model}` declares retention, but keeps no state to expire"),
+            "retention applies to a model that keeps state per key (GROUP BY, or upsert over an append input); remove `retention:`",
+        );
+    }
+    Ok(())
 }
 
 /// Checks the declared materialization against the derived changelog and returns the

@@ -204,6 +204,7 @@ pub fn generate(
                 name,
                 connector,
                 format,
+                ..
             } = &first.op
             && created.insert(name.clone())
         {

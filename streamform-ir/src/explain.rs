@@ -33,11 +33,17 @@ fn render_node(out: &mut String, node: &Node, from: Option<&str>) {
     }
     match &node.op {
         Operator::Source {
-            name, connector, ..
+            name,
+            connector,
+            event_time,
+            ..
         } => {
+            let time = event_time
+                .as_ref()
+                .map_or_else(|| "processing".to_string(), |t| t.title());
             let _ = writeln!(
                 out,
-                "  name={name}\n  connector={}\n  time=processing",
+                "  name={name}\n  connector={}\n  time={time}",
                 connector.name()
             );
         }
@@ -84,6 +90,10 @@ fn render_node(out: &mut String, node: &Node, from: Option<&str>) {
                 materialized.name()
             );
         }
+    }
+    // The Source says its clock on its `time=` line.
+    if let (Some(column), false) = (&node.time, matches!(node.op, Operator::Source { .. })) {
+        let _ = writeln!(out, "  time attribute={column}");
     }
     let _ = writeln!(out, "  boundedness={}", node.boundedness.title());
     let _ = writeln!(out, "  changelog={}", node.changelog.title());

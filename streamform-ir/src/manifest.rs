@@ -691,7 +691,7 @@ fn node_entry(node: &Node, inputs: Vec<String>) -> NodeEntry {
                 digest: digests.state_digest.unwrap_or_default(),
             },
         },
-        time: None,
+        time: node.time.clone(),
     }
 }
 
@@ -699,7 +699,7 @@ fn node_entry(node: &Node, inputs: Vec<String>) -> NodeEntry {
 ///
 /// | operator | definition |
 /// |---|---|
-/// | Source | `orders (kafka orders)` |
+/// | Source | `orders (kafka orders)`, on event time `orders (kafka orders) event_time=ordered_at watermark=5m late=drop` |
 /// | Filter | the predicate, `(total_spend > 100)` |
 /// | Project | `customer_id, sum(amount) AS total_spend` |
 /// | Aggregate | `key=[customer_id] aggregates=[sum(amount)]` |
@@ -709,8 +709,22 @@ fn node_entry(node: &Node, inputs: Vec<String>) -> NodeEntry {
 pub fn definition(op: &Operator) -> String {
     match op {
         Operator::Source {
-            name, connector, ..
-        } => format!("{name} ({} {})", connector.name(), connector.location()),
+            name,
+            connector,
+            event_time,
+            ..
+        } => {
+            let base = format!("{name} ({} {})", connector.name(), connector.location());
+            match event_time {
+                None => base,
+                Some(t) => format!(
+                    "{base} event_time={} watermark={} late={}",
+                    t.column,
+                    crate::time::format_duration(t.watermark),
+                    t.late.name()
+                ),
+            }
+        }
         Operator::Filter { predicate } => predicate.to_string(),
         Operator::Project { items } => items
             .iter()

@@ -67,16 +67,65 @@ impl Changelog {
     }
 }
 
-/// How long a key's state is kept. Only `Unbounded` exists until event time lands.
+/// How long a key's state is kept after its latest event time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Retention {
     /// State is never expired; renders as `unbounded` in the state fingerprint.
     Unbounded,
+    /// The model's `retention:` in milliseconds: a key's state is dropped once the
+    /// watermark reaches its latest event time plus this. Renders canonically (`30d`).
+    After(u64),
 }
 
 impl fmt::Display for Retention {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("unbounded")
+        match self {
+            Retention::Unbounded => f.write_str("unbounded"),
+            Retention::After(ms) => f.write_str(&crate::time::format_duration(*ms)),
+        }
+    }
+}
+
+/// What a source does with an event behind its watermark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LateEvents {
+    /// Discard and count it (the default); a fixture must list it under `late:`.
+    Drop,
+    /// Deliver it as if it were on time.
+    Keep,
+}
+
+impl LateEvents {
+    /// `drop` or `keep`, as sources.yml writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            LateEvents::Drop => "drop",
+            LateEvents::Keep => "keep",
+        }
+    }
+}
+
+/// A source's event-time declaration: the column saying when each event happened, how
+/// far out of order events may arrive, and what happens to one that arrives later.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct EventTime {
+    /// The timestamp column.
+    pub column: String,
+    /// The watermark delay in milliseconds (bounded out-of-orderness).
+    pub watermark: u64,
+    /// What a late event becomes.
+    pub late: LateEvents,
+}
+
+impl EventTime {
+    /// `event(ordered_at) watermark=5m late=drop`, as explain prints it after `time=`.
+    pub fn title(&self) -> String {
+        format!(
+            "event({}) watermark={} late={}",
+            self.column,
+            crate::time::format_duration(self.watermark),
+            self.late.name()
+        )
     }
 }
 
@@ -350,6 +399,8 @@ pub enum Operator {
         connector: Connector,
         /// The source's format, `json` or `csv`.
         format: String,
+        /// Its event-time declaration; `None` for a source on processing time.
+        event_time: Option<EventTime>,
     },
     /// Passes on the rows for which the predicate is true (WHERE, HAVING); stateless.
     Filter {
@@ -530,6 +581,9 @@ pub struct Node {
     pub changelog: Changelog,
     /// What the node keeps between records.
     pub state: State,
+    /// The event-time column the output carries (its time attribute), under its name at
+    /// this node; `None` on processing time or once the column is gone.
+    pub time: Option<String>,
 }
 
 /// What a model's first operator reads.

@@ -108,6 +108,40 @@ pub fn parse_sql_timestamp(text: &str) -> Option<i64> {
     i64::try_from(nanos / 1_000_000).ok()
 }
 
+/// The units a duration is written in, largest first, with their milliseconds.
+const DURATION_UNITS: [(&str, u64); 5] = [
+    ("d", 86_400_000),
+    ("h", 3_600_000),
+    ("m", 60_000),
+    ("s", 1000),
+    ("ms", 1),
+];
+
+/// Reads a duration as the project files write it: a whole number and a unit, `d`, `h`,
+/// `m`, `s` or `ms` (`5m`, `30d`, `1500ms`, `0s`). Milliseconds; `None` for anything else.
+pub fn parse_duration(text: &str) -> Option<u64> {
+    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+    let (number, unit) = text.split_at(digits);
+    if number.is_empty() || number.len() > 15 {
+        return None;
+    }
+    let size = DURATION_UNITS.iter().find(|(u, _)| *u == unit)?.1;
+    number.parse::<u64>().ok()?.checked_mul(size)
+}
+
+/// A duration in its canonical form: the largest unit that holds it whole (`90m`, `30d`,
+/// `1500ms`, `0s`).
+pub fn format_duration(ms: u64) -> String {
+    if ms == 0 {
+        return "0s".into();
+    }
+    let (unit, size) = DURATION_UNITS
+        .iter()
+        .find(|(_, size)| ms.is_multiple_of(*size))
+        .expect("ms divides every duration");
+    format!("{}{unit}", ms / size)
+}
+
 /// A field of a timestamp read as UTC, as Flink's EXTRACT computes it (DOW: 1 for Sunday
 /// to 7 for Saturday). `None` for a timestamp outside the calendar's range.
 ///
@@ -219,6 +253,23 @@ mod tests {
         );
         assert_eq!(shift("9999-12-31 00:00:00", 1, 0), None);
         assert_eq!(shift("0001-01-01 00:00:00", 0, -1), None);
+    }
+
+    #[test]
+    fn durations_read_whole_units_and_render_in_the_largest_that_holds_them() {
+        assert_eq!(parse_duration("5m"), Some(300_000));
+        assert_eq!(parse_duration("30d"), Some(2_592_000_000));
+        assert_eq!(parse_duration("1500ms"), Some(1500));
+        assert_eq!(parse_duration("0s"), Some(0));
+        for bad in ["", "5", "m", "5 m", "-5m", "1.5s", "5min", "5M", "10w"] {
+            assert_eq!(parse_duration(bad), None, "{bad}");
+        }
+        assert_eq!(format_duration(300_000), "5m");
+        assert_eq!(format_duration(5_400_000), "90m");
+        assert_eq!(format_duration(2_592_000_000), "30d");
+        assert_eq!(format_duration(1500), "1500ms");
+        assert_eq!(format_duration(0), "0s");
+        assert_eq!(format_duration(3_600_000), "1h");
     }
 
     #[test]

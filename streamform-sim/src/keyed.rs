@@ -122,6 +122,75 @@ fn slot(chunks: &[Vec<Value>], width: usize, entry: Entry) -> &[Value] {
     &chunks[entry / CHUNK][at..at + width]
 }
 
+/// Retention in event time for one keyed store: each entry's latest event time, and which
+/// entries have expired. An entry expires once the watermark reaches its latest event
+/// time plus the retention (inclusive); its key then starts over with its next event.
+pub(crate) struct Expiry {
+    retention: i64,
+    /// Per entry: the largest event time that touched it.
+    latest: Vec<i64>,
+    /// Per entry: whether its state has expired (and not been written since).
+    expired: Vec<bool>,
+    /// (expiry time, entry), earliest first; an item is stale when the entry's latest
+    /// time has moved on since it was queued.
+    queue: std::collections::BinaryHeap<std::cmp::Reverse<(i64, u32)>>,
+}
+
+impl Expiry {
+    /// Expiry after `retention` milliseconds.
+    pub(crate) fn new(retention: u64) -> Expiry {
+        Expiry {
+            retention: i64::try_from(retention).unwrap_or(i64::MAX),
+            latest: Vec::new(),
+            expired: Vec::new(),
+            queue: std::collections::BinaryHeap::new(),
+        }
+    }
+
+    /// Whether `entry`'s state has expired.
+    pub(crate) fn is_expired(&self, entry: Entry) -> bool {
+        self.expired.get(entry).copied().unwrap_or(false)
+    }
+
+    /// Records a write of an event at `time` into `entry` (which may be the newest entry):
+    /// its state is alive again, and lives until `time` plus the retention at least. An
+    /// earlier time than one seen never shortens it.
+    pub(crate) fn touch(&mut self, entry: Entry, time: i64) {
+        if entry >= self.latest.len() {
+            self.latest.resize(entry + 1, i64::MIN);
+            self.expired.resize(entry + 1, false);
+        }
+        self.expired[entry] = false;
+        if time > self.latest[entry] {
+            self.latest[entry] = time;
+            let number = u32::try_from(entry).expect("at most 2^32 keys in one aggregate");
+            self.queue.push(std::cmp::Reverse((
+                time.saturating_add(self.retention),
+                number,
+            )));
+        }
+    }
+
+    /// The entries whose state expires at `watermark`, marked expired.
+    pub(crate) fn expire(&mut self, watermark: i64) -> Vec<Entry> {
+        let mut out = Vec::new();
+        while let Some(&std::cmp::Reverse((at, number))) = self.queue.peek() {
+            if at > watermark {
+                break;
+            }
+            self.queue.pop();
+            let entry = number as usize;
+            if !self.expired[entry] && self.latest[entry].saturating_add(self.retention) == at {
+                self.expired[entry] = true;
+                // A later write queues the entry again from its new latest time.
+                self.latest[entry] = i64::MIN;
+                out.push(entry);
+            }
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,6 +208,25 @@ mod tests {
         assert_eq!(state.row(e)[1], Value::Int64(7));
         assert_eq!(state.iter().count(), 3 * CHUNK);
         assert!(state.find(&[Value::Null]).is_err());
+    }
+
+    #[test]
+    fn expiry_counts_from_the_latest_event_time_and_includes_the_edge() {
+        let mut x = Expiry::new(10);
+        x.touch(0, 100);
+        x.touch(1, 105);
+        // An earlier event never shortens a key's life.
+        x.touch(1, 95);
+        assert_eq!(x.expire(109), Vec::<Entry>::new());
+        assert_eq!(x.expire(110), vec![0]);
+        assert!(x.is_expired(0));
+        assert!(!x.is_expired(1));
+        // Written again, the entry lives from its new time.
+        x.touch(0, 120);
+        assert!(!x.is_expired(0));
+        assert_eq!(x.expire(125), vec![1]);
+        assert_eq!(x.expire(130), vec![0]);
+        assert_eq!(x.expire(1000), Vec::<Entry>::new());
     }
 
     #[test]

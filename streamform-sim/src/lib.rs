@@ -21,7 +21,9 @@ mod stage;
 use std::borrow::Cow;
 use std::fmt;
 
-use streamform_ir::{DataType, Field, Input, ModelPlan, NodeId, Operator, Value};
+use streamform_ir::{
+    DataType, Field, Input, LateEvents, ModelPlan, NodeId, Operator, Retention, State, Value,
+};
 
 use crate::stage::{Fault, InputShape, Rec, Stage, StageKind};
 
@@ -232,7 +234,7 @@ pub struct Output {
 ///   (`((amount / 0) > 1)`), the accumulator of an Aggregate (`sum(amount)`), the source
 ///   column of an ill-typed event value; `None` when no column is at fault.
 /// - `event`: the 1-based number of the source event being processed; for errors raised
-///   by [`Simulator::finish`], the number of events delivered; 0 for a chain rejected by
+///   by [`Simulator::finish`], the number of events pushed; 0 for a chain rejected by
 ///   [`Simulator::new`].
 /// - `message`: what went wrong (`arithmetic overflow`, `division by zero`, ...).
 ///
@@ -343,8 +345,37 @@ pub struct Simulator {
     /// Every node after the Source, across all models, in order.
     stages: Vec<Stage>,
     changes: Changelog,
+    /// Events delivered (late events dropped are not).
     events: usize,
+    /// Events pushed, delivered or dropped: the number an error names.
+    arrived: usize,
+    /// The source's clock, when it runs on event time.
+    clock: Option<Clock>,
     failed: Option<SimError>,
+}
+
+/// The event-time clock of the chain's one source: its watermark is the later of the
+/// largest event time seen minus the delay and the last explicit watermark, and never
+/// decreases.
+struct Clock {
+    /// The event-time column's index in the source's events.
+    column: usize,
+    /// Its name, for errors.
+    name: String,
+    delay: i64,
+    late: LateEvents,
+    /// The current watermark; `i64::MIN` before anything is seen.
+    watermark: i64,
+}
+
+/// What became of an event handed to [`Simulator::push`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arrival {
+    /// It went through the chain (on time, or late and kept).
+    Delivered,
+    /// It arrived behind the watermark on a source with `late_events: drop`: not
+    /// delivered, counted by [`Simulator::late_dropped`].
+    Dropped,
 }
 
 impl Simulator {
@@ -476,6 +507,47 @@ impl Simulator {
             }
             models.push(plan.name.clone());
         }
+        let clock = match &source_node.op {
+            Operator::Source {
+                event_time: Some(t),
+                ..
+            } => {
+                let column = source_node
+                    .schema
+                    .iter()
+                    .position(|f| f.name == t.column && f.ty == DataType::Timestamp)
+                    .ok_or_else(|| {
+                        shape_error(
+                            &first.name,
+                            format!(
+                                "the event-time column `{}` is not a timestamp column of source `{source_name}`",
+                                t.column
+                            ),
+                        )
+                    })?;
+                Some(Clock {
+                    column,
+                    name: t.column.clone(),
+                    delay: i64::try_from(t.watermark).unwrap_or(i64::MAX),
+                    late: t.late,
+                    watermark: i64::MIN,
+                })
+            }
+            _ => None,
+        };
+        if clock.is_none()
+            && let Some(node) = chain.iter().flat_map(|p| &p.nodes).find(
+                |n| matches!(&n.state, State::Keyed(k) if k.retention != Retention::Unbounded),
+            )
+        {
+            return Err(shape_error(
+                &node.id.model,
+                format!(
+                    "node `{}` has a retention, but source `{source_name}` runs on processing time",
+                    node.id
+                ),
+            ));
+        }
         Ok(Simulator {
             models,
             source_name: source_name.clone(),
@@ -483,6 +555,8 @@ impl Simulator {
             stages,
             changes: Changelog::default(),
             events: 0,
+            arrived: 0,
+            clock,
             failed: None,
         })
     }
@@ -491,30 +565,94 @@ impl Simulator {
     /// Source node schema, in that order (`Value::Null` for a missing value). The target
     /// model's Sink emissions are accumulated for [`Simulator::finish`].
     ///
+    /// On an event-time source, an event strictly behind the watermark is late: with
+    /// `late_events: drop` it is not delivered ([`Arrival::Dropped`]), with `keep` it is
+    /// delivered as if on time. After a delivered event the watermark advances to its time
+    /// minus the delay, if that is later, and keyed state whose retention has passed expires.
+    ///
     /// # Errors
-    /// A [`SimError`] naming the event (1-based): the event has the wrong number of values
-    /// or a value of the wrong type (naming the source column); or an operator failed
-    /// (overflow, division by zero, a failed cast; D4). The simulator is then failed: later
-    /// calls return the same error.
-    pub fn push(&mut self, event: &[Value]) -> Result<(), SimError> {
+    /// A [`SimError`] naming the event (1-based, counting every event pushed): the event has
+    /// the wrong number of values or a value of the wrong type (naming the source column),
+    /// or no event time on an event-time source; or an operator failed (overflow, division
+    /// by zero, a failed cast; D4). The simulator is then failed: later calls return the
+    /// same error.
+    pub fn push(&mut self, event: &[Value]) -> Result<Arrival, SimError> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
-        self.events += 1;
+        self.arrived += 1;
         let row = match self.check_event(event) {
             Ok(row) => row,
             Err(e) => return Err(self.fail(e)),
         };
-        match drive(&mut self.stages, Rec::insert(row)) {
-            Ok(Some(rec)) => {
-                push(&mut self.changes, rec);
-                Ok(())
-            }
-            Ok(None) => Ok(()),
+        let time = match &self.clock {
+            None => None,
+            Some(clock) => match &row[clock.column] {
+                Value::Timestamp(t) => {
+                    if *t < clock.watermark && clock.late == LateEvents::Drop {
+                        return Ok(Arrival::Dropped);
+                    }
+                    Some(*t)
+                }
+                _ => {
+                    let e = SimError {
+                        failure: Failure::Event,
+                        model: self.models[0].clone(),
+                        column: Some(clock.name.clone()),
+                        event: self.arrived,
+                        message: format!(
+                            "event {} has no `{}`; source `{}` runs on event time, so every event needs one",
+                            self.arrived, clock.name, self.source_name
+                        ),
+                    };
+                    return Err(self.fail(e));
+                }
+            },
+        };
+        self.events += 1;
+        match drive(&mut self.stages, Rec::insert(row), time) {
+            Ok(Some(rec)) => push(&mut self.changes, rec),
+            Ok(None) => {}
             Err((stage, fault)) => {
                 let e = self.error_at(stage, fault);
-                Err(self.fail(e))
+                return Err(self.fail(e));
             }
+        }
+        if let (Some(t), Some(clock)) = (time, &self.clock) {
+            self.advance(t.saturating_sub(clock.delay));
+        }
+        Ok(Arrival::Delivered)
+    }
+
+    /// Moves the watermark to `to` (milliseconds since the epoch) if that is later, as a
+    /// fixture's `- watermark:` item does, and expires keyed state whose retention has
+    /// passed. Nothing happens on a source that runs on processing time, or to a failed
+    /// simulator.
+    pub fn advance_watermark(&mut self, to: i64) {
+        if self.failed.is_none() {
+            self.advance(to);
+        }
+    }
+
+    /// The current watermark on an event-time source; `None` before anything moved it, or
+    /// on processing time.
+    pub fn watermark(&self) -> Option<i64> {
+        self.clock
+            .as_ref()
+            .map(|c| c.watermark)
+            .filter(|w| *w != i64::MIN)
+    }
+
+    fn advance(&mut self, to: i64) {
+        let Some(clock) = &mut self.clock else {
+            return;
+        };
+        if to <= clock.watermark {
+            return;
+        }
+        clock.watermark = to;
+        for stage in &mut self.stages {
+            stage.expire(to);
         }
     }
 
@@ -535,7 +673,11 @@ impl Simulator {
                 _ => continue,
             };
             for row in rows {
-                match drive(&mut self.stages[i + 1..], Rec::insert(Cow::Owned(row))) {
+                match drive(
+                    &mut self.stages[i + 1..],
+                    Rec::insert(Cow::Owned(row)),
+                    None,
+                ) {
                     Ok(Some(rec)) => push(&mut self.changes, rec),
                     Ok(None) => {}
                     Err((stage, fault)) => return Err(self.error_at(i + 1 + stage, fault)),
@@ -578,7 +720,7 @@ impl Simulator {
                 failure: Failure::Event,
                 model: self.models[0].clone(),
                 column: None,
-                event: self.events,
+                event: self.arrived,
                 message: format!(
                     "the event has {} values but source `{}` declares {} columns",
                     event.len(),
@@ -597,7 +739,7 @@ impl Simulator {
                         failure: Failure::Event,
                         model: self.models[0].clone(),
                         column: Some(col.name.clone()),
-                        event: self.events,
+                        event: self.arrived,
                         message: format!("source `{}`: {message}", self.source_name),
                     });
                 }
@@ -611,7 +753,7 @@ impl Simulator {
             failure: fault.failure,
             model: self.models[self.stages[stage].model].clone(),
             column: fault.column,
-            event: self.events,
+            event: self.arrived,
             message: fault.message,
         }
     }
@@ -625,9 +767,13 @@ impl Simulator {
 /// Runs `rec` through `stages`; returns what leaves the last one, or the failing stage's
 /// index (relative to `stages`) and its fault.
 #[inline]
-fn drive<'a>(stages: &mut [Stage], mut rec: Rec<'a>) -> Result<Option<Rec<'a>>, (usize, Fault)> {
+fn drive<'a>(
+    stages: &mut [Stage],
+    mut rec: Rec<'a>,
+    time: Option<i64>,
+) -> Result<Option<Rec<'a>>, (usize, Fault)> {
     for (i, stage) in stages.iter_mut().enumerate() {
-        match stage.process(rec) {
+        match stage.process(rec, time) {
             Ok(Some(next)) => rec = next,
             Ok(None) => return Ok(None),
             Err(f) => return Err((i, f)),

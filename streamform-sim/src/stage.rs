@@ -15,11 +15,11 @@ use std::cmp::Ordering;
 use streamform_ir::value::{ArithError, F64};
 use streamform_ir::{
     AggCall, AggFunc, Boundedness, Changelog, DataType, Decimal, Field, Node, NodeId, Operator,
-    State, Value,
+    Retention, State, Value,
 };
 
 use crate::eval::{CExpr, EvalError, resolve};
-use crate::keyed::KeyedState;
+use crate::keyed::{Entry, Expiry, KeyedState};
 use crate::{Failure, Op};
 
 /// A change in flight between operators. Rows are borrowed from the event where no operator
@@ -226,15 +226,29 @@ impl Stage {
     /// # Errors
     /// Evaluation errors (D4), and a change an operator cannot take (an update into an
     /// Aggregate or a Sort).
+    /// `time` is the event's time on an event-time source.
     #[inline]
-    pub(crate) fn process<'a>(&mut self, rec: Rec<'a>) -> Result<Option<Rec<'a>>, Fault> {
+    pub(crate) fn process<'a>(
+        &mut self,
+        rec: Rec<'a>,
+        time: Option<i64>,
+    ) -> Result<Option<Rec<'a>>, Fault> {
         match &mut self.kind {
             StageKind::Filter(f) => f.process(rec),
             StageKind::Project(p) => p.process(rec),
-            StageKind::Aggregate(a) => a.process(rec),
-            StageKind::Deduplicate(d) => d.process(rec),
+            StageKind::Aggregate(a) => a.process(rec, time),
+            StageKind::Deduplicate(d) => d.process(rec, time),
             StageKind::Sort(s) => s.process(rec),
             StageKind::Sink => Ok(Some(rec)),
+        }
+    }
+
+    /// Drops the keyed state that expires at `watermark` (with retention only).
+    pub(crate) fn expire(&mut self, watermark: i64) {
+        match &mut self.kind {
+            StageKind::Aggregate(a) => a.expire(watermark),
+            StageKind::Deduplicate(d) => d.expire(watermark),
+            _ => {}
         }
     }
 }
@@ -422,6 +436,8 @@ pub(crate) struct Aggregate {
     out_width: usize,
     /// One set per count(distinct x) call.
     seen: Vec<Seen>,
+    /// Retention in event time, when the node declares one.
+    expiry: Option<Expiry>,
     key_buf: Vec<Value>,
     /// A new key's accumulators before they are stored.
     acc_buf: Vec<Value>,
@@ -559,6 +575,7 @@ impl Aggregate {
             state: KeyedState::new(group_by.len(), group_by.len() + hidden),
             out_width,
             seen: (0..sets).map(|_| Seen::default()).collect(),
+            expiry: expiry_of(keyed),
             acc_buf: Vec::with_capacity(hidden),
             key_buf: Vec::with_capacity(group_by.len()),
         })
@@ -569,7 +586,10 @@ impl Aggregate {
     /// emitted) when the row differs from the one last emitted, and nothing when it does
     /// not (D10; Flink compares the rows too, which matters for avg and count(distinct x),
     /// whose results can stay while their state moves).
-    fn process<'a>(&mut self, rec: Rec<'a>) -> Result<Option<Rec<'a>>, Fault> {
+    ///
+    /// With retention, `time` (the event's time) extends the key's life, and a key whose
+    /// state expired starts over: its next row is an insert.
+    fn process<'a>(&mut self, rec: Rec<'a>, time: Option<i64>) -> Result<Option<Rec<'a>>, Fault> {
         if rec.op != Op::Insert {
             return Err(Fault::plain(format!(
                 "an aggregate received an {}; GROUP BY over an updating input is not supported yet",
@@ -581,6 +601,23 @@ impl Aggregate {
         self.key_buf
             .extend(self.group.iter().map(|&i| row[i].clone()));
         match self.state.find(&self.key_buf) {
+            Ok(entry) if self.expiry.as_ref().is_some_and(|x| x.is_expired(entry)) => {
+                self.fresh_accumulators();
+                fold(
+                    &self.calls,
+                    &mut self.acc_buf,
+                    row,
+                    entry_number(entry),
+                    &mut self.seen,
+                )?;
+                self.state
+                    .accumulators_mut(entry)
+                    .clone_from_slice(&self.acc_buf);
+                touch(&mut self.expiry, entry, time);
+                Ok(Some(Rec::insert(Cow::Owned(
+                    self.state.row(entry)[..self.out_width].to_vec(),
+                ))))
+            }
             Ok(entry) => {
                 // The entry as it was: the update's before-image, and the undo record if an
                 // accumulator fails half-way through.
@@ -598,6 +635,7 @@ impl Aggregate {
                         .clone_from_slice(&before[self.key_buf.len()..]);
                     return Err(f);
                 }
+                touch(&mut self.expiry, entry, time);
                 let after = &self.state.row(entry)[..self.out_width];
                 if after == &before[..self.out_width] {
                     return Ok(None);
@@ -611,23 +649,7 @@ impl Aggregate {
                 }))
             }
             Err(vacant) => {
-                // A fresh key's accumulators: counts at 0, everything else null.
-                self.acc_buf.clear();
-                self.acc_buf
-                    .resize(self.state.width() - self.key_buf.len(), Value::Null);
-                for (acc, call) in self.acc_buf.iter_mut().zip(&self.calls) {
-                    if matches!(
-                        call.kind,
-                        AccKind::CountStar | AccKind::Count(_) | AccKind::CountDistinct { .. }
-                    ) {
-                        *acc = Value::Int64(0);
-                    }
-                }
-                for call in &self.calls {
-                    if let AccKind::Avg { hidden, .. } = call.kind {
-                        self.acc_buf[hidden + 1] = Value::Int64(0);
-                    }
-                }
+                self.fresh_accumulators();
                 fold(
                     &self.calls,
                     &mut self.acc_buf,
@@ -636,6 +658,7 @@ impl Aggregate {
                     &mut self.seen,
                 )?;
                 let entry = self.state.insert(vacant, &self.key_buf, &self.acc_buf);
+                touch(&mut self.expiry, entry, time);
                 Ok(Some(Rec::insert(Cow::Owned(
                     self.state.row(entry)[..self.out_width].to_vec(),
                 ))))
@@ -643,10 +666,46 @@ impl Aggregate {
         }
     }
 
-    /// The keyed state as (key, results) pairs sorted by key.
+    /// A fresh key's accumulators in `acc_buf`: counts at 0, everything else null.
+    fn fresh_accumulators(&mut self) {
+        self.acc_buf.clear();
+        self.acc_buf
+            .resize(self.state.width() - self.key_buf.len(), Value::Null);
+        for (acc, call) in self.acc_buf.iter_mut().zip(&self.calls) {
+            if matches!(
+                call.kind,
+                AccKind::CountStar | AccKind::Count(_) | AccKind::CountDistinct { .. }
+            ) {
+                *acc = Value::Int64(0);
+            }
+        }
+        for call in &self.calls {
+            if let AccKind::Avg { hidden, .. } = call.kind {
+                self.acc_buf[hidden + 1] = Value::Int64(0);
+            }
+        }
+    }
+
+    /// Drops the state of every key that expires at `watermark`, silently: the values
+    /// count(distinct x) saw for it too.
+    fn expire(&mut self, watermark: i64) {
+        let Some(expiry) = &mut self.expiry else {
+            return;
+        };
+        let gone = expiry.expire(watermark);
+        if gone.is_empty() || self.seen.is_empty() {
+            return;
+        }
+        let gone: std::collections::HashSet<u32> = gone.into_iter().map(entry_number).collect();
+        for set in &mut self.seen {
+            set.retain(|(e, _)| !gone.contains(e));
+        }
+    }
+
+    /// The live keyed state as (key, results) pairs sorted by key.
     pub(crate) fn snapshot(&self) -> Vec<(Vec<Value>, Vec<Value>)> {
         let results = self.calls.len();
-        sorted(&self.state)
+        sorted(&self.state, self.expiry.as_ref())
             .into_iter()
             .map(|(k, mut v)| {
                 v.truncate(results);
@@ -661,11 +720,29 @@ fn entry_number(entry: usize) -> u32 {
     u32::try_from(entry).expect("at most 2^32 keys in one aggregate")
 }
 
-/// Keyed state as (key, stored values) pairs sorted by key.
-fn sorted(state: &KeyedState) -> Vec<(Vec<Value>, Vec<Value>)> {
+/// The retention a keyed node declares, as the simulator enforces it.
+fn expiry_of(keyed: &streamform_ir::KeyedState) -> Option<Expiry> {
+    match keyed.retention {
+        Retention::Unbounded => None,
+        Retention::After(ms) => Some(Expiry::new(ms)),
+    }
+}
+
+/// Records that the event at `time` wrote `entry` (with retention only).
+fn touch(expiry: &mut Option<Expiry>, entry: Entry, time: Option<i64>) {
+    if let (Some(x), Some(t)) = (expiry, time) {
+        x.touch(entry, t);
+    }
+}
+
+/// Live keyed state (expired entries left out) as (key, stored values) pairs sorted by
+/// key.
+fn sorted(state: &KeyedState, expiry: Option<&Expiry>) -> Vec<(Vec<Value>, Vec<Value>)> {
     let mut out: Vec<(Vec<Value>, Vec<Value>)> = state
         .iter()
-        .map(|(k, v)| (k.to_vec(), v.to_vec()))
+        .enumerate()
+        .filter(|(e, _)| !expiry.is_some_and(|x| x.is_expired(*e)))
+        .map(|(_, (k, v))| (k.to_vec(), v.to_vec()))
         .collect();
     out.sort_by(|a, b| cmp_rows(&a.0, &b.0));
     out
@@ -854,6 +931,8 @@ fn bump(call: &Call, acc: &mut Value) -> Result<(), Fault> {
 pub(crate) struct Deduplicate {
     key: Vec<usize>,
     state: KeyedState,
+    /// Retention in event time, when the node declares one.
+    expiry: Option<Expiry>,
     key_buf: Vec<Value>,
 }
 
@@ -873,7 +952,9 @@ impl Deduplicate {
                 node.id
             )));
         };
-        if *keyed != streamform_ir::KeyedState::last_row(key, &node.schema) {
+        let mut expected = streamform_ir::KeyedState::last_row(key, &node.schema);
+        expected.retention = keyed.retention;
+        if *keyed != expected {
             return Err(Fault::plain(format!(
                 "node `{}`: its state must be keyed by [{}] and store the row's columns",
                 node.id,
@@ -887,11 +968,13 @@ impl Deduplicate {
         Ok(Deduplicate {
             state: KeyedState::new(key.len(), key.len() + node.schema.len()),
             key: columns,
+            expiry: expiry_of(keyed),
             key_buf: Vec::with_capacity(key.len()),
         })
     }
 
-    fn process<'a>(&mut self, rec: Rec<'a>) -> Result<Option<Rec<'a>>, Fault> {
+    /// With retention, a key whose state expired starts over: its next row is an insert.
+    fn process<'a>(&mut self, rec: Rec<'a>, time: Option<i64>) -> Result<Option<Rec<'a>>, Fault> {
         if rec.op != Op::Insert {
             return Err(Fault::plain(format!(
                 "keeping the last row per key received an {}; it needs an append input",
@@ -903,9 +986,14 @@ impl Deduplicate {
             .extend(self.key.iter().map(|&i| rec.row[i].clone()));
         match self.state.find(&self.key_buf) {
             Ok(entry) => {
+                let expired = self.expiry.as_ref().is_some_and(|x| x.is_expired(entry));
                 let stored = self.state.accumulators_mut(entry);
                 let before = stored.to_vec();
                 stored.clone_from_slice(&rec.row);
+                touch(&mut self.expiry, entry, time);
+                if expired {
+                    return Ok(Some(rec));
+                }
                 Ok(Some(Rec {
                     op: Op::Update,
                     row: rec.row,
@@ -913,15 +1001,23 @@ impl Deduplicate {
                 }))
             }
             Err(vacant) => {
-                self.state.insert(vacant, &self.key_buf, &rec.row);
+                let entry = self.state.insert(vacant, &self.key_buf, &rec.row);
+                touch(&mut self.expiry, entry, time);
                 Ok(Some(rec))
             }
         }
     }
 
-    /// The keyed state as (key, last row) pairs sorted by key.
+    /// Drops the last row of every key that expires at `watermark`, silently.
+    fn expire(&mut self, watermark: i64) {
+        if let Some(expiry) = &mut self.expiry {
+            expiry.expire(watermark);
+        }
+    }
+
+    /// The live keyed state as (key, last row) pairs sorted by key.
     pub(crate) fn snapshot(&self) -> Vec<(Vec<Value>, Vec<Value>)> {
-        sorted(&self.state)
+        sorted(&self.state, self.expiry.as_ref())
     }
 }
 

@@ -6,8 +6,10 @@ mod common;
 
 use common::*;
 use streamform_ir::types::ArithOp;
-use streamform_ir::{AggFunc, BinaryOp, DataType, Expr, ModelPlan, NodeId, NodeKind, Value};
-use streamform_sim::{Change, Changelog, Failure, Op, Output, SimError, Simulator, run};
+use streamform_ir::{
+    AggFunc, BinaryOp, DataType, Expr, LateEvents, ModelPlan, NodeId, NodeKind, Value,
+};
+use streamform_sim::{Arrival, Change, Changelog, Failure, Op, Output, SimError, Simulator, run};
 
 fn ins(row: Vec<Value>) -> Change {
     Change {
@@ -1330,5 +1332,191 @@ fn case_takes_the_first_true_branch_and_computes_only_its_result() {
             ins(vec![i32v(14), i32v(1)]),
             ins(vec![NULL, NULL]),
         ]
+    );
+}
+
+/// The canonical event-time source: orders(customer_id, amount, ordered_at) with a 5m
+/// watermark, summed per customer.
+fn orders_on_event_time(late: LateEvents, retention: Option<u64>) -> ModelPlan {
+    let m = from_source(
+        "customer_metrics",
+        "orders",
+        &[
+            ("customer_id", DataType::Int64),
+            ("amount", DataType::Int64),
+            ("ordered_at", DataType::Timestamp),
+        ],
+        kafka("orders"),
+    )
+    .event_time("ordered_at", 300_000, late)
+    .aggregate(&["customer_id"], &[(AggFunc::Sum, Some("amount"))]);
+    match retention {
+        Some(ms) => m.retention(ms).sink(),
+        None => m.sink(),
+    }
+}
+
+fn at(hh_mm: &str) -> i64 {
+    streamform_ir::time::parse_rfc3339(&format!("2026-08-30T{hh_mm}:00Z")).unwrap()
+}
+
+fn timed(customer: i64, amount: i64, hh_mm: &str) -> Vec<Value> {
+    vec![i64v(customer), i64v(amount), Value::Timestamp(at(hh_mm))]
+}
+
+#[test]
+fn an_event_behind_the_watermark_is_dropped_or_kept() {
+    let events = [
+        timed(42, 10, "10:00"),
+        timed(42, 20, "10:10"),
+        timed(42, 5, "10:01"),
+        timed(42, 1, "10:06"),
+    ];
+    let mut sim = Simulator::new(&[orders_on_event_time(LateEvents::Drop, None)]).unwrap();
+    let arrivals: Vec<Arrival> = events.iter().map(|e| sim.push(e).unwrap()).collect();
+    assert_eq!(
+        arrivals,
+        [
+            Arrival::Delivered,
+            Arrival::Delivered,
+            Arrival::Dropped,
+            Arrival::Delivered
+        ]
+    );
+    assert_eq!(sim.watermark(), Some(at("10:05")));
+    let out = sim.finish().unwrap();
+    assert_eq!(out.events_processed, 3);
+    assert_eq!(
+        out.changes.to_vec(),
+        vec![
+            ins(vec![i64v(42), i64v(10)]),
+            upd(vec![i64v(42), i64v(10)], vec![i64v(42), i64v(30)]),
+            upd(vec![i64v(42), i64v(30)], vec![i64v(42), i64v(31)]),
+        ]
+    );
+    // With keep, the late event is delivered as if on time: a third update, to 35.
+    let out = run(&[orders_on_event_time(LateEvents::Keep, None)], &events).unwrap();
+    assert_eq!(out.events_processed, 4);
+    assert_eq!(
+        out.changes.to_vec()[2..],
+        [
+            upd(vec![i64v(42), i64v(30)], vec![i64v(42), i64v(35)]),
+            upd(vec![i64v(42), i64v(35)], vec![i64v(42), i64v(36)]),
+        ]
+    );
+}
+
+#[test]
+fn the_watermark_advances_by_events_and_items_and_never_backwards() {
+    let mut sim = Simulator::new(&[orders_on_event_time(LateEvents::Drop, None)]).unwrap();
+    let mut dropped = Vec::new();
+    let mut step = |sim: &mut Simulator, item: Result<Vec<Value>, &str>| match item {
+        Ok(e) => {
+            if sim.push(&e).unwrap() == Arrival::Dropped {
+                dropped.push(e);
+            }
+        }
+        Err(w) => sim.advance_watermark(at(w)),
+    };
+    for item in [
+        Ok(timed(1, 1, "10:00")),
+        Ok(timed(1, 1, "09:57")),
+        Err("10:20"),
+        Ok(timed(1, 1, "10:15")),
+        Err("10:00"),
+        Ok(timed(1, 1, "10:19")),
+        Ok(timed(1, 1, "10:30")),
+        Ok(timed(1, 1, "10:24")),
+        Ok(timed(1, 1, "10:26")),
+    ] {
+        step(&mut sim, item);
+    }
+    assert_eq!(
+        dropped,
+        vec![
+            timed(1, 1, "10:15"),
+            timed(1, 1, "10:19"),
+            timed(1, 1, "10:24")
+        ]
+    );
+    assert_eq!(sim.watermark(), Some(at("10:25")));
+    assert_eq!(sim.finish().unwrap().events_processed, 4);
+}
+
+#[test]
+fn state_expires_after_its_retention_and_the_key_starts_over() {
+    let plan = orders_on_event_time(LateEvents::Drop, Some(600_000));
+    let mut sim = Simulator::new(std::slice::from_ref(&plan)).unwrap();
+    sim.push(&timed(42, 10, "10:00")).unwrap();
+    sim.push(&timed(7, 3, "10:08")).unwrap();
+    sim.advance_watermark(at("10:10"));
+    // 42's state went silently at 10:10 (its last event plus 10 minutes, inclusive).
+    assert_eq!(
+        sim.keyed_state(&node("customer_metrics", NodeKind::Aggregate, 0))
+            .unwrap(),
+        vec![(vec![i64v(7)], vec![i64v(3)])]
+    );
+    sim.push(&timed(42, 5, "10:11")).unwrap();
+    sim.push(&timed(7, 1, "10:12")).unwrap();
+    assert_eq!(
+        sim.finish().unwrap().changes.to_vec(),
+        vec![
+            ins(vec![i64v(42), i64v(10)]),
+            ins(vec![i64v(7), i64v(3)]),
+            ins(vec![i64v(42), i64v(5)]),
+            upd(vec![i64v(7), i64v(3)], vec![i64v(7), i64v(4)]),
+        ]
+    );
+}
+
+#[test]
+fn retention_counts_from_the_latest_event_time_not_the_last_arrival() {
+    // 10:09 arrives after 10:00 for key 1, inside the 5m delay; 10:02 then arrives (on time,
+    // the watermark being 10:04) and must not bring key 1's expiry back to 10:12.
+    let plan = orders_on_event_time(LateEvents::Keep, Some(600_000));
+    let mut sim = Simulator::new(std::slice::from_ref(&plan)).unwrap();
+    sim.push(&timed(1, 1, "10:09")).unwrap();
+    sim.push(&timed(1, 1, "10:02")).unwrap();
+    sim.advance_watermark(at("10:15"));
+    assert_eq!(
+        sim.keyed_state(&node("customer_metrics", NodeKind::Aggregate, 0))
+            .unwrap(),
+        vec![(vec![i64v(1)], vec![i64v(2)])]
+    );
+    sim.advance_watermark(at("10:19"));
+    assert_eq!(
+        sim.keyed_state(&node("customer_metrics", NodeKind::Aggregate, 0))
+            .unwrap(),
+        vec![]
+    );
+}
+
+#[test]
+fn an_event_without_its_event_time_fails_naming_the_event() {
+    let plan = orders_on_event_time(LateEvents::Drop, None);
+    let err = run(
+        &[plan],
+        &[timed(42, 10, "10:00"), vec![i64v(42), i64v(1), NULL]],
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "model `customer_metrics`, column `ordered_at`, event 2: event 2 has no `ordered_at`; source `orders` runs on event time, so every event needs one"
+    );
+    assert_eq!(err.failure, Failure::Event);
+}
+
+#[test]
+fn retention_without_an_event_time_source_is_refused() {
+    let plan = from_source("m", "t", &[("k", DataType::Int64)], kafka("t"))
+        .aggregate(&["k"], &[(AggFunc::Count, None)])
+        .retention(1000)
+        .sink();
+    let err = Simulator::new(&[plan]).err().unwrap();
+    assert_eq!(err.failure, Failure::Plan);
+    assert!(
+        err.message.contains("runs on processing time"),
+        "{}",
+        err.message
     );
 }

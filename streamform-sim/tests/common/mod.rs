@@ -7,9 +7,9 @@
 use streamform_ir::types::arithmetic_type;
 use streamform_ir::value::F64;
 use streamform_ir::{
-    Accumulator, AggCall, AggFunc, BinaryOp, Changelog, Connector, DataType, Decimal, Expr, Field,
-    Input, KeyedState, Materialized, ModelPlan, Node, NodeKind, Operator, ProjectItem, Retention,
-    SortKey, State, Value, assign_id,
+    Accumulator, AggCall, AggFunc, BinaryOp, Changelog, Connector, DataType, Decimal, EventTime,
+    Expr, Field, Input, KeyedState, LateEvents, Materialized, ModelPlan, Node, NodeKind, Operator,
+    ProjectItem, Retention, SortKey, State, Value, assign_id,
 };
 
 /// decimal(38,9), what `decimal` means in sources.yml.
@@ -60,11 +60,13 @@ pub fn from_source(
             name: source.into(),
             connector,
             format: "json".into(),
+            event_time: None,
         },
         schema,
         boundedness,
         changelog: Changelog::Append,
         state: State::Stateless,
+        time: None,
     };
     Model {
         name: model.into(),
@@ -85,6 +87,31 @@ pub fn from_model(model: &str, upstream: &ModelPlan) -> Model {
 }
 
 impl Model {
+    /// Puts the Source on event time: `column`, a watermark delay in milliseconds, and what
+    /// a late event becomes.
+    pub fn event_time(mut self, column: &str, watermark: u64, late: LateEvents) -> Model {
+        let source = self.nodes.first_mut().expect("a model from a source");
+        if let Operator::Source { event_time, .. } = &mut source.op {
+            *event_time = Some(EventTime {
+                column: column.into(),
+                watermark,
+                late,
+            });
+        }
+        source.time = Some(column.into());
+        self
+    }
+
+    /// Gives the last (keyed) node a retention in milliseconds.
+    pub fn retention(mut self, ms: u64) -> Model {
+        let node = self.nodes.last_mut().expect("a node");
+        match &mut node.state {
+            State::Keyed(k) => k.retention = Retention::After(ms),
+            State::Stateless => panic!("retention on a stateless node"),
+        }
+        self
+    }
+
     fn last(&self) -> &Node {
         self.nodes
             .last()
@@ -125,6 +152,7 @@ impl Model {
             boundedness: self.last().boundedness,
             changelog,
             state,
+            time: None,
         };
         self.nodes.push(node);
         self
