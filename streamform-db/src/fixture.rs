@@ -154,18 +154,28 @@ pub fn type_value(v: &YamlValue, ty: DataType) -> Result<Value, String> {
         (YamlValue::Number(n), DataType::Float64) => n.replace('_', "").parse::<f64>().map(|f| Value::Float64(F64(f))).map_err(|_| wrong()),
         (YamlValue::Number(n), DataType::Timestamp) => n
             .parse::<i64>()
-            .map(Value::Timestamp)
-            .map_err(|_| format!("{n} is not a timestamp; write an RFC 3339 instant such as 2026-08-30T10:00:00Z or whole milliseconds since the epoch")),
+            .map_err(|_| format!("{n} is not a timestamp; write an RFC 3339 instant such as 2026-08-30T10:00:00Z or whole milliseconds since the epoch"))
+            .and_then(|ms| in_range(n, ms)),
         (YamlValue::String(s), DataType::String) => Ok(Value::String(s.clone())),
-        (YamlValue::String(s), DataType::Timestamp) => streamform_ir::time::parse_rfc3339(s).map(Value::Timestamp).ok_or_else(|| {
-            if streamform_ir::time::is_rfc3339(s) {
-                format!("{s:?} has digits below a millisecond; timestamps keep milliseconds")
-            } else {
-                format!("{s:?} is not an RFC 3339 instant; write e.g. 2026-08-30T10:00:00Z")
-            }
-        }),
+        (YamlValue::String(s), DataType::Timestamp) => match streamform_ir::time::parse_rfc3339(s) {
+            Some(ms) => in_range(&format!("{s:?}"), ms),
+            None if streamform_ir::time::is_rfc3339(s) => Err(format!("{s:?} has digits below a millisecond; timestamps keep milliseconds")),
+            None if streamform_ir::time::is_time_of_day(s) => Err(format!("{s:?} is a time of day without a date, which would make the fixture depend on the day it runs; write an RFC 3339 instant such as 2026-08-30T{s}Z")),
+            None => Err(format!("{s:?} is not an RFC 3339 instant; write e.g. 2026-08-30T10:00:00Z")),
+        },
         (YamlValue::Bool(b), DataType::Boolean) => Ok(Value::Boolean(*b)),
         _ => Err(wrong()),
+    }
+}
+
+/// A timestamp value `written` as `ms`, if it lies in the years 1 to 9999.
+fn in_range(written: &str, ms: i64) -> Result<Value, String> {
+    if streamform_ir::time::in_range(ms) {
+        Ok(Value::Timestamp(ms))
+    } else {
+        Err(format!(
+            "{written} lies outside the years 1 to 9999, which a timestamp holds"
+        ))
     }
 }
 

@@ -88,7 +88,19 @@ pub fn read(interval: &SqlInterval) -> Result<Interval, Refusal> {
         message,
         help: HELP,
     };
-    let SqlExpr::Value(v) = interval.value.as_ref() else {
+    // `INTERVAL -'5' MINUTE`: a sign before the quoted value.
+    let (signed, value) = match interval.value.as_ref() {
+        SqlExpr::UnaryOp {
+            op: sqlparser::ast::UnaryOperator::Minus,
+            expr,
+        } => (true, expr.as_ref()),
+        SqlExpr::UnaryOp {
+            op: sqlparser::ast::UnaryOperator::Plus,
+            expr,
+        } => (false, expr.as_ref()),
+        other => (false, other),
+    };
+    let SqlExpr::Value(v) = value else {
         return Err(refuse(format!(
             "INTERVAL {} (the value must be a quoted string)",
             interval.value
@@ -159,13 +171,14 @@ pub fn read(interval: &SqlInterval) -> Result<Interval, Refusal> {
             None => (*field, ""),
         };
         if whole.is_empty()
-            || whole.len() > 18
             || !whole.bytes().all(|b| b.is_ascii_digit())
             || !fraction.bytes().all(|b| b.is_ascii_digit())
         {
             return Err(bad());
         }
-        let n: i64 = whole.parse().map_err(|_| bad())?;
+        let n: i64 = whole
+            .parse()
+            .map_err(|_| refuse(format!("INTERVAL '{text}' {form} (too large)")))?;
         if i > 0 && n > unit.limit() {
             return Err(bad());
         }
@@ -181,7 +194,11 @@ pub fn read(interval: &SqlInterval) -> Result<Interval, Refusal> {
             .and_then(|v| total.checked_add(v))
             .ok_or_else(|| refuse(format!("INTERVAL '{text}' {form} (too large)")))?;
     }
-    let total = if negative { -total } else { total };
+    let total = if negative != signed { -total } else { total };
+    // Days beyond what a planner's interval holds are far past any timestamp anyway.
+    if total / 86_400_000 > i64::from(i32::MAX) {
+        return Err(refuse(format!("INTERVAL '{text}' {form} (too large)")));
+    }
     if months {
         let months = i32::try_from(total)
             .map_err(|_| refuse(format!("INTERVAL '{text}' {form} (too large)")))?;
@@ -194,13 +211,17 @@ pub fn read(interval: &SqlInterval) -> Result<Interval, Refusal> {
     }
 }
 
-/// The interval as a literal DataFusion plans (a plain string of months and milliseconds),
-/// which lowering reads back into the same [`Interval`].
+/// The interval as a literal DataFusion plans (a plain string of months, days and
+/// milliseconds: DataFusion keeps nanoseconds, so the days are kept apart for intervals of
+/// centuries), which lowering reads back into the same [`Interval`].
 pub fn for_planning(interval: Interval) -> SqlInterval {
+    const DAY: i64 = 86_400_000;
     SqlInterval {
         value: Box::new(SqlExpr::value(SqlValue::SingleQuotedString(format!(
-            "{} months {} milliseconds",
-            interval.months, interval.millis
+            "{} months {} days {} milliseconds",
+            interval.months,
+            interval.millis / DAY,
+            interval.millis % DAY
         )))),
         leading_field: None,
         leading_precision: None,
@@ -238,6 +259,12 @@ mod tests {
         assert_eq!(read_sql("INTERVAL '300.250' SECOND(3, 3)"), ms(300_250));
         assert_eq!(read_sql("INTERVAL '100' DAY(3)"), ms(8_640_000_000));
         assert_eq!(read_sql("INTERVAL '-1' DAY"), ms(-86_400_000));
+        assert_eq!(read_sql("INTERVAL -'5' MINUTE"), ms(-300_000));
+        assert_eq!(read_sql("INTERVAL -'-5' MINUTE"), ms(300_000));
+        assert_eq!(
+            read_sql("INTERVAL '2000000' DAY"),
+            ms(2_000_000 * 86_400_000)
+        );
         assert_eq!(
             read_sql("INTERVAL '10 00:00:00.004' DAY TO SECOND"),
             ms(864_000_004)
@@ -298,6 +325,10 @@ mod tests {
             (
                 "INTERVAL '99999999999999999' YEAR",
                 "INTERVAL '99999999999999999' YEAR (too large)",
+            ),
+            (
+                "INTERVAL '9223372036854775807' SECOND",
+                "INTERVAL '9223372036854775807' SECOND (too large)",
             ),
         ] {
             assert_eq!(read_sql(sql), Err(want.to_string()), "{sql}");

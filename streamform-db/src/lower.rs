@@ -527,6 +527,13 @@ impl Lowering<'_> {
                     ));
                 };
                 let inner = retype_null(inner, to);
+                if inner.data_type() == DataType::Float64 && to == DataType::String {
+                    return Err(self.err(
+                        Code::UnsupportedSql,
+                        format!("CAST of the float64 `{inner}` to STRING is not supported"),
+                        "Flink writes a double as Java does (1.0E10, with the digits Java chooses), which Streamform cannot promise to match; CAST to DECIMAL(p, s) first, then to STRING",
+                    ));
+                }
                 if !castable(inner.data_type(), to) {
                     return Err(self.err(
                         Code::TypeMismatch,
@@ -632,6 +639,29 @@ impl Lowering<'_> {
     }
 
     /// Where the model writes `NULL AS name` (a literal has no position of its own).
+    /// Where the first NULL written as a word is in the model's text, for an error about a
+    /// NULL without a type (the planner keeps no position for a literal).
+    fn bare_null(&self) -> Option<std::ops::Range<usize>> {
+        let upper = self.text.to_ascii_uppercase();
+        let bytes = upper.as_bytes();
+        let word = |i: usize| {
+            bytes
+                .get(i)
+                .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        };
+        upper
+            .match_indices("NULL")
+            .map(|(at, _)| at)
+            .find(|&at| {
+                // Not the NULL of `IS [NOT] NULL`, which is no literal.
+                let before = upper[..at].trim_end();
+                let inside_a_word = (at > 0 && word(at - 1)) || word(at + 4);
+                let is_null_test = before.ends_with(" IS") || before.ends_with(" NOT");
+                !(inside_a_word || is_null_test)
+            })
+            .map(|at| at..at + 4)
+    }
+
     fn null_named(&self, name: &str) -> Option<std::ops::Range<usize>> {
         let upper = self.text.to_ascii_uppercase();
         upper.match_indices("NULL").find_map(|(at, _)| {
@@ -1066,12 +1096,23 @@ impl Lowering<'_> {
     fn function(&self, func: Func, args: Vec<Expr>, digits: Option<u8>) -> Lowered<Expr> {
         let types: Vec<DataType> = args.iter().map(Expr::data_type).collect();
         let Some(ty) = func.result_type(&types, digits) else {
-            let listed: Vec<String> = types.iter().map(ToString::to_string).collect();
+            let listed: Vec<String> = args.iter().map(type_or_null).collect();
             return Err(self.err(
                 Code::TypeMismatch,
                 format!("{} does not take ({})", func.name(), listed.join(", ")),
                 match func {
+                    _ if args.iter().any(untyped_null) => {
+                        return Err(self
+                            .err(
+                                Code::TypeMismatch,
+                                format!("{} does not take ({})", func.name(), listed.join(", ")),
+                                "a bare NULL has no type: write CAST(NULL AS <type>)",
+                            )
+                            .with_span(self.bare_null()));
+                    }
                     Func::Abs | Func::Floor | Func::Ceil => "it takes a number",
+                    Func::Extract(_) => "it takes a timestamp",
+                    Func::Like => "it takes a string and a string pattern",
                     Func::Round => "it takes a decimal and a number of digits; CAST other numbers to DECIMAL(p, s) first",
                     Func::Substring => "it takes a string, a start and a length (integers)",
                     _ => "it takes strings; CAST other values to STRING first",
@@ -1191,10 +1232,23 @@ impl Lowering<'_> {
         };
         let t = self.expr(df, t)?;
         if t.data_type() != DataType::Timestamp {
-            return Err(refuse(format!(
-                "an INTERVAL cannot be added to `{t}` of type {}",
-                t.data_type()
-            )));
+            let verb = if b.op == DfOp::Minus {
+                "subtracted from"
+            } else {
+                "added to"
+            };
+            if untyped_null(&t) {
+                return Err(refuse(format!(
+                    "an INTERVAL cannot be {verb} a bare NULL, which has no type"
+                ))
+                .with_span(self.bare_null()));
+            }
+            return Err(refuse({
+                format!(
+                    "an INTERVAL cannot be {verb} `{t}` of type {}",
+                    t.data_type()
+                )
+            }));
         }
         let by = if b.op == DfOp::Minus {
             by.negated()
@@ -1262,6 +1316,15 @@ impl Lowering<'_> {
         };
         let name = func_kind.call_name(arg.as_ref().map(|f| f.name.as_str()));
         let arg_type = arg.as_ref().map(|f| f.ty);
+        if computed.as_ref().is_some_and(|c| untyped_null(&c.expr)) {
+            return Err(self
+                .err(
+                    Code::TypeMismatch,
+                    format!("`{name}` aggregates a bare NULL, which has no type"),
+                    "write CAST(NULL AS <type>), or aggregate a column",
+                )
+                .with_span(self.bare_null()));
+        }
         let ty = match (func_kind.accumulator_type(arg_type), arg_type) {
             (Some(t), _) => t,
             (None, Some(t)) => {
@@ -1289,6 +1352,26 @@ impl Lowering<'_> {
             },
             computed,
         ))
+    }
+}
+
+/// Whether `e` is a NULL written without a type (the planner types it boolean).
+fn untyped_null(e: &Expr) -> bool {
+    matches!(
+        e,
+        Expr::Literal {
+            value: Value::Null,
+            ty: DataType::Boolean
+        }
+    )
+}
+
+/// An argument's type for a message: `NULL` for a NULL written without a type.
+fn type_or_null(e: &Expr) -> String {
+    if untyped_null(e) {
+        "NULL".into()
+    } else {
+        e.data_type().to_string()
     }
 }
 
@@ -1528,6 +1611,96 @@ fn unknown_column(e: &DataFusionError, fields: &[Field]) -> Option<(String, Stri
     Some((format!("unknown column `{name}`"), help))
 }
 
+/// The planner's type errors in Streamform's words: operands that do not combine, and two
+/// aggregate calls the planner names alike (it leaves a CAST out of a call's name).
+fn type_problem(e: &DataFusionError, at: Option<&str>) -> Option<(String, String)> {
+    let raw = datafusion_message(e);
+    let help = "combine values of the same kind (numbers with numbers, strings with strings, a timestamp with a timestamp or an INTERVAL), or CAST one side".to_string();
+    if let Some(rest) = raw.strip_prefix("Cannot coerce arithmetic expression ") {
+        let operands = rest.strip_suffix(" to valid types").unwrap_or(rest);
+        return Some((
+            format!(
+                "the operands of `{}` do not combine",
+                our_type_names(operands)
+            ),
+            help,
+        ));
+    }
+    let diagnostic = e.diagnostic().map(|d| d.message.as_str()).unwrap_or("");
+    if raw.contains("incompatible types") || diagnostic.contains("incompatible types") {
+        let what = at.map_or_else(String::new, |t| format!("`{t}` "));
+        return Some((
+            format!("{what}meets a value of a type it does not combine or compare with"),
+            help,
+        ));
+    }
+    if let Some(rest) = raw.strip_prefix("Schema contains duplicate unqualified field name ") {
+        let name = rest.trim_matches('"');
+        let name = name
+            .split_once('(')
+            .map(|(f, arg)| {
+                let arg = arg.rsplit_once('.').map_or(arg, |(_, a)| a);
+                format!("{f}({arg}")
+            })
+            .unwrap_or_else(|| name.to_string());
+        return Some((
+            format!(
+                "two columns of the query would both be named `{name}`: the planner leaves a CAST out of an aggregate call's name, so `avg(x)` and `avg(CAST(x AS ...))` collide"
+            ),
+            "compute the CAST as a column in an upstream model and aggregate that column".into(),
+        ));
+    }
+    None
+}
+
+/// A planner's rendering of operand types (`Utf8 + Interval(MonthDayNano)`) with Streamform's
+/// type names (`string + INTERVAL`).
+fn our_type_names(text: &str) -> String {
+    let mut out = text.to_string();
+    for (theirs, ours) in [
+        ("Interval(MonthDayNano)", "INTERVAL"),
+        ("Timestamp(ms)", "timestamp"),
+        ("Timestamp(Millisecond, None)", "timestamp"),
+        ("Utf8View", "string"),
+        ("LargeUtf8", "string"),
+        ("Utf8", "string"),
+        ("Int32", "int32"),
+        ("Int64", "int64"),
+        ("Float64", "float64"),
+        ("Boolean", "boolean"),
+        ("Decimal128", "decimal"),
+    ] {
+        out = out.replace(theirs, ours);
+    }
+    out
+}
+
+/// Where the first selected column the planner refuses is: the SELECT list planned one
+/// more item at a time, with the same FROM, until it fails (so a column that clashes with
+/// an earlier one is found too).
+fn failing_item(
+    planner: &SqlToRel<'_, Catalog>,
+    query: &Query,
+    table: &str,
+    text: &str,
+) -> Option<std::ops::Range<usize>> {
+    use sqlparser::ast::{SetExpr, Spanned};
+    let SetExpr::Select(select) = query.body.as_ref() else {
+        return None;
+    };
+    for (i, item) in select.projection.iter().enumerate() {
+        let mut one = query.clone();
+        if let SetExpr::Select(s) = one.body.as_mut() {
+            s.projection.truncate(i + 1);
+        }
+        let statement = Statement::Query(Box::new(with_plain_relation(&one, table)));
+        if planner.sql_statement_to_plan(statement).is_err() {
+            return crate::sql::byte_span(text, item.span());
+        }
+    }
+    None
+}
+
 /// The code of a DataFusion planning error.
 fn planning_code(e: &DataFusionError) -> Code {
     match e.find_root() {
@@ -1614,7 +1787,11 @@ pub fn lower_model(
             format!("`{}`: {}", text[at].trim(), message.trim_end_matches('.'))
         });
         let (message, help) = unknown_column(&e, &input_fields)
+            .or_else(|| type_problem(&e, span.as_ref().map(|at| text[at.clone()].trim())))
             .unwrap_or_else(|| (short.unwrap_or_else(|| datafusion_message(&e)), help));
+        // Without a position from the planner, find the selected column it failed on by
+        // planning the columns one at a time.
+        let span = span.or_else(|| failing_item(&planner, query, &table, text));
         Diagnostic::error(planning_code(&e), format!("model `{model}`: {message}"))
             .with_span(span)
             .with_help(help)

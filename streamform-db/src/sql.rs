@@ -30,21 +30,16 @@ pub fn byte_span(text: &str, span: sqlparser::tokenizer::Span) -> Option<Range<u
     Some(start..end.max(start + 1).min(text.len().max(start + 1)))
 }
 
-/// The whole call `keyword(...)` around `inner`, a range inside its parentheses; `inner`
-/// when the text before it is not `keyword (`.
+/// The whole call `keyword(...)` around `inner`, a range inside its parentheses (the
+/// nearest such call before it); `inner` when there is none.
 fn call_span(text: &str, keyword: &str, inner: Range<usize>) -> Range<usize> {
-    let before = text[..inner.start].trim_end();
-    let Some(open) = before.strip_suffix('(') else {
-        return inner;
-    };
-    let head = open.trim_end();
-    if head.len() < keyword.len()
-        || !head[head.len() - keyword.len()..].eq_ignore_ascii_case(keyword)
-    {
-        return inner;
-    }
-    let start = head.len() - keyword.len();
-    start..through_parenthesis(text, start + keyword.len())
+    let before = text[..inner.start].to_ascii_lowercase();
+    let keyword = keyword.to_ascii_lowercase();
+    before
+        .rmatch_indices(&keyword)
+        .map(|(start, _)| start..through_parenthesis(text, start + keyword.len()))
+        .find(|call| call.end >= inner.end && call.end > call.start + keyword.len())
+        .unwrap_or(inner)
 }
 
 /// The INTERVAL literal `e` is, parentheses aside.
@@ -216,6 +211,7 @@ pub fn validate(model: &str, text: &str, query: &Query) -> (Option<Reads>, Vec<D
         model,
         text,
         diags: Vec::new(),
+        in_aggregate: false,
     };
     let reads = v.query(query);
     (reads, v.diags)
@@ -225,6 +221,8 @@ struct Validator<'a> {
     model: &'a str,
     text: &'a str,
     diags: Vec<Diagnostic>,
+    /// Whether the expression being checked is an aggregate's argument.
+    in_aggregate: bool,
 }
 
 pub(crate) const HELP_SURFACE: &str = "supported: column references, literals, comparison and arithmetic, AND/OR/NOT, IS [NOT] NULL, CAST, CASE, COALESCE, NULLIF, BETWEEN, IN (list), WHERE, GROUP BY columns, HAVING, sum/count/count(DISTINCT)/min/max/avg, string and numeric functions, timestamps and INTERVAL; docs/sql.md lists it all";
@@ -581,8 +579,19 @@ impl Validator<'_> {
                 // An INTERVAL is an operand of `t + i`, `i + t` or `t - i` only.
                 let (l, r) = (as_interval(left), as_interval(right));
                 match (l, r, op) {
-                    (Some(_), Some(_), _) => {
-                        self.refuse("arithmetic on two INTERVALs", e.span(), "add an INTERVAL to a timestamp: seen_at + INTERVAL '5' MINUTE");
+                    (Some(li), Some(ri), _) => {
+                        let span = self
+                            .interval_span(li, left.span())
+                            .zip(self.interval_span(ri, right.span()))
+                            .map(|(a, b)| a.start..b.end);
+                        self.diags.push(
+                            Diagnostic::error(
+                                Code::UnsupportedSql,
+                                format!("model `{}`: `{op}` between two INTERVALs is not supported", self.model),
+                            )
+                            .with_span(span)
+                            .with_help("an INTERVAL moves a timestamp: seen_at + INTERVAL '5' MINUTE"),
+                        );
                         return;
                     }
                     (Some(i), None, B::Minus) => {
@@ -644,10 +653,16 @@ impl Validator<'_> {
             ),
             SqlExpr::Extract { field, expr, .. } => {
                 if extract_field(field).is_none() {
-                    self.refuse(
-                        &format!("EXTRACT({field} ...)"),
-                        e.span(),
-                        "extract YEAR, MONTH, DAY, HOUR, MINUTE, SECOND or DOW",
+                    // The parser's span covers the operand only: point at the whole call.
+                    let span = byte_span(self.text, e.span())
+                        .map(|inner| call_span(self.text, "extract", inner));
+                    self.diags.push(
+                        Diagnostic::error(
+                            Code::UnsupportedSql,
+                            format!("model `{}`: EXTRACT({field} ...) is not supported yet", self.model),
+                        )
+                        .with_span(span)
+                        .with_help("extract YEAR, MONTH, DAY, HOUR, MINUTE, SECOND or DOW"),
                     );
                 }
                 self.expr(expr, aggregates_allowed);
@@ -829,16 +844,24 @@ impl Validator<'_> {
             return;
         }
         if !aggregates_allowed {
+            let (message, help) = if self.in_aggregate {
+                (
+                    "an aggregate inside another aggregate is not supported",
+                    "aggregate in an upstream model, then aggregate its column here",
+                )
+            } else {
+                (
+                    "an aggregate is not allowed in WHERE",
+                    "filter on an aggregate with HAVING",
+                )
+            };
             self.diags.push(
                 Diagnostic::error(
                     Code::InvalidAggregate,
-                    format!(
-                        "model `{}`: an aggregate is not allowed in WHERE",
-                        self.model
-                    ),
+                    format!("model `{}`: {message}", self.model),
                 )
                 .with_span(byte_span(self.text, e.span()))
-                .with_help("filter on an aggregate with HAVING"),
+                .with_help(help),
             );
             return;
         }
@@ -901,7 +924,11 @@ impl Validator<'_> {
                 )),
             ] => {}
             // An expression: validated like any other, with no aggregate inside it.
-            [FunctionArg::Unnamed(FunctionArgExpr::Expr(arg))] => self.expr(arg, false),
+            [FunctionArg::Unnamed(FunctionArgExpr::Expr(arg))] => {
+                let outer = std::mem::replace(&mut self.in_aggregate, true);
+                self.expr(arg, false);
+                self.in_aggregate = outer;
+            }
             _ => self.refuse(
                 &format!("this call of {}()", name.to_uppercase()),
                 e.span(),
@@ -1095,7 +1122,7 @@ fn is_space_literal(e: &SqlExpr) -> bool {
 ///
 /// # Errors
 /// The help text for a target that is refused.
-fn cast_target(t: &ast::DataType) -> Result<(), &'static str> {
+fn cast_target(t: &ast::DataType) -> Result<(), String> {
     let text = t.to_string().to_ascii_uppercase().replace(' ', "");
     let ok = matches!(
         text.as_str(),
@@ -1110,11 +1137,23 @@ fn cast_target(t: &ast::DataType) -> Result<(), &'static str> {
             | "BOOLEAN"
             | "BOOL"
     );
-    if ok || is_timestamp_type(t) {
+    if ok {
         return Ok(());
     }
+    if is_timestamp_type(t) {
+        return match t {
+            ast::DataType::Timestamp(None | Some(3), _) => Ok(()),
+            _ => Err("timestamps keep milliseconds: write TIMESTAMP or TIMESTAMP(3)".into()),
+        };
+    }
     if (text.starts_with("DECIMAL(") || text.starts_with("NUMERIC(")) && text.contains(',') {
-        return Ok(());
+        // The declared form's rules: precision 1 to 38, scale 0 to the precision.
+        let declared = format!("decimal{}", &text[text.find('(').unwrap_or(0)..]);
+        return streamform_ir::DataType::parse(&declared.to_ascii_lowercase())
+            .map(|_| ())
+            .map_err(|e| {
+                format!("{e}; write DECIMAL(p, s) with p from 1 to 38 and s from 0 to p")
+            });
     }
     if text == "DECIMAL"
         || text == "NUMERIC"
@@ -1122,10 +1161,10 @@ fn cast_target(t: &ast::DataType) -> Result<(), &'static str> {
         || text.starts_with("NUMERIC(")
     {
         return Err(
-            "write DECIMAL(precision, scale): engines disagree on what a bare DECIMAL means",
+            "write DECIMAL(precision, scale): engines disagree on what a bare DECIMAL means".into(),
         );
     }
-    Err("cast to INT, BIGINT, DOUBLE, DECIMAL(p, s), STRING, BOOLEAN or TIMESTAMP")
+    Err("cast to INT, BIGINT, DOUBLE, DECIMAL(p, s), STRING, BOOLEAN or TIMESTAMP".into())
 }
 
 /// The first word of a syntax node's Debug rendering: its variant name.

@@ -17,6 +17,22 @@ pub fn parse_rfc3339(text: &str) -> Option<i64> {
     i64::try_from(nanos / 1_000_000).ok()
 }
 
+/// Whether a timestamp lies in the years 1 to 9999, the range Flink's TIMESTAMP holds.
+pub fn in_range(ms: i64) -> bool {
+    OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
+        .is_ok_and(|t| (1..=9999).contains(&t.year()))
+}
+
+/// Whether `text` is a bare time of day (`10:00`, `10:00:00.5`), which has no date.
+pub fn is_time_of_day(text: &str) -> bool {
+    let clock = text.split('.').next().unwrap_or("");
+    let parts: Vec<&str> = clock.split(':').collect();
+    (2..=3).contains(&parts.len())
+        && parts
+            .iter()
+            .all(|p| (1..=2).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// Whether `text` is an RFC 3339 instant at all (whatever its precision).
 pub fn is_rfc3339(text: &str) -> bool {
     OffsetDateTime::parse(text, &Rfc3339).is_ok()
@@ -44,9 +60,9 @@ pub fn format_rfc3339(ms: i64) -> String {
 /// (`2026-8-3 1:2:3`), a `T` between date and time is not. Milliseconds since the epoch,
 /// the wall-clock time read as UTC.
 pub fn parse_sql_timestamp(text: &str) -> Option<i64> {
-    let text = text.trim();
+    // As Flink's parser: no surrounding spaces, one space between date and time.
     let (date, clock) = match text.split_once(' ') {
-        Some((d, c)) => (d, Some(c.trim())),
+        Some((d, c)) => (d, Some(c)),
         None => (text, None),
     };
     let number = |s: &str, max_len: usize| -> Option<u32> {
@@ -55,11 +71,18 @@ pub fn parse_sql_timestamp(text: &str) -> Option<i64> {
             .flatten()
     };
     let mut d = date.splitn(3, '-');
+    let year_text = d.next()?;
+    if year_text.len() != 4 {
+        return None;
+    }
     let (y, mo, day) = (
-        number(d.next()?, 4)?,
+        number(year_text, 4)?,
         number(d.next()?, 2)?,
         number(d.next()?, 2)?,
     );
+    if y == 0 {
+        return None;
+    }
     let (h, mi, s, ms) = match clock {
         None => (0, 0, 0, 0),
         Some(c) => {
@@ -95,6 +118,11 @@ pub fn parse_sql_timestamp(text: &str) -> Option<i64> {
     }
     let day = u8::try_from(day).ok()?.min(month.length(year));
     let date = time::Date::from_calendar_date(year, month, day).ok()?;
+    // 24:00:00 is the next day's midnight, as Flink's parser reads it; nothing later.
+    let (h, next_day) = match (h, mi, s, ms) {
+        (24, 0, 0, 0) => (0, true),
+        _ => (h, false),
+    };
     let clock = time::Time::from_hms_milli(
         u8::try_from(h).ok()?,
         u8::try_from(mi).ok()?,
@@ -105,7 +133,12 @@ pub fn parse_sql_timestamp(text: &str) -> Option<i64> {
     let nanos = time::PrimitiveDateTime::new(date, clock)
         .assume_utc()
         .unix_timestamp_nanos();
-    i64::try_from(nanos / 1_000_000).ok()
+    let ms = i64::try_from(nanos / 1_000_000).ok()?;
+    if next_day {
+        ms.checked_add(86_400_000)
+    } else {
+        Some(ms)
+    }
 }
 
 /// The units a duration is written in, largest first, with their milliseconds.
@@ -185,10 +218,7 @@ pub fn add_interval(ms: i64, interval: crate::expr::Interval) -> Option<i64> {
         ms = (i64::from(moved.to_julian_day()) - 2_440_588) * DAY + time_of_day;
     }
     let ms = ms.checked_add(interval.millis)?;
-    let year = OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
-        .ok()?
-        .year();
-    (1..=9999).contains(&year).then_some(ms)
+    in_range(ms).then_some(ms)
 }
 
 /// A timestamp as Flink's CAST of a TIMESTAMP(3) to STRING writes it:
@@ -308,6 +338,23 @@ mod tests {
         );
         assert_eq!(parse_sql_timestamp("2026-02-32"), None);
         assert_eq!(parse_sql_timestamp("bad"), None);
+        // Checked on Flink: no surrounding or doubled spaces, a four-digit year from 1, the
+        // time with its seconds, and 24:00:00 as the next day's midnight.
+        for refused in [
+            " 2026-08-30 10:00:00 ",
+            "2026-08-30  10:00:00",
+            "26-08-30",
+            "02026-08-30",
+            "0000-01-01",
+            "2026-08-30 10:00",
+            "2026-08-30 24:00:01",
+        ] {
+            assert_eq!(parse_sql_timestamp(refused), None, "{refused:?}");
+        }
+        assert_eq!(
+            parse_sql_timestamp("2026-08-30 24:00:00").map(format_sql_timestamp),
+            Some("2026-08-31 00:00:00.000".into())
+        );
         assert_eq!(
             format_sql_timestamp(ten.unwrap() + 120),
             "2026-08-30 10:00:00.120"

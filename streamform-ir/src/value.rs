@@ -414,15 +414,11 @@ impl Value {
                 })?)
             }
             (Value::String(s), t) => {
-                let t_str = s.trim();
                 let parsed = match t {
-                    DataType::Boolean => match t_str.to_ascii_lowercase().as_str() {
-                        "true" => Some(Value::Boolean(true)),
-                        "false" => Some(Value::Boolean(false)),
-                        _ => None,
-                    },
-                    DataType::Float64 => t_str.parse::<f64>().ok().map(|f| Value::Float64(F64(f))),
-                    _ => Decimal::parse(t_str).map(Value::Decimal),
+                    DataType::Boolean => string_to_boolean(s).map(Value::Boolean),
+                    DataType::Float64 => java_double(s).map(|f| Value::Float64(F64(f))),
+                    DataType::Decimal { .. } => number_text(s, true).map(Value::Decimal),
+                    _ => number_text(s, false).map(Value::Decimal),
                 };
                 let v = parsed.ok_or_else(|| {
                     ArithError::Cast(format!("the string {} is not a valid {to}", self.render()))
@@ -579,9 +575,217 @@ fn decimal_op(op: ArithOp, a: Decimal, b: Decimal, scale: u8) -> Result<Decimal,
     }
 }
 
+/// A string as Flink's CAST to BOOLEAN reads it: `t`, `true`, `y`, `yes`, `1` or `f`,
+/// `false`, `n`, `no`, `0`, in any case, with no spaces around.
+fn string_to_boolean(s: &str) -> Option<bool> {
+    match s.to_ascii_lowercase().as_str() {
+        "t" | "true" | "y" | "yes" | "1" => Some(true),
+        "f" | "false" | "n" | "no" | "0" => Some(false),
+        _ => None,
+    }
+}
+
+/// Java's whitespace trim: every character up to U+0020 off both ends.
+fn java_trim(s: &str) -> &str {
+    s.trim_matches(|c: char| c <= ' ')
+}
+
+/// A string as Java's `Double.parseDouble` (and so Flink's CAST to DOUBLE) reads it:
+/// trimmed, an optional sign, then `NaN`, `Infinity`, a hexadecimal float (`0x1p3`), or
+/// decimal digits with an optional point and exponent and an optional `f`/`d` suffix.
+fn java_double(s: &str) -> Option<f64> {
+    let t = java_trim(s);
+    let (negative, body) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let signed = |v: f64| if negative { -v } else { v };
+    match body {
+        "NaN" => return Some(f64::NAN),
+        "Infinity" => return Some(signed(f64::INFINITY)),
+        _ => {}
+    }
+    let body = body.strip_suffix(['f', 'F', 'd', 'D']).unwrap_or(body);
+    if let Some(hex) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+        return hex_double(hex).map(signed);
+    }
+    let (mantissa, exponent) = match body.find(['e', 'E']) {
+        Some(i) => (&body[..i], Some(&body[i + 1..])),
+        None => (body, None),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits = |x: &str| x.bytes().all(|b| b.is_ascii_digit());
+    if int.is_empty() && frac.is_empty() || !digits(int) || !digits(frac) {
+        return None;
+    }
+    if let Some(e) = exponent {
+        let e = e.strip_prefix(['+', '-']).unwrap_or(e);
+        if e.is_empty() || !digits(e) {
+            return None;
+        }
+    }
+    let plain = match exponent {
+        Some(e) => format!("{int}.{frac}0e{e}"),
+        None => format!("{int}.{frac}0"),
+    };
+    plain.parse::<f64>().ok().map(signed)
+}
+
+/// The digits after `0x` of a Java hexadecimal float: hex digits with an optional point,
+/// then a binary exponent `p` (required).
+fn hex_double(hex: &str) -> Option<f64> {
+    let (mantissa, exponent) = hex.split_once(['p', 'P'])?;
+    let exponent: i32 = exponent.parse().ok()?;
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if int.is_empty() && frac.is_empty() {
+        return None;
+    }
+    let mut value = 0f64;
+    for c in int.chars() {
+        value = value * 16.0 + f64::from(c.to_digit(16)?);
+    }
+    let mut scale = 1.0 / 16.0;
+    for c in frac.chars() {
+        value += f64::from(c.to_digit(16)?) * scale;
+        scale /= 16.0;
+    }
+    Some(value * 2f64.powi(exponent))
+}
+
+/// A string as Flink's CAST to an exact number reads it: trimmed, an optional sign,
+/// digits with an optional point (`.5`, `5.`); for a decimal target also an exponent
+/// (`1e2`) and an `f`/`d` suffix. The exact value, before the target's rounding.
+fn number_text(s: &str, decimal: bool) -> Option<Decimal> {
+    let t = java_trim(s);
+    let t = if decimal {
+        t.strip_suffix(['f', 'F', 'd', 'D']).unwrap_or(t)
+    } else {
+        t
+    };
+    let (mantissa, exponent) = match t.find(['e', 'E']) {
+        Some(i) if decimal => (&t[..i], Some(&t[i + 1..])),
+        Some(_) => return None,
+        None => (t, None),
+    };
+    let (sign, body) = match mantissa.as_bytes().first() {
+        Some(b'-') => ("-", &mantissa[1..]),
+        Some(b'+') => ("", &mantissa[1..]),
+        _ => ("", mantissa),
+    };
+    let (int, frac) = body.split_once('.').unwrap_or((body, ""));
+    if int.is_empty() && frac.is_empty()
+        || !int.bytes().all(|b| b.is_ascii_digit())
+        || !frac.bytes().all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    let exponent: i64 = match exponent {
+        None => 0,
+        Some(e) => e.parse().ok()?,
+    };
+    let digits = format!("{int}{frac}");
+    let digits = digits.trim_start_matches('0');
+    let scale = i64::try_from(frac.len()).ok()? - exponent;
+    if digits.is_empty() {
+        return Some(Decimal::new(0, 0));
+    }
+    if scale > 76 {
+        // Below 10^-38: zero at any scale a column can have.
+        return Some(Decimal::new(0, 0));
+    }
+    let text = if scale >= 0 {
+        let scale = usize::try_from(scale).ok()?;
+        let padded = format!("{digits:0>width$}", width = scale + 1);
+        let (i, f) = padded.split_at(padded.len() - scale);
+        format!("{sign}{i}.{f}")
+    } else {
+        let zeros = usize::try_from(-scale).ok()?;
+        if digits.len() + zeros > 39 {
+            return None;
+        }
+        format!("{sign}{digits}{}", "0".repeat(zeros))
+    };
+    Decimal::parse(text.trim_end_matches('.'))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn strings_cast_to_numbers_and_booleans_as_flink_reads_them() {
+        let cast = |s: &str, t: DataType| Value::String(s.into()).cast(t).ok();
+        let d52 = DataType::Decimal {
+            precision: 5,
+            scale: 2,
+        };
+        // Each checked on Flink.
+        for (s, want) in [
+            ("yes", true),
+            ("t", true),
+            ("1", true),
+            ("Y", true),
+            ("TRUE", true),
+            ("0", false),
+            ("no", false),
+            ("n", false),
+        ] {
+            assert_eq!(
+                cast(s, DataType::Boolean),
+                Some(Value::Boolean(want)),
+                "{s}"
+            );
+        }
+        assert_eq!(cast(" true ", DataType::Boolean), None);
+        for (s, want) in [
+            ("1e2", 100.0),
+            ("1E-2", 0.01),
+            (" 1.5 ", 1.5),
+            ("1.5d", 1.5),
+            ("1.5f", 1.5),
+            ("0x1p3", 8.0),
+            (" 2 ", 2.0),
+            ("-Infinity", f64::NEG_INFINITY),
+        ] {
+            assert_eq!(
+                cast(s, DataType::Float64),
+                Some(Value::Float64(F64(want))),
+                "{s}"
+            );
+        }
+        assert!(matches!(cast("NaN", DataType::Float64), Some(Value::Float64(f)) if f.0.is_nan()));
+        for refused in ["inf", "nan", "infinity", "1e", "e5", ".", "0x1"] {
+            assert_eq!(cast(refused, DataType::Float64), None, "{refused}");
+        }
+        for (s, want) in [
+            ("1e2", "100.00"),
+            ("1.5f", "1.50"),
+            ("1e-5", "0.00"),
+            ("+1.25", "1.25"),
+            (".5", "0.50"),
+            ("5.", "5.00"),
+            ("1.005", "1.01"),
+            ("-1.005", "-1.01"),
+        ] {
+            let got = match cast(s, d52) {
+                Some(Value::Decimal(d)) => Some(d.to_string()),
+                _ => None,
+            };
+            assert_eq!(got, Some(want.to_string()), "{s}");
+        }
+        assert_eq!(cast("0x1p3", d52), None);
+        for (s, want) in [
+            (" 12 ", 12),
+            ("+3", 3),
+            ("1.0", 1),
+            ("1.5", 1),
+            ("-1.7", -1),
+        ] {
+            assert_eq!(cast(s, DataType::Int32), Some(Value::Int32(want)), "{s}");
+        }
+        assert_eq!(cast("1e2", DataType::Int32), None);
+    }
 
     fn dec(s: &str) -> Decimal {
         Decimal::parse(s).unwrap()

@@ -420,7 +420,44 @@ struct Call {
 const MAX_MANTISSA_38: u128 = 99_999_999_999_999_999_999_999_999_999_999_999_999;
 
 /// The values count(distinct x) has seen, per key: (the key's entry, the value).
-type Seen = hashbrown::HashSet<(u32, Value), rustc_hash::FxBuildHasher>;
+type Seen = hashbrown::HashSet<(u32, Distinct), rustc_hash::FxBuildHasher>;
+
+/// A value as Flink's distinct aggregates tell values apart: by `equals`, under which a
+/// double is its bit pattern (0.0 and -0.0 differ, every NaN is one value), unlike SQL's
+/// comparison.
+#[derive(Debug, Clone)]
+struct Distinct(Value);
+
+impl Distinct {
+    fn bits(&self) -> Option<u64> {
+        match &self.0 {
+            Value::Float64(f) if f.0.is_nan() => Some(f64::NAN.to_bits()),
+            Value::Float64(f) => Some(f.0.to_bits()),
+            _ => None,
+        }
+    }
+}
+
+impl PartialEq for Distinct {
+    fn eq(&self, other: &Distinct) -> bool {
+        match (self.bits(), other.bits()) {
+            (Some(a), Some(b)) => a == b,
+            (None, None) => self.0 == other.0,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Distinct {}
+
+impl std::hash::Hash for Distinct {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        match self.bits() {
+            Some(b) => b.hash(state),
+            None => self.0.hash(state),
+        }
+    }
+}
 
 /// GROUP BY: keyed state from the group-by values to one accumulator per call, typed as the
 /// node's state fingerprint says (spec: "State"; D4, D9, D10, D14).
@@ -679,8 +716,14 @@ impl Aggregate {
                 *acc = Value::Int64(0);
             }
         }
+        // avg starts from a zero sum, as Flink's does (so the average of one -0.0 is 0.0).
         for call in &self.calls {
-            if let AccKind::Avg { hidden, .. } = call.kind {
+            if let AccKind::Avg { hidden, of, .. } = call.kind {
+                self.acc_buf[hidden] = match of {
+                    SumOf::Int => Value::Int64(0),
+                    SumOf::Decimal(scale) => Value::Decimal(Decimal::new(0, scale)),
+                    SumOf::Float => Value::Float64(F64(0.0)),
+                };
                 self.acc_buf[hidden + 1] = Value::Int64(0);
             }
         }
@@ -792,7 +835,7 @@ fn fold(
             }
             AccKind::CountDistinct { arg, set } => {
                 let v = &row[arg];
-                if !v.is_null() && seen[set].insert((entry, v.clone())) {
+                if !v.is_null() && seen[set].insert((entry, Distinct(v.clone()))) {
                     bump(call, &mut accs[i])?;
                 }
             }

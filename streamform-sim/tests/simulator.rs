@@ -572,6 +572,28 @@ fn count_distinct_counts_each_non_null_value_once_per_key() {
         ],
     );
     assert_eq!(out, vec![ins(vec![i64v(1), i64v(1)])]);
+    // As Flink's distinct keys (Double.equals): 0.0 and -0.0 are two values, NaN one.
+    let plan = from_source(
+        "m",
+        "t",
+        &[("k", DataType::Int64), ("f", DataType::Float64)],
+        kafka("t"),
+    )
+    .aggregate(&["k"], &[(AggFunc::CountDistinct, Some("f"))])
+    .sink();
+    let out = changes(
+        &[plan],
+        &[
+            vec![i64v(1), f64v(0.0)],
+            vec![i64v(1), f64v(-0.0)],
+            vec![i64v(1), f64v(f64::NAN)],
+            vec![i64v(1), f64v(-f64::NAN)],
+        ],
+    );
+    assert_eq!(
+        out.last(),
+        Some(&upd(vec![i64v(1), i64v(2)], vec![i64v(1), i64v(3)]))
+    );
 }
 
 #[test]

@@ -1,0 +1,6 @@
+SELECT
+    customer_id,
+    SUM(amount) AS total_spend
+FROM source('orders')
+WHERE customer_id IS NOT NULL
+GROUP BY customer_id
