@@ -474,6 +474,14 @@ fn time_shifts_on_flink_match_the_simulator_with_interval_arithmetic() {
     differential("coverage", "tests/time_shifts.yml");
 }
 
+/// Strings read by CAST (booleans, Java's doubles, decimals with exponents, integers with
+/// fractions, 24:00:00) give the same values on Flink.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn string_casts_on_flink_match_the_simulator() {
+    differential("coverage", "tests/string_casts.yml");
+}
+
 /// Every statement `build` generates for every example project is accepted by Flink.
 #[test]
 #[ignore = "needs the integration environment: run integration/up, then integration/test"]
