@@ -781,6 +781,12 @@ pub struct FixtureDef {
     pub events: Vec<Vec<streamform_ir::Value>>,
     /// The typed `expect` records.
     pub expect: Vec<Expected>,
+    /// The `- watermark:` items: how many events come before each, and the instant.
+    pub watermarks: Vec<(usize, i64)>,
+    /// The typed `late` events, in the top source's column order.
+    pub late: Vec<Vec<streamform_ir::Value>>,
+    /// The top source's columns, which `events` and `late` follow.
+    pub source_columns: Vec<streamform_ir::Field>,
     /// Problems with the fixture; it runs only when there are none.
     pub diagnostics: Vec<Diagnostic>,
 }
@@ -797,6 +803,9 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
         expect_count: 0,
         events: Vec::new(),
         expect: Vec::new(),
+        watermarks: Vec::new(),
+        late: Vec::new(),
+        source_columns: Vec::new(),
         diagnostics: Vec::new(),
     };
     let Some(text) = text_of(db, file, &mut diagnostics) else {
@@ -811,7 +820,7 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
             return def;
         }
     };
-    def.given = shape.given.len();
+    def.given = shape.given.len() + shape.watermarks.len();
     def.expect_count = shape.expect.len();
     let models = model_files(db, project);
     if !models.contains_key(&shape.model) {
@@ -847,6 +856,43 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
         .map(|f| (f.name.clone(), f.ty))
         .collect();
     def.events = fixture::type_events(&shape, &source_name, &columns, &mut diagnostics);
+    def.source_columns = top.nodes[0].schema.clone();
+    let on_event_time = matches!(
+        &top.nodes[0].op,
+        streamform_ir::Operator::Source {
+            event_time: Some(_),
+            ..
+        }
+    );
+    if on_event_time {
+        def.watermarks = fixture::type_watermarks(&shape, &mut diagnostics);
+        def.late = fixture::type_late(&shape, &source_name, &columns, &mut diagnostics);
+    } else {
+        let help = format!(
+            "declare `event_time:` on source `{source_name}` in sources.yml to give it a clock"
+        );
+        if let Some((_, value, _)) = shape.watermarks.first() {
+            let span = shape.field_span("watermark", value);
+            diagnostics.push(
+                Diagnostic::error(
+                    Code::FixtureShape,
+                    format!("a watermark item means nothing here: source `{source_name}` runs on processing time"),
+                )
+                .with_span(Some(span.clone()))
+                .with_help(help.clone()),
+            );
+        }
+        if let Some((_, span)) = shape.late.first() {
+            diagnostics.push(
+                Diagnostic::error(
+                    Code::FixtureShape,
+                    format!("`late:` lists events, but source `{source_name}` runs on processing time, where nothing is late"),
+                )
+                .with_span(Some(span.clone()))
+                .with_help(help),
+            );
+        }
+    }
     let sink = chain.last().expect("a chain has a model").sink();
     def.expect = fixture::type_expectations(&shape, &sink.schema, &mut diagnostics);
     diagnostic::set_file(&mut diagnostics, file);
@@ -867,7 +913,11 @@ impl From<&streamform_sim::SimError> for RunError {
     fn from(e: &streamform_sim::SimError) -> RunError {
         use streamform_sim::Failure;
         RunError {
-            message: e.to_string(),
+            // The message names the event and the column itself.
+            message: match e.failure {
+                Failure::MissingEventTime => format!("model `{}`: {}", e.model, e.message),
+                _ => e.to_string(),
+            },
             help: match e.failure {
                 Failure::Overflow => {
                     "a value does not fit its type, and Streamform never wraps or rounds silently; widen the column or the CAST, or change the event's values"
@@ -879,6 +929,9 @@ impl From<&streamform_sim::SimError> for RunError {
                     "the value cannot be converted to the CAST's type; change the event's value, or CAST to a type that holds it"
                 }
                 Failure::Event => "make the event's values fit the source's columns in sources.yml",
+                Failure::MissingEventTime => {
+                    "give the event its time; an event without one is not late, and it is not delivered at the watermark either"
+                }
                 Failure::Plan => {
                     "the plan cannot run; this is a bug in Streamform, please report it with the model"
                 }
@@ -902,6 +955,12 @@ pub struct FixtureRun {
     pub error: Option<RunError>,
     /// Expected against actual, one entry per position.
     pub rows: Vec<RowComparison>,
+    /// Number of late events dropped.
+    pub late_dropped: usize,
+    /// The `late` list against the events dropped, one entry per position.
+    pub late: Vec<fixture::LateComparison>,
+    /// The top source's columns, which the late events' values follow.
+    pub source_columns: Vec<streamform_ir::Field>,
     /// The model's output columns, which the records' values follow.
     pub schema: Vec<streamform_ir::Field>,
     /// Whether every position matches and the simulator did not fail.
@@ -925,13 +984,18 @@ pub fn fixture_result(db: &dyn Db, project: Project, file: SourceFile) -> Option
         changes_emitted: 0,
         error: None,
         rows: Vec::new(),
+        late_dropped: 0,
+        late: Vec::new(),
+        source_columns: def.source_columns.clone(),
         schema: schema.clone(),
         passed: false,
     };
-    match streamform_sim::run(chain, &def.events) {
+    let mut dropped = Vec::new();
+    match simulate(chain, def, &mut dropped) {
         Ok(out) => {
             run.events_processed = out.events_processed;
             run.changes_emitted = out.changes.len();
+            run.late_dropped = dropped.len();
             let actual: Vec<Expected> = out
                 .changes
                 .iter()
@@ -941,11 +1005,36 @@ pub fn fixture_result(db: &dyn Db, project: Project, file: SourceFile) -> Option
                 })
                 .collect();
             run.rows = fixture::compare(schema, &def.expect, &actual);
-            run.passed = run.rows.iter().all(|r| r.problem.is_none());
+            run.late = fixture::compare_late(&def.late, &dropped);
+            run.passed = run.rows.iter().all(|r| r.problem.is_none())
+                && run.late.iter().all(|r| r.problem.is_none());
         }
         Err(e) => run.error = Some(RunError::from(&e)),
     }
     Some(run)
+}
+
+/// Runs a fixture's events through the chain, with its watermark items between them;
+/// the events dropped as late go to `dropped`, in delivery order.
+fn simulate(
+    chain: &[ModelPlan],
+    def: &FixtureDef,
+    dropped: &mut Vec<Vec<streamform_ir::Value>>,
+) -> Result<streamform_sim::Output, streamform_sim::SimError> {
+    let mut sim = streamform_sim::Simulator::new(chain)?;
+    let mut watermarks = def.watermarks.iter().peekable();
+    for (i, event) in def.events.iter().enumerate() {
+        while let Some((_, at)) = watermarks.next_if(|(before, _)| *before <= i) {
+            sim.advance_watermark(*at);
+        }
+        if sim.push(event)? == streamform_sim::Arrival::Dropped {
+            dropped.push(event.clone());
+        }
+    }
+    for (_, at) in watermarks {
+        sim.advance_watermark(*at);
+    }
+    sim.finish()
 }
 
 /// Every diagnostic of the project, in file order: streamform.yml, sources.yml, models,

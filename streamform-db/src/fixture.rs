@@ -23,7 +23,13 @@ struct RawFixture {
     /// `[]`, so a forgotten key is not a fixture that passes by asserting nothing.
     given: Vec<Spanned<YamlValue>>,
     expect: Vec<Spanned<YamlValue>>,
+    /// On an event-time source: the events that must be dropped as late, in order.
+    #[serde(default)]
+    late: Vec<Spanned<YamlValue>>,
 }
+
+/// A list of column → value maps, each with its item's span.
+pub type Items = Vec<(BTreeMap<String, Spanned<YamlValue>>, Range<usize>)>;
 
 /// The untyped shape of a fixture file: which model it tests, and its items with spans.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,16 +39,21 @@ pub struct FixtureShape {
     /// Byte range of the `model:` value.
     pub model_span: Range<usize>,
     /// Each event as column → value, with the event's span.
-    pub given: Vec<(BTreeMap<String, Spanned<YamlValue>>, Range<usize>)>,
+    pub given: Items,
+    /// The `- watermark: <timestamp>` items of `given`: how many events come before each,
+    /// its value, and the item's span.
+    pub watermarks: Vec<(usize, Spanned<YamlValue>, Range<usize>)>,
     /// Each `expect` record as column → value (`op` included), with the record's span.
-    pub expect: Vec<(BTreeMap<String, Spanned<YamlValue>>, Range<usize>)>,
+    pub expect: Items,
+    /// Each `late` event as column → value, with its span.
+    pub late: Items,
     /// The file's text, to turn value positions into spans.
     pub text: String,
 }
 
 impl FixtureShape {
     /// The span of the value of `column` (key and value), for a diagnostic about it.
-    fn field_span(&self, column: &str, v: &Spanned<YamlValue>) -> Range<usize> {
+    pub(crate) fn field_span(&self, column: &str, v: &Spanned<YamlValue>) -> Range<usize> {
         let value = span_of(v, &self.text);
         let key = crate::config::key_span(&self.text, column, value.clone());
         key.start.min(value.start)..value.end.max(key.end)
@@ -56,11 +67,22 @@ impl FixtureShape {
 pub fn parse_shape(path: &str, text: &str) -> Result<FixtureShape, Vec<Diagnostic>> {
     let raw: RawFixture = yaml::parse_large(path, text).map_err(|d| vec![d])?;
     let mut diags = Vec::new();
+    let mut watermarks = Vec::new();
     let mut items = |list: Vec<Spanned<YamlValue>>, what: &str, unwrap_event: bool| {
         let mut out = Vec::new();
         for (i, mut item) in list.into_iter().enumerate() {
             with_source_text(&mut item, text);
             let span = span_of(&item, text);
+            // `- watermark: <timestamp>`: a single key holding a value, not a map.
+            if let YamlValue::Map(m) = &item.value
+                && unwrap_event
+                && m.len() == 1
+                && let Some(w) = m.get("watermark")
+                && !matches!(w.value, YamlValue::Map(_) | YamlValue::Seq(_))
+            {
+                watermarks.push((out.len(), w.clone(), span));
+                continue;
+            }
             let map = match item.value {
                 YamlValue::Map(m)
                     if unwrap_event
@@ -108,6 +130,7 @@ pub fn parse_shape(path: &str, text: &str) -> Result<FixtureShape, Vec<Diagnosti
     };
     let given = items(raw.given, "given", true);
     let expect = items(raw.expect, "expect", false);
+    let late = items(raw.late, "late", false);
     if !diags.is_empty() {
         return Err(diags);
     }
@@ -115,7 +138,9 @@ pub fn parse_shape(path: &str, text: &str) -> Result<FixtureShape, Vec<Diagnosti
         model: raw.model.value.clone(),
         model_span: span_of(&raw.model, text),
         given,
+        watermarks,
         expect,
+        late,
         text: text.to_string(),
     })
 }
@@ -195,8 +220,51 @@ pub fn type_events(
     columns: &[(String, DataType)],
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<Vec<Value>> {
+    type_rows(shape, &shape.given, "event", source, columns, diags)
+}
+
+/// Types the `late` events against the top source's columns.
+pub fn type_late(
+    shape: &FixtureShape,
+    source: &str,
+    columns: &[(String, DataType)],
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<Vec<Value>> {
+    type_rows(shape, &shape.late, "late event", source, columns, diags)
+}
+
+/// Types the `- watermark:` items as timestamps: (events before each, milliseconds).
+pub fn type_watermarks(shape: &FixtureShape, diags: &mut Vec<Diagnostic>) -> Vec<(usize, i64)> {
+    let mut out = Vec::new();
+    for (n, (before, v, _)) in shape.watermarks.iter().enumerate() {
+        match type_value(&v.value, DataType::Timestamp) {
+            Ok(Value::Timestamp(ms)) => out.push((*before, ms)),
+            other => {
+                let m = other
+                    .err()
+                    .unwrap_or_else(|| format!("{} is not a timestamp", v.value.describe()));
+                diags.push(
+                    Diagnostic::error(Code::InvalidValue, format!("watermark item {}: {m}", n + 1))
+                        .with_span(Some(shape.field_span("watermark", v)))
+                        .with_help("a watermark item is - watermark: <timestamp>, an RFC 3339 instant such as 2026-08-30T10:20:00Z"),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// Types rows of source columns (`what` names one in messages: `event 2`).
+fn type_rows(
+    shape: &FixtureShape,
+    rows: &Items,
+    what: &str,
+    source: &str,
+    columns: &[(String, DataType)],
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<Vec<Value>> {
     let mut events = Vec::new();
-    for (i, (map, _)) in shape.given.iter().enumerate() {
+    for (i, (map, _)) in rows.iter().enumerate() {
         let mut row = vec![Value::Null; columns.len()];
         for (col, v) in map {
             let Some(idx) = columns.iter().position(|(c, _)| c == col) else {
@@ -206,7 +274,7 @@ pub fn type_events(
                     Diagnostic::error(
                         Code::UnknownColumn,
                         format!(
-                            "event {} has column `{col}`, which source `{source}` does not declare",
+                            "{what} {} has column `{col}`, which source `{source}` does not declare",
                             i + 1
                         ),
                     )
@@ -221,7 +289,7 @@ pub fn type_events(
                 Err(m) => diags.push(
                     Diagnostic::error(
                         Code::InvalidValue,
-                        format!("event {}, column `{col}`: {m}", i + 1),
+                        format!("{what} {}, column `{col}`: {m}", i + 1),
                     )
                     .with_span(Some(shape.field_span(col, v)))
                     .with_help(format!("`{col}` is declared {ty} in sources.yml")),
@@ -352,6 +420,42 @@ pub struct RowComparison {
     /// `None` when the two match; otherwise the first difference, e.g.
     /// `total_spend: expected 27, got 28`.
     pub problem: Option<String>,
+}
+
+/// One position of the `late` list against the events dropped as late.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct LateComparison {
+    /// The event listed at this position; `None` past the end of `late`.
+    pub listed: Option<Vec<Value>>,
+    /// The event dropped at this position; `None` when fewer were dropped.
+    pub dropped: Option<Vec<Value>>,
+    /// `None` when the two are the same event; otherwise what is wrong.
+    pub problem: Option<String>,
+}
+
+/// Compares the `late` list with the events dropped, position by position: every dropped
+/// event must be listed, in order, and every listed event dropped.
+pub fn compare_late(listed: &[Vec<Value>], dropped: &[Vec<Value>]) -> Vec<LateComparison> {
+    let same = |a: &[Value], b: &[Value]| {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| values_match(x, y))
+    };
+    (0..listed.len().max(dropped.len()))
+        .map(|i| {
+            let (l, d) = (listed.get(i), dropped.get(i));
+            let problem = match (l, d) {
+                (Some(l), Some(d)) if same(l, d) => None,
+                (Some(_), Some(_)) => Some("a different event was dropped here; list the dropped events in the order they arrive".to_string()),
+                (None, Some(_)) => Some("dropped as late but not acknowledged; list it under `late:` or set `late_events: keep` on the source".to_string()),
+                (Some(_), None) => Some("listed under `late:` but not dropped; remove it from `late:`".to_string()),
+                (None, None) => None,
+            };
+            LateComparison {
+                listed: l.cloned(),
+                dropped: d.cloned(),
+                problem,
+            }
+        })
+        .collect()
 }
 
 /// Whether two typed values are equal under the fixture rules: numbers by value, null only

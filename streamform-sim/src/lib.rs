@@ -265,6 +265,8 @@ pub enum Failure {
     Cast,
     /// An event that does not fit its source's columns.
     Event,
+    /// An event without its event time, on a source that runs on event time.
+    MissingEventTime,
     /// A chain the simulator cannot run: a malformed plan, not bad data.
     Plan,
 }
@@ -596,7 +598,7 @@ impl Simulator {
                 }
                 _ => {
                     let e = SimError {
-                        failure: Failure::Event,
+                        failure: Failure::MissingEventTime,
                         model: self.models[0].clone(),
                         column: Some(clock.name.clone()),
                         event: self.arrived,

@@ -1525,7 +1525,7 @@ fn an_event_without_its_event_time_fails_naming_the_event() {
         err.to_string(),
         "model `customer_metrics`, column `ordered_at`, event 2: event 2 has no `ordered_at`; source `orders` runs on event time, so every event needs one"
     );
-    assert_eq!(err.failure, Failure::Event);
+    assert_eq!(err.failure, Failure::MissingEventTime);
 }
 
 #[test]

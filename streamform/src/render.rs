@@ -227,10 +227,75 @@ pub fn fixture_run(run: &FixtureRun, runs: &[FixtureRun]) -> String {
     }
     let _ = writeln!(out, "{} processed", plural(run.events_processed, "event"));
     let _ = writeln!(out, "{} emitted", plural_records(run.changes_emitted));
+    if run.late_dropped > 0 {
+        let _ = writeln!(out, "{} dropped", plural(run.late_dropped, "late event"));
+    }
     if run.passed {
         return out;
     }
-    out.push('\n');
+    if run.rows.iter().any(|r| r.problem.is_some()) {
+        out.push('\n');
+        expect_table(&mut out, run);
+    }
+    if run.late.iter().any(|r| r.problem.is_some()) {
+        out.push('\n');
+        late_table(&mut out, run);
+    }
+    out
+}
+
+/// The `late:` list against the events dropped, as `test` prints it when they differ.
+fn late_table(out: &mut String, run: &FixtureRun) {
+    let event = |row: Option<&Vec<streamform_ir::Value>>, none: &str| match row {
+        None => none.to_string(),
+        Some(values) => {
+            let parts: Vec<String> = run
+                .source_columns
+                .iter()
+                .zip(values)
+                .filter(|(_, v)| !v.is_null())
+                .map(|(f, v)| match v {
+                    // Quoted, as a fixture writes an instant.
+                    streamform_ir::Value::Timestamp(_) => format!("{}=\"{}\"", f.name, v.render()),
+                    _ => format!("{}={}", f.name, v.render()),
+                })
+                .collect();
+            parts.join(" ")
+        }
+    };
+    let rows: Vec<(String, String, Option<&String>)> = run
+        .late
+        .iter()
+        .map(|r| {
+            (
+                event(r.listed.as_ref(), "(not listed)"),
+                event(r.dropped.as_ref(), "(not dropped)"),
+                r.problem.as_ref(),
+            )
+        })
+        .collect();
+    let width = rows
+        .iter()
+        .map(|r| r.0.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max("late: listed".len());
+    let idx_width = rows.len().to_string().len();
+    let _ = writeln!(
+        out,
+        "  {:>idx_width$}  {:<width$}  dropped",
+        "#", "late: listed"
+    );
+    for (i, (l, d, problem)) in rows.iter().enumerate() {
+        let _ = writeln!(out, "  {:>idx_width$}  {l:<width$}  {d}", i + 1);
+        if let Some(p) = problem {
+            let _ = writeln!(out, "  {:idx_width$}  ^ {p}", "");
+        }
+    }
+}
+
+/// The expected records against the emitted ones, as `test` prints them when they differ.
+fn expect_table(out: &mut String, run: &FixtureRun) {
     let schema = &run.schema;
     let rows: Vec<(String, String, Option<&String>)> = run
         .rows
@@ -257,7 +322,6 @@ pub fn fixture_run(run: &FixtureRun, runs: &[FixtureRun]) -> String {
             let _ = writeln!(out, "  {:idx_width$}  ^ {p}", "");
         }
     }
-    out
 }
 
 fn plural_records(n: usize) -> String {
