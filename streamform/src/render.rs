@@ -274,24 +274,7 @@ fn late_table(out: &mut String, run: &FixtureRun) {
             )
         })
         .collect();
-    let width = rows
-        .iter()
-        .map(|r| r.0.chars().count())
-        .max()
-        .unwrap_or(0)
-        .max("late: listed".len());
-    let idx_width = rows.len().to_string().len();
-    let _ = writeln!(
-        out,
-        "  {:>idx_width$}  {:<width$}  dropped",
-        "#", "late: listed"
-    );
-    for (i, (l, d, problem)) in rows.iter().enumerate() {
-        let _ = writeln!(out, "  {:>idx_width$}  {l:<width$}  {d}", i + 1);
-        if let Some(p) = problem {
-            let _ = writeln!(out, "  {:idx_width$}  ^ {p}", "");
-        }
-    }
+    two_sides(out, ("late: listed", "dropped"), &rows);
 }
 
 /// The expected records against the emitted ones, as `test` prints them when they differ.
@@ -308,16 +291,25 @@ fn expect_table(out: &mut String, run: &FixtureRun) {
             )
         })
         .collect();
+    two_sides(out, ("expected", "actual"), &rows);
+}
+
+/// A numbered table of two sides, each row followed by its problem under a caret.
+fn two_sides(out: &mut String, titles: (&str, &str), rows: &[(String, String, Option<&String>)]) {
     let width = rows
         .iter()
         .map(|r| r.0.chars().count())
         .max()
         .unwrap_or(0)
-        .max("expected".len());
+        .max(titles.0.chars().count());
     let idx_width = rows.len().to_string().len();
-    let _ = writeln!(out, "  {:>idx_width$}  {:<width$}  actual", "#", "expected");
-    for (i, (e, a, problem)) in rows.iter().enumerate() {
-        let _ = writeln!(out, "  {:>idx_width$}  {e:<width$}  {a}", i + 1);
+    let _ = writeln!(
+        out,
+        "  {:>idx_width$}  {:<width$}  {}",
+        "#", titles.0, titles.1
+    );
+    for (i, (left, right, problem)) in rows.iter().enumerate() {
+        let _ = writeln!(out, "  {:>idx_width$}  {left:<width$}  {right}", i + 1);
         if let Some(p) = problem {
             let _ = writeln!(out, "  {:idx_width$}  ^ {p}", "");
         }
