@@ -7,8 +7,9 @@ use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use streamform_ir::{
-    AggCall, AggFunc, ArithOp, BinaryOp, Connector, DataType, Expr, Field, Input, Materialized,
-    ModelPlan, NodeId, Operator, SinkTarget, uses_kafka,
+    AggCall, AggFunc, ArithOp, BinaryOp, Connector, DataType, EventTime, Expr, Field, Input,
+    LateEvents, Materialized, ModelPlan, NodeId, Operator, Retention, SinkTarget, State,
+    uses_kafka,
 };
 
 use crate::sql::{data_type, expr, ident, string_literal};
@@ -25,8 +26,11 @@ pub struct KafkaSettings {
 /// What a statement creates or runs; apply reports each as `ok: source orders`, ...
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum StatementKind {
-    /// `CREATE TABLE` for a source.
+    /// `CREATE TABLE` for a source (`<source>_raw` when late events are dropped).
     Source(String),
+    /// `CREATE TEMPORARY VIEW <source>` keeping the source's rows that are not late, for a
+    /// source with `late_events: drop`.
+    OnTime(String),
     /// `CREATE TEMPORARY VIEW` for a model.
     Model(String),
     /// `CREATE TABLE sink_<model>` for a model's sink.
@@ -94,11 +98,13 @@ pub enum FindingKind {
     UnusedModel,
     /// A key column that may be null at an upsert-kafka sink (a warning).
     NullableKey,
+    /// A model's retention, which Flink enforces in processing time (a warning).
+    ApproximateRetention,
 }
 
 impl FindingKind {
     /// Every kind, in the order docs/diagnostics.md lists them.
-    pub const ALL: [FindingKind; 9] = [
+    pub const ALL: [FindingKind; 10] = [
         FindingKind::NoKafkaTarget,
         FindingKind::TableNameClash,
         FindingKind::FloatModulo,
@@ -108,6 +114,7 @@ impl FindingKind {
         FindingKind::NoSink,
         FindingKind::UnusedModel,
         FindingKind::NullableKey,
+        FindingKind::ApproximateRetention,
     ];
 
     /// The stable code of a diagnostic of this kind, e.g. `streaming-sort`.
@@ -122,6 +129,7 @@ impl FindingKind {
             FindingKind::NoSink => "no-sink",
             FindingKind::UnusedModel => "unused-model",
             FindingKind::NullableKey => "nullable-key",
+            FindingKind::ApproximateRetention => "approximate-retention",
         }
     }
 }
@@ -204,14 +212,35 @@ pub fn generate(
                 name,
                 connector,
                 format,
-                ..
+                event_time,
             } = &first.op
             && created.insert(name.clone())
         {
+            let drops = event_time
+                .as_ref()
+                .is_some_and(|t| t.late == LateEvents::Drop);
+            let table = if drops {
+                raw_table_name(name)
+            } else {
+                name.clone()
+            };
             statements.push(Statement {
                 kind: StatementKind::Source(name.clone()),
-                sql: source_table(name, connector, format, &first.schema, &kafka),
+                sql: source_table(
+                    &table,
+                    connector,
+                    format,
+                    &first.schema,
+                    event_time.as_ref(),
+                    &kafka,
+                ),
             });
+            if let (true, Some(t)) = (drops, event_time) {
+                statements.push(Statement {
+                    kind: StatementKind::OnTime(name.clone()),
+                    sql: on_time_view(name, &t.column),
+                });
+            }
         }
     }
     for plan in plans {
@@ -263,6 +292,7 @@ pub fn generate(
     }
     for plan in plans {
         warnings.extend(nullable_key_warnings(plan));
+        warnings.extend(retention_warning(plan));
     }
     Ok(Application {
         statements,
@@ -298,6 +328,73 @@ fn name_collisions(plans: &[ModelPlan]) -> Vec<Finding> {
             })
         })
         .collect()
+}
+
+/// The warning every model with a retention gets: Flink's state TTL counts processing time
+/// (and keeping the last row per key takes no TTL hint at all).
+fn retention_warning(plan: &ModelPlan) -> Option<Finding> {
+    let retention = plan.nodes.iter().find_map(|n| match &n.state {
+        State::Keyed(k) if k.retention != Retention::Unbounded => Some((n, k.retention)),
+        _ => None,
+    });
+    let (node, retention) = retention?;
+    let dedup = matches!(node.op, Operator::Deduplicate { .. });
+    let message = if dedup {
+        format!(
+            "model `{}`: retention {retention} is not enforced on Flink, which takes no state TTL for keeping the last row per key",
+            plan.name
+        )
+    } else {
+        format!(
+            "model `{}`: retention {retention} is enforced on Flink in processing time, not event time: approximate, and wrong under replay",
+            plan.name
+        )
+    };
+    Some(Finding {
+        kind: FindingKind::ApproximateRetention,
+        model: Some(plan.name.clone()),
+        subject: Subject::Operator(node.id.clone()),
+        message,
+        help: "the simulator expires state in event time; on Flink a replay of old events expires nothing while it runs, so a backfill can keep state a fresh run would have dropped".into(),
+    })
+}
+
+/// The table an event-time source with `late_events: drop` is created as: `<source>_raw`,
+/// read through the view named after the source.
+pub fn raw_table_name(source: &str) -> String {
+    format!("{source}_raw")
+}
+
+/// The view that keeps a source's rows at or after the watermark (an event exactly at the
+/// watermark is on time), as the simulator drops only the events strictly behind it.
+fn on_time_view(source: &str, column: &str) -> String {
+    let c = ident(column);
+    format!(
+        "CREATE TEMPORARY VIEW {} AS SELECT * FROM {} WHERE CURRENT_WATERMARK({c}) IS NULL OR {c} >= CURRENT_WATERMARK({c});",
+        ident(source),
+        ident(&raw_table_name(source))
+    )
+}
+
+/// A watermark delay as an INTERVAL Flink computes: the largest whole unit (`'5' MINUTE`,
+/// `'1.500' SECOND`), with a leading precision when the number has three digits, else the
+/// DAY TO SECOND range.
+fn delay_interval(ms: u64) -> String {
+    match streamform_ir::expr::largest_unit(ms) {
+        Some((size, name)) if ms / size < 100 => format!("INTERVAL '{}' {name}", ms / size),
+        Some((size, name)) if ms / size < 1000 => format!("INTERVAL '{}' {name}(3)", ms / size),
+        None if ms < 100_000 => format!("INTERVAL '{}.{:03}' SECOND", ms / 1000, ms % 1000),
+        _ => {
+            let (days, rest) = (ms / 86_400_000, ms % 86_400_000);
+            format!(
+                "INTERVAL '{days} {:02}:{:02}:{:02}.{:03}' DAY(3) TO SECOND(3)",
+                rest / 3_600_000,
+                rest % 3_600_000 / 60_000,
+                rest % 60_000 / 1000,
+                rest % 1000
+            )
+        }
+    }
 }
 
 /// `sink_<model>`.
@@ -518,6 +615,7 @@ fn source_table(
     connector: &Connector,
     format: &str,
     schema: &[Field],
+    event_time: Option<&EventTime>,
     kafka: &KafkaSettings,
 ) -> String {
     let mut options = match connector {
@@ -542,10 +640,18 @@ fn source_table(
         ],
     };
     options.extend(format_options(format, schema, "", false));
+    let mut cols = columns(schema);
+    if let Some(t) = event_time {
+        let c = ident(&t.column);
+        cols.push(format!(
+            "  WATERMARK FOR {c} AS {c} - {}",
+            delay_interval(t.watermark)
+        ));
+    }
     format!(
         "CREATE TABLE {} (\n{}\n) {};",
         ident(name),
-        columns(schema).join(",\n"),
+        cols.join(",\n"),
         with_options(&options)
     )
 }
@@ -661,7 +767,25 @@ fn view_query(plan: &ModelPlan, upstream: &[Field]) -> String {
                         ident(&c.name())
                     )
                 }));
-                let mut q = format!("SELECT {} FROM {from}", cols.join(", "));
+                // Retention as Flink's state TTL on the aggregate, keyed by the name of what
+                // it reads (the table, the view, or the subquery's alias).
+                let hint = match &node.state {
+                    State::Keyed(k) if k.retention != Retention::Unbounded => {
+                        let input = match &query {
+                            None => match &plan.input {
+                                Input::Source(n) | Input::Model(n) => n.clone(),
+                            },
+                            Some((inner, _)) => format!("t{inner}"),
+                        };
+                        format!(
+                            "/*+ STATE_TTL({} = {}) */ ",
+                            string_literal(&input),
+                            string_literal(&k.retention.to_string())
+                        )
+                    }
+                    _ => String::new(),
+                };
+                let mut q = format!("SELECT {hint}{} FROM {from}", cols.join(", "));
                 if !keys.is_empty() {
                     let _ = write!(q, " GROUP BY {}", keys.join(", "));
                 }

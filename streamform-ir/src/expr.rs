@@ -231,6 +231,19 @@ impl Interval {
     }
 }
 
+/// The largest of DAY, HOUR, MINUTE and SECOND that holds `ms` whole, with its size in
+/// milliseconds; `None` for a fraction of a second.
+pub fn largest_unit(ms: u64) -> Option<(u64, &'static str)> {
+    [
+        (86_400_000, "DAY"),
+        (3_600_000, "HOUR"),
+        (60_000, "MINUTE"),
+        (1000, "SECOND"),
+    ]
+    .into_iter()
+    .find(|(size, _)| ms.is_multiple_of(*size))
+}
+
 impl fmt::Display for Interval {
     /// As SQL writes the literal, without its sign, in the largest unit that holds it
     /// exactly: `INTERVAL '5' MINUTE`, `INTERVAL '1.250' SECOND`, `INTERVAL '1-6' YEAR TO
@@ -249,14 +262,7 @@ impl fmt::Display for Interval {
             });
         }
         if millis != 0 {
-            let unit = [
-                (86_400_000, "DAY"),
-                (3_600_000, "HOUR"),
-                (60_000, "MINUTE"),
-                (1000, "SECOND"),
-            ]
-            .into_iter()
-            .find(|(size, _)| millis.is_multiple_of(*size));
+            let unit = largest_unit(millis);
             const DAY: u64 = 86_400_000;
             parts.push(match unit {
                 Some((size, name)) if size == DAY || millis < DAY => {

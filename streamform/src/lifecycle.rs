@@ -392,6 +392,7 @@ pub fn print_event(event: Event<'_>) {
 fn progress_line(statement: &Statement, job: Option<&str>) -> String {
     match &statement.kind {
         StatementKind::Source(name) => format!("source {name}"),
+        StatementKind::OnTime(name) => format!("source {name} (on-time rows)"),
         StatementKind::Model(name) => format!("model {name}"),
         StatementKind::Sink(name) => format!("sink {name}"),
         StatementKind::StatementSet => match job {
@@ -405,6 +406,7 @@ fn progress_line(statement: &Statement, job: Option<&str>) -> String {
 fn describe(statement: &Statement) -> String {
     match &statement.kind {
         StatementKind::Source(name) => format!("the table of source `{name}`"),
+        StatementKind::OnTime(name) => format!("the on-time view of source `{name}`"),
         StatementKind::Model(name) => format!("the view of model `{name}`"),
         StatementKind::Sink(name) => format!("the sink table of model `{name}`"),
         StatementKind::StatementSet => "the statement set".into(),

@@ -482,6 +482,16 @@ fn string_casts_on_flink_match_the_simulator() {
     differential("coverage", "tests/string_casts.yml");
 }
 
+/// An event-time source (WATERMARK FOR, the on-time view of late_events: drop) with events
+/// in order, aggregated under a retention Flink gets as a STATE_TTL hint, gives the same
+/// changelog on Flink. Lateness and expiry are not asserted: Flink's watermarks are
+/// periodic and its state TTL counts processing time.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn visitor_clicks_on_flink_match_the_simulator_on_event_time_with_retention() {
+    differential("coverage", "tests/visitor_clicks.yml");
+}
+
 /// Every statement `build` generates for every example project is accepted by Flink.
 #[test]
 #[ignore = "needs the integration environment: run integration/up, then integration/test"]

@@ -58,7 +58,7 @@ fn watch_reports_each_save_and_stops_on_ctrl_c() {
     });
     let first = report(&lines);
     assert!(
-        first.contains("watch: 3 fixtures: 3 passed, 0 failed; 0 errors, 0 warnings; "),
+        first.contains("watch: 4 fixtures: 4 passed, 0 failed; 0 errors, 0 warnings; "),
         "{first}"
     );
     // The watcher is set up before the first report is printed; the next line says so.
@@ -82,7 +82,7 @@ fn watch_reports_each_save_and_stops_on_ctrl_c() {
         "{broken}"
     );
     assert!(
-        broken.contains("watch: 3 fixtures: 2 passed, 1 failed; 0 errors, 0 warnings; "),
+        broken.contains("watch: 4 fixtures: 3 passed, 1 failed; 0 errors, 0 warnings; "),
         "{broken}"
     );
 
@@ -100,7 +100,7 @@ fn watch_reports_each_save_and_stops_on_ctrl_c() {
         "{fixed}"
     );
     assert!(
-        fixed.contains("watch: 3 fixtures: 3 passed, 0 failed; "),
+        fixed.contains("watch: 4 fixtures: 4 passed, 0 failed; "),
         "{fixed}"
     );
 
