@@ -185,7 +185,10 @@ pub fn type_value(v: &YamlValue, ty: DataType) -> Result<Value, String> {
         (YamlValue::String(s), DataType::Timestamp) => match streamform_ir::time::parse_rfc3339(s) {
             Some(ms) => in_range(&format!("{s:?}"), ms),
             None if streamform_ir::time::is_rfc3339(s) => Err(format!("{s:?} has digits below a millisecond; timestamps keep milliseconds")),
-            None if streamform_ir::time::is_time_of_day(s) => Err(format!("{s:?} is a time of day without a date, which would make the fixture depend on the day it runs; write an RFC 3339 instant such as 2026-08-30T{s}Z")),
+            None if streamform_ir::time::is_time_of_day(s) => {
+                let clock = if s.matches(':').count() == 1 { format!("{s}:00") } else { s.clone() };
+                Err(format!("{s:?} is a time of day without a date, which would make the fixture depend on the day it runs; write an RFC 3339 instant such as 2026-08-30T{clock}Z"))
+            }
             None => Err(format!("{s:?} is not an RFC 3339 instant; write e.g. 2026-08-30T10:00:00Z")),
         },
         (YamlValue::Bool(b), DataType::Boolean) => Ok(Value::Boolean(*b)),

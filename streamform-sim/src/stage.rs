@@ -666,17 +666,20 @@ impl Aggregate {
                     entry_number(entry),
                     &mut self.seen,
                 );
-                if let Err(f) = folded {
-                    self.state
-                        .accumulators_mut(entry)
-                        .clone_from_slice(&before[self.key_buf.len()..]);
-                    return Err(f);
-                }
+                let changed = match folded {
+                    Ok(changed) => changed,
+                    Err(f) => {
+                        self.state
+                            .accumulators_mut(entry)
+                            .clone_from_slice(&before[self.key_buf.len()..]);
+                        return Err(f);
+                    }
+                };
                 touch(&mut self.expiry, entry, time);
-                let after = &self.state.row(entry)[..self.out_width];
-                if after == &before[..self.out_width] {
+                if !changed {
                     return Ok(None);
                 }
+                let after = &self.state.row(entry)[..self.out_width];
                 let mut before = before;
                 before.truncate(self.out_width);
                 Ok(Some(Rec {
@@ -813,9 +816,10 @@ fn overflow(call: &Call) -> Fault {
 }
 
 /// Applies one input row to the accumulators of the key at `entry` in place (D4: sum, min,
-/// max and avg ignore nulls; count(x) and count(distinct x) count non-null values). A
-/// failure leaves a value count(distinct x) met in its set, which no one reads again: a
-/// failed simulator stays failed.
+/// max and avg ignore nulls; count(x) and count(distinct x) count non-null values), and
+/// says whether any call's result changed: the row the aggregate emits (an avg can stay
+/// while its sum and count move). A failure leaves a value count(distinct x) met in its
+/// set, which no one reads again: a failed simulator stays failed.
 #[inline]
 fn fold(
     calls: &[Call],
@@ -823,21 +827,25 @@ fn fold(
     row: &[Value],
     entry: u32,
     seen: &mut [Seen],
-) -> Result<(), Fault> {
-    for (i, call) in calls.iter().enumerate() {
+) -> Result<bool, Fault> {
+    let mut changed = false;
+    // The results, one per call, then the hidden values (an avg's sum and count).
+    let (results, hidden_values) = accs.split_at_mut(calls.len());
+    for (call, acc) in calls.iter().zip(results.iter_mut()) {
         match call.kind {
-            AccKind::Sum(arg, of) => add(call, of, &mut accs[i], &row[arg])?,
-            AccKind::CountStar => bump(call, &mut accs[i])?,
+            AccKind::Sum(arg, of) => changed |= add(call, of, acc, &row[arg])?,
+            AccKind::CountStar => {
+                bump(call, acc)?;
+                changed = true;
+            }
             AccKind::Count(arg) => {
                 if !row[arg].is_null() {
-                    bump(call, &mut accs[i])?;
+                    bump(call, acc)?;
+                    changed = true;
                 }
             }
             AccKind::CountDistinct { arg, set } => {
-                let v = &row[arg];
-                if !v.is_null() && seen[set].insert((entry, Distinct(v.clone()))) {
-                    bump(call, &mut accs[i])?;
-                }
+                changed |= count_distinct(call, acc, &row[arg], entry, &mut seen[set])?;
             }
             AccKind::Min(arg) | AccKind::Max(arg) => {
                 let v = &row[arg];
@@ -849,9 +857,11 @@ fn fold(
                 } else {
                     Ordering::Greater
                 };
-                let acc = &mut accs[i];
+                // Replaced only by a strictly smaller (larger) value, so a replacement is a
+                // change.
                 if acc.is_null() || v.sql_cmp(acc) == Some(want) {
                     *acc = v.clone();
+                    changed = true;
                 }
             }
             AccKind::Avg {
@@ -860,24 +870,63 @@ fn fold(
                 out,
                 hidden,
             } => {
-                let v = &row[arg];
-                if v.is_null() {
-                    continue;
-                }
-                add(call, of, &mut accs[hidden], v)?;
-                bump(call, &mut accs[hidden + 1])?;
-                accs[i] = average(call, of, out, &accs[hidden], &accs[hidden + 1])?;
+                let sum_and_count = &mut hidden_values[hidden - calls.len()..][..2];
+                changed |= avg(call, (of, out), acc, sum_and_count, &row[arg])?;
             }
         }
     }
-    Ok(())
+    Ok(changed)
 }
 
-/// Adds `v` to a sum (null until the first non-null value; nulls are skipped).
-#[inline]
-fn add(call: &Call, of: SumOf, acc: &mut Value, v: &Value) -> Result<(), Fault> {
+/// count(distinct x) meeting `v`: counts it when the key has not seen it. Kept out of
+/// line, so the common calls' loop stays small.
+#[inline(never)]
+fn count_distinct(
+    call: &Call,
+    acc: &mut Value,
+    v: &Value,
+    entry: u32,
+    seen: &mut Seen,
+) -> Result<bool, Fault> {
+    if v.is_null() || !seen.insert((entry, Distinct(v.clone()))) {
+        return Ok(false);
+    }
+    bump(call, acc)?;
+    Ok(true)
+}
+
+/// avg meeting `v`: its hidden sum and count move, and its result is computed again;
+/// whether the result changed.
+#[inline(never)]
+fn avg(
+    call: &Call,
+    (of, out): (SumOf, DataType),
+    result: &mut Value,
+    sum_and_count: &mut [Value],
+    v: &Value,
+) -> Result<bool, Fault> {
     if v.is_null() {
-        return Ok(());
+        return Ok(false);
+    }
+    let [sum, count] = sum_and_count else {
+        return Err(wrong_type(call, v));
+    };
+    add(call, of, sum, v)?;
+    bump(call, count)?;
+    let new = average(call, of, out, sum, count)?;
+    if new == *result {
+        return Ok(false);
+    }
+    *result = new;
+    Ok(true)
+}
+
+/// Adds `v` to a sum (null until the first non-null value; nulls are skipped); whether the
+/// sum changed.
+#[inline(always)]
+fn add(call: &Call, of: SumOf, acc: &mut Value, v: &Value) -> Result<bool, Fault> {
+    if v.is_null() {
+        return Ok(false);
     }
     match of {
         SumOf::Int => {
@@ -888,6 +937,7 @@ fn add(call: &Call, of: SumOf, acc: &mut Value, v: &Value) -> Result<(), Fault> 
             };
             match acc {
                 Value::Null => *acc = Value::Int64(v),
+                Value::Int64(_) if v == 0 => return Ok(false),
                 Value::Int64(a) => *a = a.checked_add(v).ok_or_else(|| overflow(call))?,
                 other => return Err(wrong_type(call, other)),
             }
@@ -900,6 +950,7 @@ fn add(call: &Call, of: SumOf, acc: &mut Value, v: &Value) -> Result<(), Fault> 
             };
             let sum = match acc {
                 Value::Null => v.mantissa,
+                Value::Decimal(_) if v.mantissa == 0 => return Ok(false),
                 Value::Decimal(a) => a
                     .mantissa
                     .checked_add(v.mantissa)
@@ -924,10 +975,14 @@ fn add(call: &Call, of: SumOf, acc: &mut Value, v: &Value) -> Result<(), Fault> 
             if !sum.is_finite() && v.is_finite() {
                 return Err(overflow(call));
             }
-            *acc = Value::Float64(F64(sum));
+            let new = Value::Float64(F64(sum));
+            if *acc == new {
+                return Ok(false);
+            }
+            *acc = new;
         }
     }
-    Ok(())
+    Ok(true)
 }
 
 /// avg's result from its sum and its (positive) count, as Flink computes it: integer
