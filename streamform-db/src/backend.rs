@@ -58,7 +58,7 @@ pub fn flink_application(
 }
 
 /// A finding as a diagnostic: a sort points at the model's ORDER BY; a declaration or a
-/// sink at the model's entry in streamform.yml; anything else at the model's file; the
+/// sink at the model's entry in streamform.yml, a retention at its `retention:`; anything else at the model's file; the
 /// application as a whole at no file.
 fn finding(db: &dyn Db, project: Project, f: &Finding, error: bool) -> Diagnostic {
     let d = if error {
@@ -77,6 +77,11 @@ fn finding(db: &dyn Db, project: Project, f: &Finding, error: bool) -> Diagnosti
         .is_some_and(|c| c.models.contains_key(model));
     match (&f.subject, file) {
         (Subject::Operator(_), Some(file)) => d.in_file(file).with_span(order_by_span(db, file)),
+        (Subject::Retention, _) if declared => resolve_anchor(
+            db,
+            project,
+            &d.anchored(Anchor::ModelRetention(model.clone())),
+        ),
         (Subject::Sink | Subject::Model, _) if declared => {
             resolve_anchor(db, project, &d.anchored(Anchor::ModelEntry(model.clone())))
         }

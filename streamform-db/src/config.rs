@@ -588,10 +588,10 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
                     diags.push(
                         Diagnostic::error(
                             Code::EventTime,
-                            format!("{what}: retention `{}` is not a duration", r.value),
+                            format!("{what}: retention `{}` is {}", r.value, not_a_duration(&r.value)),
                         )
                         .with_span(Some(span_of(r, text)))
-                        .with_help(DURATION_HELP),
+                        .with_help("write a whole number and a unit: ms, s, m, h or d (e.g. 90m, 12h, 30d)"),
                     );
                     None
                 }
@@ -878,6 +878,17 @@ pub struct ParsedSources {
     pub readable: bool,
 }
 
+/// Why a duration does not read: `too large` for whole digits and a unit past what a
+/// duration holds, `not a duration` otherwise.
+fn not_a_duration(text: &str) -> &'static str {
+    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+    if digits > 0 && ["d", "h", "m", "s", "ms"].contains(&&text[digits..]) {
+        "too large a duration"
+    } else {
+        "not a duration"
+    }
+}
+
 /// The help for a duration that does not read.
 const DURATION_HELP: &str =
     "write a whole number and a unit: ms, s, m, h or d (e.g. 5m, 30s, 30d, 0s)";
@@ -947,20 +958,36 @@ fn event_time(
     }
     let watermark = match &raw.watermark {
         None => Some(0),
-        Some(w) => {
-            let parsed = parse_duration(&w.value);
-            if parsed.is_none() {
+        Some(w) => match parse_duration(&w.value) {
+            // Flink writes the delay in its watermark with at most three digits of days.
+            Some(ms) if ms >= 1000 * 86_400_000 => {
                 diags.push(
                     Diagnostic::error(
                         Code::EventTime,
-                        format!("{what}: watermark `{}` is not a duration", w.value),
+                        format!("{what}: watermark `{}` is 1000 days or more", w.value),
+                    )
+                    .with_span(at(w))
+                    .with_help("a watermark delay is how far out of order events may arrive; keep it under 1000d"),
+                );
+                None
+            }
+            Some(ms) => Some(ms),
+            None => {
+                diags.push(
+                    Diagnostic::error(
+                        Code::EventTime,
+                        format!(
+                            "{what}: watermark `{}` is {}",
+                            w.value,
+                            not_a_duration(&w.value)
+                        ),
                     )
                     .with_span(at(w))
                     .with_help(DURATION_HELP),
                 );
+                None
             }
-            parsed
-        }
+        },
     };
     let late = match raw.late_events.as_ref().map(|l| l.value.as_str()) {
         None | Some("drop") => Some(LateEvents::Drop),

@@ -820,7 +820,7 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
             return def;
         }
     };
-    def.given = shape.given.len() + shape.watermarks.len();
+    def.given = shape.given.len();
     def.expect_count = shape.expect.len();
     let models = model_files(db, project);
     if !models.contains_key(&shape.model) {
@@ -1005,7 +1005,7 @@ pub fn fixture_result(db: &dyn Db, project: Project, file: SourceFile) -> Option
                 })
                 .collect();
             run.rows = fixture::compare(schema, &def.expect, &actual);
-            run.late = fixture::compare_late(&def.late, &dropped);
+            run.late = fixture::compare_late(&def.source_columns, &def.late, &dropped);
             run.passed = run.rows.iter().all(|r| r.problem.is_none())
                 && run.late.iter().all(|r| r.problem.is_none());
         }

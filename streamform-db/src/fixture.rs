@@ -23,9 +23,10 @@ struct RawFixture {
     /// `[]`, so a forgotten key is not a fixture that passes by asserting nothing.
     given: Vec<Spanned<YamlValue>>,
     expect: Vec<Spanned<YamlValue>>,
-    /// On an event-time source: the events that must be dropped as late, in order.
+    /// On an event-time source: the events that must be dropped as late, in order (an
+    /// empty `late:` lists none).
     #[serde(default)]
-    late: Vec<Spanned<YamlValue>>,
+    late: Option<Vec<Spanned<YamlValue>>>,
 }
 
 /// A list of column → value maps, each with its item's span.
@@ -68,14 +69,16 @@ pub fn parse_shape(path: &str, text: &str) -> Result<FixtureShape, Vec<Diagnosti
     let raw: RawFixture = yaml::parse_large(path, text).map_err(|d| vec![d])?;
     let mut diags = Vec::new();
     let mut watermarks = Vec::new();
-    let mut items = |list: Vec<Spanned<YamlValue>>, what: &str, unwrap_event: bool| {
+    // `unwrap_event`: items may be written `- event: {...}`; `given`: and may be
+    // `- watermark: <timestamp>`.
+    let mut items = |list: Vec<Spanned<YamlValue>>, what: &str, unwrap_event: bool, given: bool| {
         let mut out = Vec::new();
         for (i, mut item) in list.into_iter().enumerate() {
             with_source_text(&mut item, text);
             let span = span_of(&item, text);
             // `- watermark: <timestamp>`: a single key holding a value, not a map.
             if let YamlValue::Map(m) = &item.value
-                && unwrap_event
+                && given
                 && m.len() == 1
                 && let Some(w) = m.get("watermark")
                 && !matches!(w.value, YamlValue::Map(_) | YamlValue::Seq(_))
@@ -128,9 +131,9 @@ pub fn parse_shape(path: &str, text: &str) -> Result<FixtureShape, Vec<Diagnosti
         }
         out
     };
-    let given = items(raw.given, "given", true);
-    let expect = items(raw.expect, "expect", false);
-    let late = items(raw.late, "late", false);
+    let given = items(raw.given, "given", true, true);
+    let expect = items(raw.expect, "expect", false, false);
+    let late = items(raw.late.unwrap_or_default(), "late", true, false);
     if !diags.is_empty() {
         return Err(diags);
     }
@@ -184,6 +187,7 @@ pub fn type_value(v: &YamlValue, ty: DataType) -> Result<Value, String> {
         (YamlValue::String(s), DataType::String) => Ok(Value::String(s.clone())),
         (YamlValue::String(s), DataType::Timestamp) => match streamform_ir::time::parse_rfc3339(s) {
             Some(ms) => in_range(&format!("{s:?}"), ms),
+            None if s.contains(":60") && streamform_ir::time::is_rfc3339(s) => Err(format!("{s:?} is a leap second, which a timestamp does not hold")),
             None if streamform_ir::time::is_rfc3339(s) => Err(format!("{s:?} has digits below a millisecond; timestamps keep milliseconds")),
             None if streamform_ir::time::is_time_of_day(s) => {
                 let clock = if s.matches(':').count() == 1 { format!("{s}:00") } else { s.clone() };
@@ -437,17 +441,32 @@ pub struct LateComparison {
 }
 
 /// Compares the `late` list with the events dropped, position by position: every dropped
-/// event must be listed, in order, and every listed event dropped.
-pub fn compare_late(listed: &[Vec<Value>], dropped: &[Vec<Value>]) -> Vec<LateComparison> {
-    let same = |a: &[Value], b: &[Value]| {
-        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| values_match(x, y))
+/// event must be listed, in order, and every listed event dropped. `columns` are the
+/// source's, which both follow.
+pub fn compare_late(
+    columns: &[Field],
+    listed: &[Vec<Value>],
+    dropped: &[Vec<Value>],
+) -> Vec<LateComparison> {
+    let differs = |l: &[Value], d: &[Value]| {
+        columns
+            .iter()
+            .zip(l.iter().zip(d))
+            .find(|(_, (x, y))| !values_match(x, y))
+            .map(|(f, (x, y))| {
+                format!(
+                    "{}: listed {}, dropped {}; list the dropped events as given, in the order they arrive",
+                    f.name,
+                    x.render(),
+                    y.render()
+                )
+            })
     };
     (0..listed.len().max(dropped.len()))
         .map(|i| {
             let (l, d) = (listed.get(i), dropped.get(i));
             let problem = match (l, d) {
-                (Some(l), Some(d)) if same(l, d) => None,
-                (Some(_), Some(_)) => Some("a different event was dropped here; list the dropped events in the order they arrive".to_string()),
+                (Some(l), Some(d)) => differs(l, d),
                 (None, Some(_)) => Some("dropped as late but not acknowledged; list it under `late:` or set `late_events: keep` on the source".to_string()),
                 (Some(_), None) => Some("listed under `late:` but not dropped; remove it from `late:`".to_string()),
                 (None, None) => None,

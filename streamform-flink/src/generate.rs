@@ -57,6 +57,8 @@ pub enum Subject {
     Sink,
     /// One operator of the model's plan.
     Operator(NodeId),
+    /// The model's `retention:`.
+    Retention,
     /// The application as a whole.
     Application,
 }
@@ -304,12 +306,39 @@ pub fn generate(
 /// Flink would refuse the second CREATE, or the INSERT would write into the wrong object.
 fn name_collisions(plans: &[ModelPlan]) -> Vec<Finding> {
     let mut taken: BTreeSet<(&str, &str)> = BTreeSet::new();
+    let mut raw_tables: BTreeSet<(String, &str)> = BTreeSet::new();
     for plan in plans {
         taken.insert((plan.name.as_str(), "model"));
-        if let Some(Operator::Source { name, .. }) = plan.nodes.first().map(|n| &n.op) {
+        if let Some(Operator::Source {
+            name, event_time, ..
+        }) = plan.nodes.first().map(|n| &n.op)
+        {
             taken.insert((name.as_str(), "source"));
+            if event_time
+                .as_ref()
+                .is_some_and(|t| t.late == LateEvents::Drop)
+            {
+                raw_tables.insert((raw_table_name(name), name.as_str()));
+            }
         }
     }
+    // The raw table of a source that drops late events is named after it: no model or
+    // other source may have that name.
+    let raw_clashes: Vec<Finding> = raw_tables
+        .iter()
+        .filter_map(|(table, source)| {
+            let (_, what) = taken.iter().find(|(n, _)| n == table)?;
+            Some(Finding {
+                kind: FindingKind::TableNameClash,
+                model: None,
+                subject: Subject::Application,
+                message: format!(
+                    "source `{source}` drops late events through a table named `{table}`, which is already the name of a {what}"
+                ),
+                help: format!("rename the {what} `{table}`; Flink needs one name per table or view"),
+            })
+        })
+        .collect();
     plans
         .iter()
         .filter(|p| sink_target(p).is_some())
@@ -327,6 +356,7 @@ fn name_collisions(plans: &[ModelPlan]) -> Vec<Finding> {
                 help: format!("rename the {what} `{table}`; Flink needs one name per table or view"),
             })
         })
+        .chain(raw_clashes)
         .collect()
 }
 
@@ -339,23 +369,29 @@ fn retention_warning(plan: &ModelPlan) -> Option<Finding> {
     });
     let (node, retention) = retention?;
     let dedup = matches!(node.op, Operator::Deduplicate { .. });
-    let message = if dedup {
-        format!(
-            "model `{}`: retention {retention} is not enforced on Flink, which takes no state TTL for keeping the last row per key",
-            plan.name
+    let (message, help) = if dedup {
+        (
+            format!(
+                "model `{}`: retention {retention} is not enforced on Flink, which takes no state TTL for keeping the last row per key",
+                plan.name
+            ),
+            "the simulator expires a key's last row in event time; on Flink every key's last row is kept for as long as the job runs",
         )
     } else {
-        format!(
-            "model `{}`: retention {retention} is enforced on Flink in processing time, not event time: approximate, and wrong under replay",
-            plan.name
+        (
+            format!(
+                "model `{}`: retention {retention} is enforced on Flink in processing time, not event time: approximate, and wrong under replay",
+                plan.name
+            ),
+            "the simulator expires state in event time; on Flink a replay of old events expires nothing while it runs, so a backfill can keep state a fresh run would have dropped",
         )
     };
     Some(Finding {
         kind: FindingKind::ApproximateRetention,
         model: Some(plan.name.clone()),
-        subject: Subject::Operator(node.id.clone()),
+        subject: Subject::Retention,
         message,
-        help: "the simulator expires state in event time; on Flink a replay of old events expires nothing while it runs, so a backfill can keep state a fresh run would have dropped".into(),
+        help: help.into(),
     })
 }
 
@@ -377,9 +413,13 @@ fn on_time_view(source: &str, column: &str) -> String {
 }
 
 /// A watermark delay as an INTERVAL Flink computes: the largest whole unit (`'5' MINUTE`,
-/// `'1.500' SECOND`), with a leading precision when the number has three digits, else the
-/// DAY TO SECOND range.
+/// `'1.500' SECOND`), with a leading precision when the number has three digits; a number
+/// of four digits or more in every unit (Flink's code generation takes a leading precision
+/// of at most 3) as the DAY TO SECOND range. The check keeps delays under 1000 days.
 fn delay_interval(ms: u64) -> String {
+    if ms == 0 {
+        return "INTERVAL '0' SECOND".into();
+    }
     match streamform_ir::expr::largest_unit(ms) {
         Some((size, name)) if ms / size < 100 => format!("INTERVAL '{}' {name}", ms / size),
         Some((size, name)) if ms / size < 1000 => format!("INTERVAL '{}' {name}(3)", ms / size),
