@@ -1005,6 +1005,9 @@ pub fn fixture_result(db: &dyn Db, project: Project, file: SourceFile) -> Option
                 })
                 .collect();
             run.rows = fixture::compare(schema, &def.expect, &actual);
+            for (row, change) in run.rows.iter_mut().zip(out.changes.iter()) {
+                row.before = change.before.map(<[streamform_ir::Value]>::to_vec);
+            }
             run.late = fixture::compare_late(&def.source_columns, &def.late, &dropped);
             run.passed = run.rows.iter().all(|r| r.problem.is_none())
                 && run.late.iter().all(|r| r.problem.is_none());

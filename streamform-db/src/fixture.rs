@@ -424,6 +424,8 @@ pub struct RowComparison {
     pub expected: Option<Expected>,
     /// The emitted record at this position; `None` when the model emitted fewer.
     pub actual: Option<Expected>,
+    /// An emitted update's row as it was (the simulator's before-image).
+    pub before: Option<Vec<Value>>,
     /// `None` when the two match; otherwise the first difference, e.g.
     /// `total_spend: expected 27, got 28`.
     pub problem: Option<String>,
@@ -524,6 +526,7 @@ pub fn compare(schema: &[Field], expected: &[Expected], actual: &[Expected]) -> 
                 (None, None) => None,
             };
             RowComparison {
+                before: None,
                 expected: e.cloned(),
                 actual: a.cloned(),
                 problem,

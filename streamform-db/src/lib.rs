@@ -18,6 +18,7 @@ pub mod interval;
 pub mod load;
 pub mod lower;
 pub mod parallel;
+pub mod report;
 pub mod sql;
 pub mod target;
 pub mod watch;

@@ -31,7 +31,9 @@ use crate::types::DataType;
 
 /// What a change costs the running state, least severe first (D6). The derived order is
 /// the severity order: the most severe classification wins.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, schemars::JsonSchema,
+)]
 pub enum Classification {
     /// Nothing that state or readers depend on changed.
     #[serde(rename = "SAFE")]
@@ -160,7 +162,9 @@ fn live_hints(running: &Side, desired: &Side, hints: &Hints) -> (Hints, Vec<Unus
 }
 
 /// One field of a node that differs between the sides.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Field {
     /// The operator kind (only differs when a hint pairs nodes of different kinds).
@@ -210,7 +214,7 @@ impl Field {
 }
 
 /// A field's old and new values, rendered canonically (digests in full).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
 pub struct FieldChange {
     /// Which field.
     pub field: Field,
@@ -221,7 +225,7 @@ pub struct FieldChange {
 }
 
 /// One classification of a node and why.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
 pub struct Reason {
     /// The classification this reason gives.
     pub classification: Classification,
@@ -230,7 +234,7 @@ pub struct Reason {
 }
 
 /// How a node differs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum NodeChange {
     /// Only in the desired plan.
@@ -242,7 +246,7 @@ pub enum NodeChange {
 }
 
 /// A node that is not SAFE.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
 pub struct NodeDiff {
     /// The node's id: the desired id, or the running id of a removed node.
     pub id: String,
@@ -262,7 +266,7 @@ pub struct NodeDiff {
 }
 
 /// How a model differs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ModelChange {
     /// Nothing runs yet: every model is new.
@@ -278,7 +282,7 @@ pub enum ModelChange {
 }
 
 /// One model's part of the diff.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
 pub struct ModelDiff {
     /// The model's name: the desired name, or the running name of a removed model.
     pub name: String,

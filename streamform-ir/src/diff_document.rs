@@ -20,7 +20,7 @@ use crate::record::AppliedRecord;
 pub const DIFF_VERSION: u32 = 1;
 
 /// What the running side was read from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum RunningKind {
     /// An applied record (`.streamform/applied/<target>.json`, or one named by `--against`).
@@ -32,7 +32,7 @@ pub enum RunningKind {
 }
 
 /// The running side's provenance.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
 pub struct RunningSide {
     /// Record, manifest, or nothing.
     pub kind: RunningKind,
@@ -92,14 +92,14 @@ impl RunningSide {
 }
 
 /// The desired side: the plan compiled from the project.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
 pub struct DesiredSide {
     /// The desired manifest's application digest.
     pub application_digest: String,
 }
 
 /// A warning about the project, with where it points.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
 pub struct DiffWarning {
     /// The file, relative to the project (`streamform.yml`).
     pub path: String,
@@ -114,7 +114,7 @@ pub struct DiffWarning {
 }
 
 /// The whole `plan --json` document.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
 pub struct DiffDocument {
     /// Always [`DIFF_VERSION`].
     pub diff_version: u32,

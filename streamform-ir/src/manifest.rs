@@ -22,7 +22,7 @@ use crate::types::DataType;
 pub const MANIFEST_VERSION: u32 = 1;
 
 /// The whole application's manifest (`inspect-plan --json`, `build/plan.json`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Manifest {
     /// Always [`MANIFEST_VERSION`] when written by this build.
@@ -37,7 +37,7 @@ pub struct Manifest {
 }
 
 /// One model's slice (`explain --json MODEL`, `inspect-plan --json MODEL`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ModelSlice {
     /// Always [`MANIFEST_VERSION`] when written by this build.
@@ -49,7 +49,7 @@ pub struct ModelSlice {
 }
 
 /// What a model declares and which node is its output.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ModelEntry {
     /// The model's name.
@@ -63,7 +63,7 @@ pub struct ModelEntry {
 }
 
 /// One node's identity.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NodeEntry {
     /// `<model>::<kind>::<ordinal>`.
@@ -93,7 +93,7 @@ pub struct NodeEntry {
 }
 
 /// One output column.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Column {
     /// The column name.
@@ -104,7 +104,7 @@ pub struct Column {
 }
 
 /// A changelog contract: `{"mode": "append"}`, `{"mode": "upsert", "key": [...]}`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "mode", rename_all = "lowercase", deny_unknown_fields)]
 pub enum ChangelogEntry {
     /// Every record is an insert.
@@ -152,7 +152,7 @@ pub fn render_columns(cols: &[Column]) -> String {
 }
 
 /// A node's state: `{"kind": "stateless"}` or the keyed state with its digest.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
 pub enum StateEntry {
     /// Keeps nothing between records.

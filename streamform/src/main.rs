@@ -51,6 +51,10 @@ enum Command {
         /// Treat warnings as errors.
         #[arg(long)]
         strict: bool,
+        /// Print the check report (check_version 1) instead, and nothing else on stdout;
+        /// printed even when the project cannot be loaded (loaded: false, exit 2).
+        #[arg(long)]
+        json: bool,
     },
     /// Print the streaming plan for a model (every model, in dependency order, without one).
     ///
@@ -72,6 +76,10 @@ enum Command {
         /// Run only the fixtures for this model.
         #[arg(long, value_name = "NAME")]
         model: Option<String>,
+        /// Print the test report (report_version 1) instead: every fixture with every
+        /// comparison row, values rendered after typing.
+        #[arg(long)]
+        json: bool,
     },
     /// Print the model dependency graph: sources, models, and sinks.
     Graph {
@@ -80,6 +88,26 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value_t = GraphFormat::Text)]
         format: GraphFormat,
+        /// Print the graph document (graph_version 1) instead; a reference cycle is listed
+        /// in it, with exit 1.
+        #[arg(long, conflicts_with = "format")]
+        json: bool,
+    },
+    /// Print the JSON Schema (draft 2020-12) of a document this build reads or writes.
+    ///
+    /// The schema is generated from the type the binary reads or writes the document with.
+    /// --list names every document, the version this build speaks and where it appears.
+    /// --version N exits 2 when this build speaks another version of the document.
+    Schema {
+        /// The document: plan-manifest, diff, check-report, test-report or graph.
+        #[arg(required_unless_present = "list")]
+        document: Option<String>,
+        /// List the documents instead.
+        #[arg(long, conflicts_with = "document")]
+        list: bool,
+        /// Refuse (exit 2) unless this build speaks this version of the document.
+        #[arg(long, value_name = "N")]
+        version: Option<u32>,
     },
     /// Generate the application for a backend, without submitting it.
     ///
@@ -271,9 +299,14 @@ fn run(cli: Cli) -> ExitCode {
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let db = Database::default();
     let (out, code) = match cli.command {
-        Command::Check { project, strict } => {
-            with_project(&db, &project, color, |p| check(&db, p, strict, color))
-        }
+        Command::Check {
+            project,
+            strict,
+            json: true,
+        } => check_json(&db, &project, strict),
+        Command::Check {
+            project, strict, ..
+        } => with_project(&db, &project, color, |p| check(&db, p, strict, color)),
         Command::Explain {
             model,
             project,
@@ -288,8 +321,12 @@ fn run(cli: Cli) -> ExitCode {
         } => with_project(&db, &project, color, |p| {
             inspect_plan(&db, p, model.as_deref(), json, color)
         }),
-        Command::Test { project, model } => with_project(&db, &project, color, |p| {
-            test(&db, p, model.as_deref(), color)
+        Command::Test {
+            project,
+            model,
+            json,
+        } => with_project(&db, &project, color, |p| {
+            test(&db, p, model.as_deref(), json, color)
         }),
         Command::Build {
             project,
@@ -366,9 +403,19 @@ fn run(cli: Cli) -> ExitCode {
             model,
             clear,
         } => watch::watch(&project.project, model, clear, color),
-        Command::Graph { project, format } => {
-            with_project(&db, &project, color, |p| graph(&db, p, format, color))
-        }
+        Command::Graph {
+            project,
+            json: true,
+            ..
+        } => with_project(&db, &project, color, |p| graph_json(&db, p)),
+        Command::Graph {
+            project, format, ..
+        } => with_project(&db, &project, color, |p| graph(&db, p, format, color)),
+        Command::Schema {
+            document,
+            list,
+            version,
+        } => schema(document.as_deref(), list, version),
     };
     let mut stdout = std::io::stdout().lock();
     let written = stdout
@@ -616,7 +663,13 @@ fn inspect_plan(
     )
 }
 
-fn test(db: &Database, project: Project, model: Option<&str>, color: bool) -> (Output, u8) {
+fn test(
+    db: &Database,
+    project: Project,
+    model: Option<&str>,
+    json: bool,
+    color: bool,
+) -> (Output, u8) {
     if let Some(m) = model
         && !model_files(db, project).contains_key(m)
     {
@@ -633,6 +686,11 @@ fn test(db: &Database, project: Project, model: Option<&str>, color: bool) -> (O
         .filter(|run| model.is_none_or(|m| m == run.model))
         .collect();
     let mut out = Output::default();
+    if json {
+        let report = streamform_db::report::TestReport::new(&runs);
+        out.stdout = document(&report);
+        return (out, if report.passed { OK } else { INVALID });
+    }
     if runs.is_empty() {
         out.stdout = match model {
             Some(m) if !project.fixtures(db).is_empty() => {
@@ -677,6 +735,119 @@ fn graph(db: &Database, project: Project, format: GraphFormat, color: bool) -> (
         },
         OK,
     )
+}
+
+/// `graph --json`: the graph document; exit 1 when it lists a reference cycle.
+fn graph_json(db: &Database, project: Project) -> (Output, u8) {
+    let graph = streamform_db::report::Graph::new(db, project);
+    let code = if graph.cycles.is_empty() { OK } else { INVALID };
+    (
+        Output {
+            stdout: document(&graph),
+            stderr: String::new(),
+        },
+        code,
+    )
+}
+
+/// A document as `--json` prints it: pretty JSON and a newline.
+fn document(value: &impl serde::Serialize) -> String {
+    let mut text = serde_json::to_string_pretty(value).expect("a report serializes");
+    text.push('\n');
+    text
+}
+
+/// `check --json`: the check report, also when the project does not load (exit 2).
+fn check_json(db: &Database, arg: &ProjectArg, strict: bool) -> (Output, u8) {
+    use streamform_db::report::{CheckReport, DiagnosticEntry};
+    let not_loaded = |message: String, help: Option<String>, path: Option<String>| {
+        let reason = DiagnosticEntry {
+            severity: "error".into(),
+            code: "file-missing".into(),
+            path,
+            line: None,
+            column: None,
+            message,
+            help,
+        };
+        (
+            Output {
+                stdout: document(&CheckReport::not_loaded(strict, reason)),
+                stderr: String::new(),
+            },
+            CANNOT_RUN,
+        )
+    };
+    let project = match load_project(db, &arg.project) {
+        Ok(p) => p,
+        Err(e) => {
+            return not_loaded(
+                e.to_string(),
+                Some("run streamform inside a project directory, or pass --project DIR".into()),
+                None,
+            );
+        }
+    };
+    if project_config(db, project).config.is_none() {
+        // streamform.yml's own diagnostics say why, the first of them as the reason.
+        let (mut out, code) = not_loaded(
+            "the project could not be loaded".into(),
+            None,
+            Some("streamform.yml".into()),
+        );
+        let diags = &project_config(db, project).diagnostics;
+        if !diags.is_empty() {
+            let mut report = CheckReport::not_loaded(strict, DiagnosticEntry::of(db, &diags[0]));
+            report.diagnostics = diags.iter().map(|d| DiagnosticEntry::of(db, d)).collect();
+            out.stdout = document(&report);
+        }
+        return (out, code);
+    }
+    let diags = &streamform_db::parallel::check(db, project);
+    let report = CheckReport::new(db, project, diags, strict);
+    let code = if report.passed { OK } else { INVALID };
+    (
+        Output {
+            stdout: document(&report),
+            stderr: String::new(),
+        },
+        code,
+    )
+}
+
+/// `schema`: the list of documents, or one document's JSON Schema.
+fn schema(name: Option<&str>, list: bool, version: Option<u32>) -> (Output, u8) {
+    use streamform_db::report::DOCUMENTS;
+    let mut out = Output::default();
+    if list {
+        for d in DOCUMENTS {
+            out.stdout
+                .push_str(&format!("{:<15} {}  {}\n", d.name, d.version, d.appears));
+        }
+        return (out, OK);
+    }
+    let name = name.unwrap_or_default();
+    let Some(doc) = DOCUMENTS.iter().find(|d| d.name == name) else {
+        let names: Vec<&str> = DOCUMENTS.iter().map(|d| d.name).collect();
+        out.stderr = format!(
+            "error: `{name}` is not a document this build has a schema for\n  help: the documents are {}; streamform schema --list says where each appears\n",
+            names.join(", ")
+        );
+        return (out, CANNOT_RUN);
+    };
+    if let Some(v) = version
+        && v != doc.version
+    {
+        out.stderr = format!(
+            "error: this build speaks {} version {}, not version {v}\n  help: use a Streamform that speaks version {v}, or update what reads the document to version {}\n",
+            doc.name, doc.version, doc.version
+        );
+        return (out, CANNOT_RUN);
+    }
+    let schema =
+        streamform_db::report::schema(doc.name).expect("every listed document has a schema");
+    out.stdout = document(&schema);
+    (out, OK)
 }
 
 /// Refuses a project whose models form a reference cycle: the cycle diagnostics, exit 2.

@@ -1,0 +1,189 @@
+//! The protocol: every `--json` document the binary prints validates against the schema
+//! `streamform schema` generates for it (a JSON Schema 2020-12 validator), stdout holds the
+//! document alone, and a report with an unknown field or another version is refused when
+//! read back.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::{copy_dir, repo_root, streamform};
+use serde_json::Value;
+use streamform_db::report::{self, CheckReport, Graph, TestReport};
+
+fn schema(document: &str) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_streamform"))
+        .args(["schema", document])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "schema {document}");
+    serde_json::from_slice(&out.stdout).expect("the schema is JSON")
+}
+
+/// The document on stdout, checked to be valid against `document`'s schema.
+fn valid(out: &Output, document: &str) -> Value {
+    let text = String::from_utf8(out.stdout.clone()).unwrap();
+    let value: Value = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("stdout is one JSON document ({e}):\n{text}"));
+    let schema = schema(document);
+    assert_eq!(
+        schema["$schema"], "https://json-schema.org/draft/2020-12/schema",
+        "{document}"
+    );
+    assert!(
+        schema["$id"]
+            .as_str()
+            .is_some_and(|id| id.starts_with(&format!("urn:streamform:spec:{document}:v"))),
+        "{document}: {}",
+        schema["$id"]
+    );
+    let validator = jsonschema::draft202012::new(&schema).expect("a valid 2020-12 schema");
+    let errors: Vec<String> = validator
+        .iter_errors(&value)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{document}: {errors:#?}\n{text}");
+    value
+}
+
+fn example(name: &str) -> std::path::PathBuf {
+    repo_root().join("examples").join(name)
+}
+
+#[test]
+fn every_document_of_every_example_validates_against_its_schema() {
+    for name in [
+        "customer-metrics",
+        "order-pipeline",
+        "coverage",
+        "event-time/late-event",
+    ] {
+        let project = example(name);
+        let check = streamform(&["check", "--json"], &project);
+        assert_eq!(check.status.code(), Some(0), "{name}");
+        let v = valid(&check, "check-report");
+        assert_eq!(v["check_version"], 1);
+        let test = streamform(&["test", "--json"], &project);
+        assert_eq!(test.status.code(), Some(0), "{name}");
+        let v = valid(&test, "test-report");
+        assert_eq!(
+            (v["report_version"].clone(), v["passed"].clone()),
+            (1.into(), true.into())
+        );
+        valid(&streamform(&["graph", "--json"], &project), "graph");
+        valid(
+            &streamform(&["inspect-plan", "--json"], &project),
+            "plan-manifest",
+        );
+        // The event-time examples declare no target, so no applied record to compare with.
+        if !name.starts_with("event-time") {
+            valid(&streamform(&["plan", "--json"], &project), "diff");
+        }
+    }
+}
+
+#[test]
+fn a_failing_fixture_reports_rows_with_values_after_typing_and_an_updates_before() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&example("customer-metrics"), dir.path());
+    let fixture = dir.path().join("tests/customer_metrics.yml");
+    let text = std::fs::read_to_string(&fixture).unwrap();
+    std::fs::write(&fixture, text.replace("total_spend: 28", "total_spend: 29")).unwrap();
+    let out = streamform(&["test", "--json"], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        out.stderr.is_empty(),
+        "nothing for a person on stdout or stderr"
+    );
+    let v = valid(&out, "test-report");
+    assert_eq!(v["passed"], false);
+    let row = &v["fixtures"][0]["rows"][1];
+    // Decimals as exact strings, trailing zeros trimmed; the update's before-image.
+    assert_eq!(row["expected"]["row"]["total_spend"], "29");
+    assert_eq!(row["actual"]["row"]["total_spend"], "28");
+    assert_eq!(row["actual"]["op"], "update");
+    assert_eq!(row["actual"]["before"]["total_spend"], "10");
+    assert_eq!(row["problem"], "total_spend: expected 29, got 28");
+}
+
+#[test]
+fn check_json_reports_a_project_that_does_not_load_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = streamform(&["check", "--json"], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    let v = valid(&out, "check-report");
+    assert_eq!(v["loaded"], false);
+    assert_eq!(v["diagnostics"].as_array().map(Vec::len), Some(1));
+}
+
+#[test]
+fn graph_json_lists_a_reference_cycle_and_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&example("order-pipeline"), dir.path());
+    std::fs::write(
+        dir.path().join("models/clean_orders.sql"),
+        "SELECT customer_id, total_spend AS amount FROM ref('big_customers')\n",
+    )
+    .unwrap();
+    let out = streamform(&["graph", "--json"], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    let v = valid(&out, "graph");
+    assert_eq!(
+        v["cycles"],
+        serde_json::json!([["big_customers", "customer_metrics", "clean_orders"]])
+    );
+}
+
+#[test]
+fn a_report_with_an_unknown_field_or_another_version_is_refused() {
+    let project: &Path = &example("order-pipeline");
+    for (args, field) in [
+        (&["check", "--json"][..], "check_version"),
+        (&["test", "--json"][..], "report_version"),
+        (&["graph", "--json"][..], "graph_version"),
+    ] {
+        let text = String::from_utf8(streamform(args, project).stdout).unwrap();
+        let mut extra: Value = serde_json::from_str(&text).unwrap();
+        extra["surprise"] = true.into();
+        let mut newer: Value = serde_json::from_str(&text).unwrap();
+        newer[field] = 2.into();
+        let read = |t: &str| -> Result<(), report::Refused> {
+            match field {
+                "check_version" => report::read::<CheckReport>(t, field, 1).map(|_| ()),
+                "report_version" => report::read::<TestReport>(t, field, 1).map(|_| ()),
+                _ => report::read::<Graph>(t, field, 1).map(|_| ()),
+            }
+        };
+        assert_eq!(read(&text), Ok(()), "{field}");
+        let refused = read(&extra.to_string()).unwrap_err();
+        assert!(refused.0.contains("surprise"), "{}", refused.0);
+        assert_eq!(
+            read(&newer.to_string()).unwrap_err().0,
+            format!("{field} 2: this build reads version 1")
+        );
+    }
+}
+
+#[test]
+fn schema_refuses_another_version_and_an_unknown_document() {
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_streamform"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["schema", "test-report", "--version", "2"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).lines().next(),
+        Some("error: this build speaks test-report version 1, not version 2")
+    );
+    assert_eq!(
+        run(&["schema", "test-report", "--version", "1"])
+            .status
+            .code(),
+        Some(0)
+    );
+    assert_eq!(run(&["schema", "nothing"]).status.code(), Some(2));
+}
