@@ -18,87 +18,181 @@ use crate::yaml::{self, Spanned, span_of};
 /// The project format version this build reads.
 pub const FORMAT_VERSION: i64 = 1;
 
-#[derive(Debug, Deserialize)]
+// The raw file shapes. Each also gives its file's JSON Schema (`streamform schema project`,
+// `sources`): a spanned value's schema is its value's.
+
+/// streamform.yml: the project's name and format version, its models' declarations, and
+/// the targets it can be applied to.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "Project")]
 struct RawProject {
+    /// The project's name.
+    #[schemars(with = "String")]
     name: Spanned<String>,
+    /// The format version: 1.
+    #[schemars(with = "i64")]
     version: Spanned<i64>,
+    /// What each model is declared as, by model name.
     #[serde(default)]
+    #[schemars(with = "Option<BTreeMap<String, RawModel>>")]
     models: Option<BTreeMap<String, Spanned<RawModel>>>,
+    /// Where the application can be applied, by target name.
     #[serde(default)]
+    #[schemars(with = "Option<BTreeMap<String, RawTarget>>")]
     targets: Option<BTreeMap<String, Spanned<RawTarget>>>,
 }
 
-#[derive(Debug, Deserialize)]
+/// One model's declaration.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "Model")]
 struct RawModel {
+    /// `append` (the default) or `upsert`.
+    #[schemars(with = "Option<String>")]
     materialized: Option<Spanned<String>>,
+    /// An upsert model's key columns.
+    #[schemars(with = "Option<Vec<String>>")]
     key: Option<Spanned<Vec<String>>>,
+    /// Where the model's changelog goes outside the application.
+    #[schemars(with = "Option<RawSink>")]
     sink: Option<Spanned<RawSink>>,
+    /// The model's previous name, for plan comparisons.
+    #[schemars(with = "Option<String>")]
     renamed_from: Option<Spanned<String>>,
+    /// Hints matching single nodes with running ones: `<kind>.<ordinal>` → `was`.
+    #[schemars(with = "Option<BTreeMap<String, RawNodeHint>>")]
     nodes: Option<BTreeMap<String, Spanned<RawNodeHint>>>,
+    /// How long a key's state lives after its latest event time (`30d`).
+    #[schemars(with = "Option<String>")]
     retention: Option<Spanned<String>>,
 }
 
-#[derive(Debug, Deserialize)]
+/// A model's sink.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "Sink")]
 struct RawSink {
+    /// `kafka` or `file`.
+    #[schemars(with = "String")]
     connector: Spanned<String>,
+    /// The Kafka topic (with `kafka`).
     topic: Option<String>,
+    /// The file's path (with `file`).
     path: Option<String>,
+    /// `json` or `csv`.
+    #[schemars(with = "String")]
     format: Spanned<String>,
 }
 
-#[derive(Debug, Deserialize)]
+/// `nodes.<kind>.<ordinal>`: the running node this node was.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "NodeHint")]
 struct RawNodeHint {
+    /// The running node's id, `<model>::<kind>::<ordinal>`.
+    #[schemars(with = "String")]
     was: Spanned<String>,
 }
 
-#[derive(Debug, Deserialize)]
+/// A target: a backend and how to reach it.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "Target")]
 struct RawTarget {
+    /// `flink`.
+    #[schemars(with = "String")]
     backend: Spanned<String>,
+    /// The Flink cluster.
     flink: Option<RawFlink>,
+    /// Kafka, as Flink sees it.
     kafka: Option<RawKafka>,
 }
 
-#[derive(Debug, Deserialize)]
+/// How to reach a Flink cluster.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "Flink")]
 struct RawFlink {
+    /// The SQL Gateway's REST endpoint, `http://host:port`.
+    #[schemars(with = "String")]
     gateway: Spanned<String>,
+    /// The JobManager's REST endpoint; the gateway's host on port 8081 by default.
+    #[schemars(with = "Option<String>")]
     jobmanager: Option<Spanned<String>>,
+    /// Where savepoints go, as a URI the cluster can write.
+    #[schemars(with = "Option<String>")]
     savepoints: Option<Spanned<String>>,
+    /// A PEM file of CA certificates to trust, relative to the project.
+    #[schemars(with = "Option<String>")]
     ca_file: Option<Spanned<String>>,
+    /// `{bearer: VAR}` or `{basic: VAR}`: the environment variable holding the credential.
     /// Read as a plain YAML value and checked by hand: a serde error would quote the
     /// line, and a token pasted here by mistake must not be printed.
+    #[schemars(with = "Option<yaml::YamlValue>")]
     auth: Option<Spanned<yaml::YamlValue>>,
 }
 
-#[derive(Debug, Deserialize)]
+/// Kafka as Flink sees it.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "Kafka")]
 struct RawKafka {
+    /// The bootstrap servers, `host:port[,host:port]`.
     bootstrap_servers: String,
+    /// `earliest` (the default) or `latest`.
+    #[schemars(with = "Option<String>")]
     startup: Option<Spanned<String>>,
 }
 
-#[derive(Debug, Deserialize)]
+/// sources.yml: the sources the models read.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "Sources")]
 struct RawSources {
+    /// Each source, by name.
+    #[schemars(with = "Option<BTreeMap<String, RawSource>>")]
     sources: Option<BTreeMap<String, Spanned<RawSource>>>,
 }
 
-#[derive(Debug, Deserialize)]
+/// One source.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "Source")]
 struct RawSource {
+    /// `kafka` (never ends) or `file` (ends).
+    #[schemars(with = "String")]
     connector: Spanned<String>,
+    /// The Kafka topic (with `kafka`).
     topic: Option<String>,
+    /// The file's path (with `file`).
     path: Option<String>,
+    /// `json` or `csv`.
+    #[schemars(with = "String")]
     format: Spanned<String>,
+    /// Each column's type, by column name: int32, int64, float64, decimal, decimal(p,s),
+    /// string, boolean or timestamp.
+    #[schemars(with = "BTreeMap<String, String>")]
     schema: Spanned<BTreeMap<String, Spanned<String>>>,
+    /// The timestamp column saying when each event happened.
+    #[schemars(with = "Option<String>")]
     event_time: Option<Spanned<String>>,
+    /// How far out of order events may arrive (`5m`); `0s` by default.
+    #[schemars(with = "Option<String>")]
     watermark: Option<Spanned<String>>,
+    /// `drop` (the default) or `keep`.
+    #[schemars(with = "Option<String>")]
     late_events: Option<Spanned<String>>,
+}
+
+/// The JSON Schema of streamform.yml.
+pub fn project_schema() -> schemars::Schema {
+    schemars::schema_for!(RawProject)
+}
+
+/// The JSON Schema of sources.yml.
+pub fn sources_schema() -> schemars::Schema {
+    schemars::schema_for!(RawSources)
 }
 
 /// A `nodes.<kind>.<ordinal>.was` hint: this desired node was that running node.

@@ -15,18 +15,34 @@ use streamform_sim::Op;
 use crate::diagnostic::{Code, Diagnostic, suggest};
 use crate::yaml::{self, Spanned, YamlValue, span_of, with_source_text};
 
-#[derive(Debug, Deserialize)]
+/// A fixture file: the model it tests, the events it gives, the changelog it expects.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "Fixture")]
 struct RawFixture {
+    /// The model under test.
+    #[schemars(with = "String")]
     model: Spanned<String>,
-    /// Required, like `expect`: a fixture that asserts no events or no output says so with
-    /// `[]`, so a forgotten key is not a fixture that passes by asserting nothing.
+    /// The events, in delivery order (each a map of column to value, or `event: {...}`),
+    /// and on an event-time source `watermark: <timestamp>` items. Required, like
+    /// `expect`: a fixture that asserts no events or no output says so with `[]`, so a
+    /// forgotten key is not a fixture that passes by asserting nothing.
+    #[schemars(with = "Vec<YamlValue>")]
     given: Vec<Spanned<YamlValue>>,
+    /// The changelog, in order: each record an `op` (insert, update or delete) and every
+    /// output column.
+    #[schemars(with = "Vec<YamlValue>")]
     expect: Vec<Spanned<YamlValue>>,
     /// On an event-time source: the events that must be dropped as late, in order (an
     /// empty `late:` lists none).
     #[serde(default)]
+    #[schemars(with = "Option<Vec<YamlValue>>")]
     late: Option<Vec<Spanned<YamlValue>>>,
+}
+
+/// The JSON Schema of a fixture file.
+pub fn fixture_schema() -> schemars::Schema {
+    schemars::schema_for!(RawFixture)
 }
 
 /// A list of column → value maps, each with its item's span.

@@ -29,7 +29,22 @@ pub struct Document {
 }
 
 /// Every document with a schema, in the order `schema --list` prints them.
-pub const DOCUMENTS: [Document; 5] = [
+pub const DOCUMENTS: [Document; 8] = [
+    Document {
+        name: "project",
+        version: 1,
+        appears: "streamform.yml",
+    },
+    Document {
+        name: "sources",
+        version: 1,
+        appears: "sources.yml",
+    },
+    Document {
+        name: "fixture",
+        version: 1,
+        appears: "tests/*.yml",
+    },
     Document {
         name: "plan-manifest",
         version: 1,
@@ -63,6 +78,9 @@ pub const DOCUMENTS: [Document; 5] = [
 pub fn schema(name: &str) -> Option<serde_json::Value> {
     let doc = DOCUMENTS.iter().find(|d| d.name == name)?;
     let (schema, version_field) = match name {
+        "project" => (crate::config::project_schema(), "version"),
+        "sources" => (crate::config::sources_schema(), ""),
+        "fixture" => (crate::fixture::fixture_schema(), ""),
         "plan-manifest" => (
             schemars::schema_for!(streamform_ir::manifest::Manifest),
             "manifest_version",

@@ -175,6 +175,18 @@ pub enum YamlValue {
     Seq(Vec<Spanned<YamlValue>>),
 }
 
+/// Any YAML value: its schema accepts everything (the fields holding one are checked by
+/// hand, against the project's own types).
+impl schemars::JsonSchema for YamlValue {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "AnyValue".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::Schema::default()
+    }
+}
+
 impl YamlValue {
     /// A short description for error messages: `the number 0.1234`, `the string "x"`.
     pub fn describe(&self) -> String {

@@ -99,7 +99,11 @@ enum Command {
     /// --list names every document, the version this build speaks and where it appears.
     /// --version N exits 2 when this build speaks another version of the document.
     Schema {
-        /// The document: plan-manifest, diff, check-report, test-report or graph.
+        /// Accepted like every command's; a schema does not depend on the project.
+        #[command(flatten)]
+        _project: ProjectArg,
+        /// The document: project, sources, fixture, plan-manifest, diff, check-report,
+        /// test-report or graph.
         #[arg(required_unless_present = "list")]
         document: Option<String>,
         /// List the documents instead.
@@ -415,6 +419,7 @@ fn run(cli: Cli) -> ExitCode {
             document,
             list,
             version,
+            ..
         } => schema(document.as_deref(), list, version),
     };
     let mut stdout = std::io::stdout().lock();

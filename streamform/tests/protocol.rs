@@ -187,3 +187,55 @@ fn schema_refuses_another_version_and_an_unknown_document() {
     );
     assert_eq!(run(&["schema", "nothing"]).status.code(), Some(2));
 }
+
+/// A YAML file as the JSON value a schema validator reads.
+fn yaml(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap();
+    serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn errors(document: &str, value: &Value) -> Vec<String> {
+    let schema = schema(document);
+    let validator = jsonschema::draft202012::new(&schema).expect("a valid 2020-12 schema");
+    validator
+        .iter_errors(value)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect()
+}
+
+#[test]
+fn every_project_file_of_every_example_validates_against_its_schema() {
+    for name in [
+        "customer-metrics",
+        "order-pipeline",
+        "coverage",
+        "event-time/late-event",
+        "event-time/watermark",
+        "event-time/retention",
+    ] {
+        let project = example(name);
+        let files = [
+            ("project", project.join("streamform.yml")),
+            ("sources", project.join("sources.yml")),
+        ];
+        let fixtures = std::fs::read_dir(project.join("tests"))
+            .unwrap()
+            .map(|e| ("fixture", e.unwrap().path()));
+        for (document, path) in files.into_iter().chain(fixtures) {
+            let found = errors(document, &yaml(&path));
+            assert!(found.is_empty(), "{}: {found:#?}", path.display());
+        }
+    }
+}
+
+#[test]
+fn a_misspelled_field_is_flagged_by_the_schema_as_check_flags_it() {
+    let mut project = yaml(&example("customer-metrics").join("streamform.yml"));
+    project["models"]["customer_metrics"]["materialised"] = "upsert".into();
+    let found = errors("project", &project);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(found[0].contains("materialised"), "{}", found[0]);
+    let mut sources = yaml(&example("customer-metrics").join("sources.yml"));
+    sources["sources"]["orders"]["topc"] = "orders".into();
+    assert!(errors("sources", &sources)[0].contains("topc"));
+}
