@@ -29,7 +29,7 @@ pub struct Document {
 }
 
 /// Every document with a schema, in the order `schema --list` prints them.
-pub const DOCUMENTS: [Document; 8] = [
+pub const DOCUMENTS: [Document; 9] = [
     Document {
         name: "project",
         version: 1,
@@ -49,6 +49,11 @@ pub const DOCUMENTS: [Document; 8] = [
         name: "plan-manifest",
         version: 1,
         appears: "inspect-plan --json, explain --json, build/plan.json",
+    },
+    Document {
+        name: "applied-record",
+        version: streamform_ir::record::RECORD_VERSION,
+        appears: ".streamform/applied/<target>.json",
     },
     Document {
         name: "diff",
@@ -84,6 +89,10 @@ pub fn schema(name: &str) -> Option<serde_json::Value> {
         "plan-manifest" => (
             schemars::schema_for!(streamform_ir::manifest::Manifest),
             "manifest_version",
+        ),
+        "applied-record" => (
+            schemars::schema_for!(streamform_ir::record::AppliedRecord),
+            "record_version",
         ),
         "diff" => (
             schemars::schema_for!(streamform_ir::diff_document::DiffDocument),

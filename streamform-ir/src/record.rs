@@ -16,7 +16,7 @@ pub const RECORD_VERSION: u32 = 2;
 
 /// What Streamform knows of one target: the plan it runs, the job that runs it, every
 /// attempt to start a job and every savepoint taken.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AppliedRecord {
     /// [`RECORD_VERSION`] when written by this build; 1 for an older record.
@@ -54,7 +54,7 @@ pub struct AppliedRecord {
 }
 
 /// One attempt to start a job, written before the job is submitted.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Attempt {
     /// 1 for the first attempt, one more for each after it.
@@ -86,7 +86,7 @@ pub struct Attempt {
 }
 
 /// Why an attempt started a job.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Action {
     /// With empty state: nothing ran before.
@@ -98,7 +98,7 @@ pub enum Action {
 }
 
 /// What became of an attempt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Outcome {
     /// Submitted (or about to be); not yet seen running or failed. Only the last attempt
@@ -115,7 +115,7 @@ pub enum Outcome {
 }
 
 /// A savepoint Streamform took.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Savepoint {
     /// Where Flink wrote it.
