@@ -80,6 +80,10 @@ enum Command {
         /// comparison row, values rendered after typing.
         #[arg(long)]
         json: bool,
+        /// Also write a JUnit XML report to FILE: one test case per fixture, a failure's
+        /// message its first difference and its body the side-by-side listing.
+        #[arg(long, value_name = "FILE")]
+        junit: Option<std::path::PathBuf>,
     },
     /// Print the model dependency graph: sources, models, and sinks.
     Graph {
@@ -329,8 +333,9 @@ fn run(cli: Cli) -> ExitCode {
             project,
             model,
             json,
+            junit,
         } => with_project(&db, &project, color, |p| {
-            test(&db, p, model.as_deref(), json, color)
+            test(&db, p, model.as_deref(), json, junit.as_deref(), color)
         }),
         Command::Build {
             project,
@@ -673,6 +678,7 @@ fn test(
     project: Project,
     model: Option<&str>,
     json: bool,
+    junit: Option<&std::path::Path>,
     color: bool,
 ) -> (Output, u8) {
     if let Some(m) = model
@@ -691,6 +697,19 @@ fn test(
         .filter(|run| model.is_none_or(|m| m == run.model))
         .collect();
     let mut out = Output::default();
+    if let Some(path) = junit {
+        let name = project_config(db, project)
+            .config
+            .as_ref()
+            .map_or("streamform", |c| c.name.as_str());
+        if let Err(e) = render::write_junit(path, name, &runs) {
+            out.stderr = format!(
+                "error: cannot write the JUnit report {}: {e}\n  help: name a file in a folder that exists and can be written\n",
+                path.display()
+            );
+            return (out, CANNOT_RUN);
+        }
+    }
     if json {
         let report = streamform_db::report::TestReport::new(&runs);
         out.stdout = document(&report);

@@ -449,3 +449,49 @@ pub fn graph_dot(db: &Database, project: Project) -> String {
     out.push_str("}\n");
     out
 }
+
+/// Writes `runs` as a JUnit XML report to `path` (atomically: a temporary file beside it,
+/// then renamed), for CI systems that show test results: one test suite, the project; one
+/// test case per fixture, named after its model and file; a failing fixture's message is
+/// its first difference (or why the run stopped) and its body the listing `test` prints.
+pub fn write_junit(
+    path: &std::path::Path,
+    project: &str,
+    runs: &[FixtureRun],
+) -> std::io::Result<()> {
+    use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+    let mut suite = TestSuite::new(project);
+    for run in runs {
+        let status = if run.passed {
+            TestCaseStatus::success()
+        } else {
+            let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            let first = run
+                .error
+                .as_ref()
+                .map(|e| e.message.clone())
+                .or_else(|| run.rows.iter().find_map(|r| r.problem.clone()))
+                .or_else(|| run.late.iter().find_map(|r| r.problem.clone()))
+                .unwrap_or_else(|| "the fixture failed".into());
+            status.set_message(first);
+            status.set_description(fixture_run(run, runs));
+            status
+        };
+        let mut case = TestCase::new(format!("{} ({})", run.model, run.path), status);
+        case.set_classname(run.model.clone());
+        suite.add_test_case(case);
+    }
+    let mut report = Report::new(format!("streamform test {project}"));
+    report.add_test_suite(suite);
+    let xml = report
+        .to_string()
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    std::io::Write::write_all(&mut tmp, xml.as_bytes())?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}

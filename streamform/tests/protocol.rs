@@ -239,3 +239,53 @@ fn a_misspelled_field_is_flagged_by_the_schema_as_check_flags_it() {
     sources["sources"]["orders"]["topc"] = "orders".into();
     assert!(errors("sources", &sources)[0].contains("topc"));
 }
+
+#[test]
+fn a_junit_report_names_each_fixture_and_a_failures_first_difference() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&example("order-pipeline"), dir.path());
+    let fixture = dir.path().join("tests/customer_metrics.yml");
+    let text = std::fs::read_to_string(&fixture).unwrap();
+    std::fs::write(&fixture, text.replace("total_spend: 28", "total_spend: 29")).unwrap();
+    let report_path = dir.path().join("junit.xml");
+    let out = streamform(
+        &["test", "--junit", report_path.to_str().unwrap()],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let xml = std::fs::read_to_string(&report_path).unwrap();
+    let report = quick_junit::Report::deserialize_from_str(&xml).expect("JUnit XML reads back");
+    assert_eq!((report.tests, report.failures), (4, 1));
+    let suite = &report.test_suites[0];
+    assert_eq!(suite.name.as_str(), "order-pipeline");
+    let names: Vec<&str> = suite.test_cases.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "big_customers (tests/big_customers.yml)",
+            "clean_orders (tests/clean_orders.yml)",
+            "customer_metrics (tests/customer_metrics.yml)",
+            "customer_metrics (tests/late_order.yml)",
+        ]
+    );
+    let failing = &suite.test_cases[2];
+    match &failing.status {
+        quick_junit::TestCaseStatus::NonSuccess {
+            message,
+            description,
+            ..
+        } => {
+            assert_eq!(
+                message.as_ref().map(|m| m.as_str()),
+                Some("total_spend: expected 29, got 28")
+            );
+            assert!(
+                description
+                    .as_ref()
+                    .is_some_and(|d| d.as_str().contains("^ total_spend: expected 29, got 28")),
+                "{description:?}"
+            );
+        }
+        other => panic!("expected a failure, got {other:?}"),
+    }
+}
