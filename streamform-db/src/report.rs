@@ -29,7 +29,7 @@ pub struct Document {
 }
 
 /// Every document with a schema, in the order `schema --list` prints them.
-pub const DOCUMENTS: [Document; 9] = [
+pub const DOCUMENTS: [Document; 10] = [
     Document {
         name: "project",
         version: 1,
@@ -59,6 +59,11 @@ pub const DOCUMENTS: [Document; 9] = [
         name: "diff",
         version: 1,
         appears: "plan --json",
+    },
+    Document {
+        name: "status",
+        version: 1,
+        appears: "status --json",
     },
     Document {
         name: "check-report",
@@ -97,6 +102,10 @@ pub fn schema(name: &str) -> Option<serde_json::Value> {
         "diff" => (
             schemars::schema_for!(streamform_ir::diff_document::DiffDocument),
             "diff_version",
+        ),
+        "status" => (
+            schemars::schema_for!(streamform_flink::deploy::StatusDocument),
+            "status_version",
         ),
         "check-report" => (schemars::schema_for!(CheckReport), "check_version"),
         "test-report" => (schemars::schema_for!(TestReport), "report_version"),

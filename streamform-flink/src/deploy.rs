@@ -1107,8 +1107,38 @@ fn save_record(save: &mut Save<'_>, record: &AppliedRecord) -> Result<(), Failur
     save(record).map_err(Failure::Record)
 }
 
+/// What `status --json` prints: the target, the application, when the cluster was asked,
+/// what the record says was applied, and what the cluster shows (version first).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct StatusDocument {
+    /// The version of this document: 1.
+    pub status_version: u32,
+    /// The target's name.
+    pub target: String,
+    /// The application's job name, `streamform/<project>/<target>`.
+    pub application: String,
+    /// The JobManager's REST address asked.
+    pub jobmanager: String,
+    /// When the cluster was asked, RFC 3339 to the second.
+    pub observed_at: String,
+    /// When the recorded plan was applied, if it was.
+    pub applied_at: Option<String>,
+    /// The recorded plan's application digest, if any.
+    pub application_digest: Option<String>,
+    /// The recorded job, if any.
+    pub job: Option<JobStatus>,
+    /// The last attempt, when its outcome is unknown.
+    pub pending: Option<PendingStatus>,
+    /// The savepoint the recorded job's statements would continue from, if any.
+    pub savepoint: Option<SavepointStatus>,
+    /// Jobs with this application's name, not ended, that the record does not know.
+    pub other_jobs: Vec<OtherJob>,
+    /// What disagrees between the record and the cluster; empty when nothing does.
+    pub drift: Vec<String>,
+}
+
 /// `status`: the record against the cluster.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Status {
     /// The recorded job, if any.
     pub job: Option<JobStatus>,
@@ -1124,7 +1154,7 @@ pub struct Status {
 }
 
 /// The recorded job as the cluster sees it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct JobStatus {
     /// Its id.
     pub id: String,
@@ -1147,7 +1177,7 @@ pub struct JobStatus {
 }
 
 /// A completed checkpoint.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct CheckpointStatus {
     /// When it completed, milliseconds since the epoch.
     pub time: i64,
@@ -1156,7 +1186,7 @@ pub struct CheckpointStatus {
 }
 
 /// A pending attempt.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct PendingStatus {
     /// Its job id.
     pub id: String,
@@ -1167,7 +1197,7 @@ pub struct PendingStatus {
 }
 
 /// A savepoint on record.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SavepointStatus {
     /// Where it is.
     pub path: String,
@@ -1178,7 +1208,7 @@ pub struct SavepointStatus {
 }
 
 /// A job of this application the record does not know.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct OtherJob {
     /// Its id.
     pub id: String,

@@ -4,12 +4,9 @@
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use serde::Serialize;
 use streamform_db::target::applied_record_path;
 use streamform_db::{Database, Project};
-use streamform_flink::deploy::{
-    self, JobStatus, Observed, OtherJob, PendingStatus, SavepointStatus, Seen,
-};
+use streamform_flink::deploy::{self, Observed, Seen, StatusDocument};
 use streamform_ir::record::Outcome;
 use streamform_ir::time::format_rfc3339;
 
@@ -50,20 +47,20 @@ pub fn status(
     if json {
         let document = StatusDocument {
             status_version: 1,
-            target: &connected.target.name,
-            application: &connected.application,
-            jobmanager: connected.jobs.address(),
-            observed_at: &observed_at,
-            applied_at: record.as_ref().and_then(|r| r.applied_at.as_deref()),
+            target: connected.target.name.clone(),
+            application: connected.application.clone(),
+            jobmanager: connected.jobs.address().to_string(),
+            observed_at: observed_at.clone(),
+            applied_at: record.as_ref().and_then(|r| r.applied_at.clone()),
             application_digest: record
                 .as_ref()
                 .and_then(|r| r.manifest.as_ref())
-                .map(|m| m.application_digest.as_str()),
-            job: status.job.as_ref(),
-            pending: status.pending.as_ref(),
-            savepoint: status.savepoint.as_ref(),
-            other_jobs: &status.other_jobs,
-            drift: &status.drift,
+                .map(|m| m.application_digest.clone()),
+            job: status.job.clone(),
+            pending: status.pending.clone(),
+            savepoint: status.savepoint.clone(),
+            other_jobs: status.other_jobs.clone(),
+            drift: status.drift.clone(),
         };
         out.stdout = serde_json::to_string_pretty(&document).expect("serializes") + "\n";
         return (out, code);
@@ -157,23 +154,6 @@ pub fn status(
     }
     out.stdout = crate::render::harmless(&text).into_owned();
     (out, code)
-}
-
-/// The `status --json` document, version first.
-#[derive(Serialize)]
-struct StatusDocument<'a> {
-    status_version: u32,
-    target: &'a str,
-    application: &'a str,
-    jobmanager: &'a str,
-    observed_at: &'a str,
-    applied_at: Option<&'a str>,
-    application_digest: Option<&'a str>,
-    job: Option<&'a JobStatus>,
-    pending: Option<&'a PendingStatus>,
-    savepoint: Option<&'a SavepointStatus>,
-    other_jobs: &'a [OtherJob],
-    drift: &'a [String],
 }
 
 /// Whether the record knows the statements `job` ran (not so for a job started before

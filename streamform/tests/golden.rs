@@ -44,6 +44,9 @@ fn run(case: &Path) -> String {
         .current_dir(&root)
         .output()
         .expect("run streamform");
+    if let Err(e) = validate(&args, &out.stdout) {
+        return format!("panicked: the document does not validate against its schema: {e}");
+    }
     let clean =
         |b: &[u8]| String::from_utf8_lossy(b).replace(&root.display().to_string(), "{root}");
     format!(
@@ -52,6 +55,48 @@ fn run(case: &Path) -> String {
         clean(&out.stdout),
         clean(&out.stderr)
     )
+}
+
+/// The protocol: a `--json` document a case prints is valid against the schema
+/// `streamform schema` generates for it (a JSON Schema 2020-12 validator), so every
+/// document the golden cases print is checked. A model's slice of the manifest
+/// (`explain --json`, `inspect-plan MODEL --json`) has no schema of its own and is left out.
+fn validate(args: &[String], stdout: &[u8]) -> Result<(), String> {
+    if !args.iter().any(|a| a == "--json") || stdout.is_empty() {
+        return Ok(());
+    }
+    let positional = args
+        .iter()
+        .skip(1)
+        .take_while(|a| !a.starts_with("--"))
+        .count();
+    let document = match (args[0].as_str(), positional) {
+        ("check", _) => "check-report",
+        ("test", _) => "test-report",
+        ("graph", _) => "graph",
+        ("plan", _) => "diff",
+        ("status", _) => "status",
+        ("inspect-plan", 0) => "plan-manifest",
+        _ => return Ok(()),
+    };
+    let schema = Command::new(env!("CARGO_BIN_EXE_streamform"))
+        .args(["schema", document])
+        .output()
+        .map_err(|e| e.to_string())?;
+    let schema: serde_json::Value =
+        serde_json::from_slice(&schema.stdout).map_err(|e| e.to_string())?;
+    let value: serde_json::Value =
+        serde_json::from_slice(stdout).map_err(|e| format!("stdout is not one document: {e}"))?;
+    let validator = jsonschema::draft202012::new(&schema).map_err(|e| e.to_string())?;
+    let errors: Vec<String> = validator
+        .iter_errors(&value)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{document}: {errors:?}"))
+    }
 }
 
 /// Copies a directory tree, `.streamform/` included.

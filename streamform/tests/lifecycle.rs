@@ -179,7 +179,7 @@ fn status_is_exit_0_while_the_recorded_job_runs_and_1_once_it_is_cancelled() {
     );
     let json = run(&["status", "--json"], project.path(), &[]);
     assert_eq!(json.status.code(), Some(1));
-    let document: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let document = common::valid_document("status", &json.stdout);
     assert!(text(&json.stdout).starts_with("{\n  \"status_version\": 1,"));
     assert_eq!(document["job"]["state"], "CANCELED");
     assert_eq!(document["drift"].as_array().unwrap().len(), 1);

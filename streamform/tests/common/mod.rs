@@ -68,3 +68,21 @@ pub fn without_times(text: &str) -> String {
     }
     out
 }
+
+/// Checks `stdout` against the schema `streamform schema <document>` prints (a JSON Schema
+/// 2020-12 validator) and returns the document.
+pub fn valid_document(document: &str, stdout: &[u8]) -> serde_json::Value {
+    let schema = Command::new(env!("CARGO_BIN_EXE_streamform"))
+        .args(["schema", document])
+        .output()
+        .expect("run streamform schema");
+    let schema: serde_json::Value = serde_json::from_slice(&schema.stdout).expect("a schema");
+    let value: serde_json::Value = serde_json::from_slice(stdout).expect("one JSON document");
+    let validator = jsonschema::draft202012::new(&schema).expect("a valid 2020-12 schema");
+    let errors: Vec<String> = validator
+        .iter_errors(&value)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{document}: {errors:#?}");
+    value
+}
