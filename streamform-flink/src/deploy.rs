@@ -1110,6 +1110,7 @@ fn save_record(save: &mut Save<'_>, record: &AppliedRecord) -> Result<(), Failur
 /// What `status --json` prints: the target, the application, when the cluster was asked,
 /// what the record says was applied, and what the cluster shows (version first).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct StatusDocument {
     /// The version of this document: 1.
     pub status_version: u32,
@@ -1125,20 +1126,14 @@ pub struct StatusDocument {
     pub applied_at: Option<String>,
     /// The recorded plan's application digest, if any.
     pub application_digest: Option<String>,
-    /// The recorded job, if any.
-    pub job: Option<JobStatus>,
-    /// The last attempt, when its outcome is unknown.
-    pub pending: Option<PendingStatus>,
-    /// The savepoint the recorded job's statements would continue from, if any.
-    pub savepoint: Option<SavepointStatus>,
-    /// Jobs with this application's name, not ended, that the record does not know.
-    pub other_jobs: Vec<OtherJob>,
-    /// What disagrees between the record and the cluster; empty when nothing does.
-    pub drift: Vec<String>,
+    /// What the cluster shows against the record.
+    #[serde(flatten)]
+    pub status: Status,
 }
 
 /// `status`: the record against the cluster.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct Status {
     /// The recorded job, if any.
     pub job: Option<JobStatus>,
@@ -1155,6 +1150,7 @@ pub struct Status {
 
 /// The recorded job as the cluster sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct JobStatus {
     /// Its id.
     pub id: String,
@@ -1178,6 +1174,7 @@ pub struct JobStatus {
 
 /// A completed checkpoint.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct CheckpointStatus {
     /// When it completed, milliseconds since the epoch.
     pub time: i64,
@@ -1187,6 +1184,7 @@ pub struct CheckpointStatus {
 
 /// A pending attempt.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct PendingStatus {
     /// Its job id.
     pub id: String,
@@ -1198,6 +1196,7 @@ pub struct PendingStatus {
 
 /// A savepoint on record.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct SavepointStatus {
     /// Where it is.
     pub path: String,
@@ -1209,6 +1208,7 @@ pub struct SavepointStatus {
 
 /// A job of this application the record does not know.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct OtherJob {
     /// Its id.
     pub id: String,

@@ -215,6 +215,7 @@ impl Field {
 
 /// A field's old and new values, rendered canonically (digests in full).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct FieldChange {
     /// Which field.
     pub field: Field,
@@ -226,6 +227,7 @@ pub struct FieldChange {
 
 /// One classification of a node and why.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct Reason {
     /// The classification this reason gives.
     pub classification: Classification,
@@ -236,6 +238,7 @@ pub struct Reason {
 /// How a node differs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[schemars(deny_unknown_fields)]
 pub enum NodeChange {
     /// Only in the desired plan.
     Added,
@@ -247,6 +250,7 @@ pub enum NodeChange {
 
 /// A node that is not SAFE.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct NodeDiff {
     /// The node's id: the desired id, or the running id of a removed node.
     pub id: String,
@@ -268,6 +272,7 @@ pub struct NodeDiff {
 /// How a model differs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[schemars(deny_unknown_fields)]
 pub enum ModelChange {
     /// Nothing runs yet: every model is new.
     New,
@@ -283,6 +288,7 @@ pub enum ModelChange {
 
 /// One model's part of the diff.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct ModelDiff {
     /// The model's name: the desired name, or the running name of a removed model.
     pub name: String,

@@ -22,6 +22,7 @@ pub const DIFF_VERSION: u32 = 1;
 /// What the running side was read from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[schemars(deny_unknown_fields)]
 pub enum RunningKind {
     /// An applied record (`.streamform/applied/<target>.json`, or one named by `--against`).
     Record,
@@ -33,6 +34,7 @@ pub enum RunningKind {
 
 /// The running side's provenance.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct RunningSide {
     /// Record, manifest, or nothing.
     pub kind: RunningKind,
@@ -93,6 +95,7 @@ impl RunningSide {
 
 /// The desired side: the plan compiled from the project.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct DesiredSide {
     /// The desired manifest's application digest.
     pub application_digest: String,
@@ -100,6 +103,7 @@ pub struct DesiredSide {
 
 /// A warning about the project, with where it points.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct DiffWarning {
     /// The file, relative to the project (`streamform.yml`).
     pub path: String,
@@ -115,6 +119,7 @@ pub struct DiffWarning {
 
 /// The whole `plan --json` document.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct DiffDocument {
     /// Always [`DIFF_VERSION`].
     pub diff_version: u32,

@@ -56,11 +56,7 @@ pub fn status(
                 .as_ref()
                 .and_then(|r| r.manifest.as_ref())
                 .map(|m| m.application_digest.clone()),
-            job: status.job.clone(),
-            pending: status.pending.clone(),
-            savepoint: status.savepoint.clone(),
-            other_jobs: status.other_jobs.clone(),
-            drift: status.drift.clone(),
+            status: status.clone(),
         };
         out.stdout = serde_json::to_string_pretty(&document).expect("serializes") + "\n";
         return (out, code);

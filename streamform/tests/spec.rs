@@ -134,3 +134,39 @@ fn every_example_in_spec_validates_against_its_schema() {
         }
     }
 }
+
+/// Rule 3 of the protocol: every object of every schema refuses properties it does not
+/// list.
+#[test]
+fn every_object_of_every_schema_refuses_unknown_properties() {
+    fn open_objects(node: &serde_json::Value, path: &str, out: &mut Vec<String>) {
+        match node {
+            serde_json::Value::Object(map) => {
+                if map.contains_key("properties")
+                    && map.get("additionalProperties") != Some(&serde_json::Value::Bool(false))
+                {
+                    out.push(path.to_string());
+                }
+                for (k, v) in map {
+                    open_objects(v, &format!("{path}/{k}"), out);
+                }
+            }
+            serde_json::Value::Array(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    open_objects(v, &format!("{path}/{i}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+    for d in DOCUMENTS {
+        let schema: serde_json::Value = serde_json::from_str(&run(&["schema", d.name])).unwrap();
+        let mut open = Vec::new();
+        open_objects(&schema, "", &mut open);
+        assert!(
+            open.is_empty(),
+            "{}: objects without additionalProperties false: {open:?}",
+            d.name
+        );
+    }
+}
