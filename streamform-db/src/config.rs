@@ -129,8 +129,22 @@ struct RawFlink {
     /// `{bearer: VAR}` or `{basic: VAR}`: the environment variable holding the credential.
     /// Read as a plain YAML value and checked by hand: a serde error would quote the
     /// line, and a token pasted here by mistake must not be printed.
-    #[schemars(with = "Option<yaml::YamlValue>")]
+    #[schemars(with = "Option<AuthShape>")]
     auth: Option<Spanned<yaml::YamlValue>>,
+}
+
+/// The shape of `flink.auth`, for the schema only (the file's value is checked by hand, so
+/// that a secret pasted there is never printed).
+#[derive(schemars::JsonSchema)]
+#[schemars(rename = "Auth")]
+#[allow(dead_code)]
+enum AuthShape {
+    /// `Authorization: Bearer $VAR`.
+    #[serde(rename = "bearer")]
+    Bearer(String),
+    /// `$VAR` holds `user:password`.
+    #[serde(rename = "basic")]
+    Basic(String),
 }
 
 /// Kafka as Flink sees it.

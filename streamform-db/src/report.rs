@@ -29,7 +29,7 @@ pub struct Document {
 }
 
 /// Every document with a schema, in the order `schema --list` prints them.
-pub const DOCUMENTS: [Document; 10] = [
+pub const DOCUMENTS: [Document; 11] = [
     Document {
         name: "project",
         version: 1,
@@ -48,7 +48,12 @@ pub const DOCUMENTS: [Document; 10] = [
     Document {
         name: "plan-manifest",
         version: 1,
-        appears: "inspect-plan --json, explain --json, build/plan.json",
+        appears: "inspect-plan --json, build/plan.json",
+    },
+    Document {
+        name: "plan-manifest-slice",
+        version: 1,
+        appears: "explain MODEL --json, inspect-plan MODEL --json",
     },
     Document {
         name: "applied-record",
@@ -93,6 +98,10 @@ pub fn schema(name: &str) -> Option<serde_json::Value> {
         "fixture" => (crate::fixture::fixture_schema(), ""),
         "plan-manifest" => (
             schemars::schema_for!(streamform_ir::manifest::Manifest),
+            "manifest_version",
+        ),
+        "plan-manifest-slice" => (
+            schemars::schema_for!(streamform_ir::manifest::ModelSlice),
             "manifest_version",
         ),
         "applied-record" => (

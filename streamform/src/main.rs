@@ -106,8 +106,8 @@ enum Command {
         /// Accepted like every command's; a schema does not depend on the project.
         #[command(flatten)]
         _project: ProjectArg,
-        /// The document: project, sources, fixture, plan-manifest, diff, check-report,
-        /// test-report or graph.
+        /// The document: project, sources, fixture, plan-manifest, plan-manifest-slice,
+        /// applied-record, diff, status, check-report, test-report or graph.
         #[arg(required_unless_present = "list")]
         document: Option<String>,
         /// List the documents instead.
@@ -846,7 +846,7 @@ fn schema(name: Option<&str>, list: bool, version: Option<u32>) -> (Output, u8) 
     if list {
         for d in DOCUMENTS {
             out.stdout
-                .push_str(&format!("{:<15} {}  {}\n", d.name, d.version, d.appears));
+                .push_str(&format!("{:<20} {}  {}\n", d.name, d.version, d.appears));
         }
         return (out, OK);
     }

@@ -486,12 +486,28 @@ pub fn write_junit(
     let xml = report
         .to_string()
         .map_err(|e| std::io::Error::other(e.to_string()))?;
-    let dir = path
+    // Only a regular file is replaced, through a symbolic link to one; a device, a pipe
+    // or a folder at the path is left alone.
+    let target = match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => std::fs::canonicalize(path)?,
+        Ok(_) => {
+            return Err(std::io::Error::other("it is not a regular file"));
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => path.to_path_buf(),
+        Err(e) => return Err(e),
+    };
+    let dir = target
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(std::path::Path::new("."));
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     std::io::Write::write_all(&mut tmp, xml.as_bytes())?;
-    tmp.persist(path).map_err(|e| e.error)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))?;
+    }
+    tmp.persist(&target).map_err(|e| e.error)?;
     Ok(())
 }

@@ -59,8 +59,7 @@ fn run(case: &Path) -> String {
 
 /// The protocol: a `--json` document a case prints is valid against the schema
 /// `streamform schema` generates for it (a JSON Schema 2020-12 validator), so every
-/// document the golden cases print is checked. A model's slice of the manifest
-/// (`explain --json`, `inspect-plan MODEL --json`) has no schema of its own and is left out.
+/// document the golden cases print is checked.
 fn validate(args: &[String], stdout: &[u8]) -> Result<(), String> {
     if !args.iter().any(|a| a == "--json") || stdout.is_empty() {
         return Ok(());
@@ -77,6 +76,7 @@ fn validate(args: &[String], stdout: &[u8]) -> Result<(), String> {
         ("plan", _) => "diff",
         ("status", _) => "status",
         ("inspect-plan", 0) => "plan-manifest",
+        ("inspect-plan" | "explain", _) => "plan-manifest-slice",
         _ => return Ok(()),
     };
     let schema = Command::new(env!("CARGO_BIN_EXE_streamform"))

@@ -289,3 +289,37 @@ fn a_junit_report_names_each_fixture_and_a_failures_first_difference() {
         other => panic!("expected a failure, got {other:?}"),
     }
 }
+
+#[test]
+fn a_junit_report_replaces_only_a_regular_file_and_keeps_a_link_to_one() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&example("customer-metrics"), dir.path());
+    // A folder (as a device or a pipe would be) is not replaced: exit 2, left alone.
+    let folder = dir.path().join("reports");
+    std::fs::create_dir(&folder).unwrap();
+    let out = streamform(&["test", "--junit", folder.to_str().unwrap()], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("it is not a regular file"));
+    assert!(folder.is_dir());
+    // Through a symbolic link, the file it names is written and the link stays a link.
+    #[cfg(unix)]
+    {
+        let target = dir.path().join("report.xml");
+        std::fs::write(&target, "old").unwrap();
+        let link = dir.path().join("link.xml");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let out = streamform(&["test", "--junit", link.to_str().unwrap()], dir.path());
+        assert_eq!(out.status.code(), Some(0));
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert!(
+            std::fs::read_to_string(&target)
+                .unwrap()
+                .contains("<testsuites")
+        );
+    }
+}
