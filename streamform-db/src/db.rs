@@ -1012,32 +1012,41 @@ pub fn fixture_result(db: &dyn Db, project: Project, file: SourceFile) -> Option
             run.passed = run.rows.iter().all(|r| r.problem.is_none())
                 && run.late.iter().all(|r| r.problem.is_none());
         }
-        Err(e) => run.error = Some(RunError::from(&e)),
+        Err((e, delivered)) => {
+            run.events_processed = delivered;
+            run.error = Some(RunError::from(&e));
+        }
     }
     Some(run)
 }
 
 /// Runs a fixture's events through the chain, with its watermark items between them;
-/// the events dropped as late go to `dropped`, in delivery order.
+/// the events dropped as late go to `dropped`, in delivery order. A failure comes with the
+/// number of events delivered before it.
 fn simulate(
     chain: &[ModelPlan],
     def: &FixtureDef,
     dropped: &mut Vec<Vec<streamform_ir::Value>>,
-) -> Result<streamform_sim::Output, streamform_sim::SimError> {
-    let mut sim = streamform_sim::Simulator::new(chain)?;
+) -> Result<streamform_sim::Output, (streamform_sim::SimError, usize)> {
+    let mut sim = streamform_sim::Simulator::new(chain).map_err(|e| (e, 0))?;
     let mut watermarks = def.watermarks.iter().peekable();
     for (i, event) in def.events.iter().enumerate() {
         while let Some((_, at)) = watermarks.next_if(|(before, _)| *before <= i) {
             sim.advance_watermark(*at);
         }
-        if sim.push(event)? == streamform_sim::Arrival::Dropped {
-            dropped.push(event.clone());
+        let delivered = sim.events_processed();
+        match sim.push(event) {
+            Ok(streamform_sim::Arrival::Dropped) => dropped.push(event.clone()),
+            Ok(streamform_sim::Arrival::Delivered) => {}
+            // The failing event is counted as pushed, not as delivered.
+            Err(e) => return Err((e, delivered)),
         }
     }
     for (_, at) in watermarks {
         sim.advance_watermark(*at);
     }
-    sim.finish()
+    let delivered = sim.events_processed();
+    sim.finish().map_err(|e| (e, delivered))
 }
 
 /// Every diagnostic of the project, in file order: streamform.yml, sources.yml, models,

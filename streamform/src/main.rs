@@ -744,7 +744,31 @@ fn test(
     }
 }
 
+/// Refuses a command that shows the project whole when one of its files cannot be read:
+/// the files' diagnostics, exit 2 (a graph without them would be a wrong one).
+fn refuse_unreadable(db: &Database, project: Project, color: bool) -> Option<(Output, u8)> {
+    use streamform_db::diagnostic::Code;
+    let diags = &streamform_db::parallel::check(db, project);
+    let unreadable: Vec<&Diagnostic> = diags
+        .iter()
+        .filter(|d| matches!(d.code, Code::FileUnreadable | Code::FileNotUtf8))
+        .collect();
+    if unreadable.is_empty() {
+        return None;
+    }
+    let mut out = Output::default();
+    for d in unreadable {
+        out.stderr.push_str(&render::diagnostic(db, d, color));
+    }
+    out.stderr
+        .push_str("error: a project file cannot be read, so the graph would be incomplete\n");
+    Some((out, CANNOT_RUN))
+}
+
 fn graph(db: &Database, project: Project, format: GraphFormat, color: bool) -> (Output, u8) {
+    if let Some(refused) = refuse_unreadable(db, project, color) {
+        return refused;
+    }
     if !dependency_graph(db, project).cycles.is_empty() {
         return graph_cycle(db, project, color);
     }
@@ -763,6 +787,9 @@ fn graph(db: &Database, project: Project, format: GraphFormat, color: bool) -> (
 
 /// `graph --json`: the graph document; exit 1 when it lists a reference cycle.
 fn graph_json(db: &Database, project: Project) -> (Output, u8) {
+    if let Some(refused) = refuse_unreadable(db, project, false) {
+        return refused;
+    }
     let graph = streamform_db::report::Graph::new(db, project);
     let code = if graph.cycles.is_empty() { OK } else { INVALID };
     (
