@@ -56,6 +56,10 @@ fn examples(document: &str) -> Vec<(String, String)> {
             "order-pipeline.json".into(),
             json(&["inspect-plan", "--json", "--project", &op]),
         )],
+        "plan-manifest-slice" => vec![(
+            "order-pipeline-customer_metrics.json".into(),
+            json(&["explain", "customer_metrics", "--json", "--project", &op]),
+        )],
         "diff" => vec![(
             "order-pipeline.json".into(),
             json(&["plan", "--json", "--project", &op]),
