@@ -990,7 +990,12 @@ pub struct ParsedSources {
 /// duration holds, `not a duration` otherwise.
 fn not_a_duration(text: &str) -> &'static str {
     let digits = text.bytes().take_while(u8::is_ascii_digit).count();
-    if digits > 0 && ["d", "h", "m", "s", "ms"].contains(&&text[digits..]) {
+    let unit = &text[digits..];
+    if digits > 0
+        && streamform_ir::time::DURATION_UNITS
+            .iter()
+            .any(|(u, _)| *u == unit)
+    {
         "too large a duration"
     } else {
         "not a duration"

@@ -142,7 +142,7 @@ pub fn parse_sql_timestamp(text: &str) -> Option<i64> {
 }
 
 /// The units a duration is written in, largest first, with their milliseconds.
-const DURATION_UNITS: [(&str, u64); 5] = [
+pub const DURATION_UNITS: [(&str, u64); 5] = [
     ("d", 86_400_000),
     ("h", 3_600_000),
     ("m", 60_000),
