@@ -14,6 +14,11 @@ use crate::manifest::{
 /// deployments were tracked, whose jobs are unpinned.
 pub const RECORD_VERSION: u32 = 2;
 
+// The shapes `check` holds the record's fields to, for the published schema.
+const JOB_ID: &str = "^[0-9a-f]{32}$";
+const LINEAGE: &str = "^[0-9a-f]{16}$";
+const ARTIFACT: &str = "^([0-9a-f]{64})?$";
+
 /// What Streamform knows of one target: the plan it runs, the job that runs it, every
 /// attempt to start a job and every savepoint taken.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
@@ -29,6 +34,7 @@ pub struct AppliedRecord {
     /// When the plan in `manifest` started running, RFC 3339 in UTC
     /// (`2026-08-27T10:12:03Z`); absent until a job has run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("format" = "date-time"))]
     pub applied_at: Option<String>,
     /// The version of the Streamform that wrote the record.
     pub streamform_version: String,
@@ -36,11 +42,13 @@ pub struct AppliedRecord {
     pub backend: String,
     /// The job running (or last run) the plan in `manifest`; in a record_version 1 record,
     /// every job that apply started.
+    #[schemars(inner(pattern(JOB_ID)))]
     pub jobs: Vec<String>,
     /// 16 hex digits chosen when the record is first written (a digest of the clock, the
     /// process and the names, so no two records share one); every job id of this record
     /// starts with it (record_version 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(pattern(LINEAGE))]
     pub lineage: Option<String>,
     /// Every attempt to start a job, oldest first (record_version 2).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -60,6 +68,7 @@ pub struct Attempt {
     /// 1 for the first attempt, one more for each after it.
     pub generation: u64,
     /// The job id Streamform chose for it.
+    #[schemars(pattern(JOB_ID))]
     pub job_id: String,
     /// The job's name, `streamform/<project>/<target>`.
     pub job_name: String,
@@ -68,11 +77,14 @@ pub struct Attempt {
     /// The savepoint it starts from, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restore_from: Option<String>,
-    /// The SHA-256 digest of the statements it submits: the deployed artifact.
+    /// The SHA-256 digest of the statements it submits: the deployed artifact (empty for a
+    /// job started before deployments were tracked).
+    #[schemars(pattern(ARTIFACT))]
     pub artifact: String,
     /// The application digest of its plan.
     pub application_digest: String,
     /// When it was submitted, RFC 3339.
+    #[schemars(extend("format" = "date-time"))]
     pub submitted_at: String,
     /// What became of it.
     pub outcome: Outcome,
@@ -121,12 +133,15 @@ pub struct Savepoint {
     /// Where Flink wrote it.
     pub path: String,
     /// The job it was taken from.
+    #[schemars(pattern(JOB_ID))]
     pub job_id: String,
     /// That job's generation.
     pub generation: u64,
     /// The artifact that job ran: only a job with the same artifact can start from it.
+    #[schemars(pattern(ARTIFACT))]
     pub artifact: String,
     /// When it completed, RFC 3339.
+    #[schemars(extend("format" = "date-time"))]
     pub taken_at: String,
 }
 

@@ -704,7 +704,7 @@ fn test(
             .map_or("streamform", |c| c.name.as_str());
         if let Err(e) = render::write_junit(path, name, &runs) {
             out.stderr = format!(
-                "error: cannot write the JUnit report {}: {e}\n  help: name a file in a folder that exists and can be written\n",
+                "error: cannot write the JUnit report {}: {e}\n  help: name a file in a folder you can write to\n",
                 path.display()
             );
             return (out, CANNOT_RUN);

@@ -53,6 +53,7 @@ fn record_as_applied(project: &Path) {
 
 fn recorded_jobs(project: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(project.join(".streamform/applied/local.json")).unwrap();
+    common::valid_document("applied-record", text.as_bytes());
     streamform_ir::record::AppliedRecord::from_json(&text)
         .unwrap()
         .jobs

@@ -337,9 +337,7 @@ fn apply(project: &Path) -> Vec<String> {
         text(&out.stdout),
         text(&out.stderr)
     );
-    let record = std::fs::read_to_string(project.join(".streamform/applied/local.json"))
-        .expect("the applied record");
-    let record = streamform_ir::record::AppliedRecord::from_json(&record).expect("a valid record");
+    let record = record_of(project);
     assert_eq!(record.jobs.len(), 1, "one statement set, one job");
     record.jobs
 }
@@ -611,8 +609,7 @@ fn a_statement_set_rejected_late_is_reported_the_same_way() {
         stderr.contains("Could not find any factory for identifier 'kafka'"),
         "{stderr}"
     );
-    let record = std::fs::read_to_string(dir.join(".streamform/applied/local.json")).unwrap();
-    let record = streamform_ir::record::AppliedRecord::from_json(&record).unwrap();
+    let record = record_of(dir);
     assert_eq!(
         record.attempts.len(),
         1,
@@ -689,8 +686,10 @@ fn running_jobs(project: &Path) -> Vec<String> {
     jobs
 }
 
+/// The target's applied record, checked against its published schema and read strictly.
 fn record_of(project: &Path) -> streamform_ir::record::AppliedRecord {
     let text = std::fs::read_to_string(project.join(".streamform/applied/local.json")).unwrap();
+    common::valid_document("applied-record", text.as_bytes());
     streamform_ir::record::AppliedRecord::from_json(&text).unwrap()
 }
 

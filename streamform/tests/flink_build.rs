@@ -63,6 +63,7 @@ fn build_writes_the_script_and_the_manifest_it_prints() {
         std::fs::read_to_string(project.path().join("build/plan.json")).expect("build/plan.json");
     assert_eq!(script, printed);
     let inspected = stdout(&streamform(&["inspect-plan", "--json"], project.path()));
+    common::valid_document("plan-manifest", inspected.as_bytes());
     assert_eq!(plan, inspected);
     let manifest = Manifest::from_json(&plan).expect("build/plan.json reads back strictly");
     assert_eq!(
@@ -95,6 +96,7 @@ fn the_manifest_is_byte_identical_across_processes_and_carries_the_golden_digest
     let first = stdout(&streamform(&["inspect-plan", "--json"], &project));
     let second = stdout(&streamform(&["inspect-plan", "--json"], &project));
     assert_eq!(first, second);
+    common::valid_document("plan-manifest", first.as_bytes());
     let manifest = Manifest::from_json(&first).expect("the manifest reads back strictly");
     assert_eq!(manifest.application_digest, manifest.compute_digest());
     assert_eq!(manifest.application_digest.len(), 64);

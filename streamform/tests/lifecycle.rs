@@ -32,8 +32,10 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// The target's applied record, checked against its published schema and read strictly.
 fn record(project: &Path) -> AppliedRecord {
     let text = std::fs::read_to_string(project.join(".streamform/applied/local.json")).unwrap();
+    common::valid_document("applied-record", text.as_bytes());
     AppliedRecord::from_json(&text).unwrap()
 }
 

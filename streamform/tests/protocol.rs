@@ -291,6 +291,22 @@ fn a_junit_report_names_each_fixture_and_a_failures_first_difference() {
 }
 
 #[test]
+fn a_junit_report_in_a_missing_folder_makes_the_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&example("customer-metrics"), dir.path());
+    // A relative path is taken from the working folder, as any path argument is.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_streamform"))
+        .args(["test", "--junit", "build/reports/junit.xml"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let xml = std::fs::read_to_string(dir.path().join("build/reports/junit.xml")).unwrap();
+    let report = quick_junit::Report::deserialize_from_str(&xml).expect("JUnit XML reads back");
+    assert_eq!((report.tests, report.failures), (1, 0));
+}
+
+#[test]
 fn a_junit_report_replaces_only_a_regular_file_and_keeps_a_link_to_one() {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(&example("customer-metrics"), dir.path());
@@ -321,5 +337,32 @@ fn a_junit_report_replaces_only_a_regular_file_and_keeps_a_link_to_one() {
                 .unwrap()
                 .contains("<testsuites")
         );
+    }
+}
+
+#[test]
+fn the_applied_record_schema_refuses_the_job_ids_and_lineage_its_reader_refuses() {
+    use streamform_ir::record::AppliedRecord;
+    let record = |jobs: &str, lineage: &str| {
+        serde_json::json!({
+            "record_version": 2,
+            "target": "local",
+            "application": "customer-metrics",
+            "streamform_version": "0.1.0",
+            "backend": "flink",
+            "jobs": [jobs],
+            "lineage": lineage,
+        })
+    };
+    let good = record("9d1f2c4b7a3e5f6081c2d3e4f5a6b7c8", "9d1f2c4b7a3e5f60");
+    assert!(AppliedRecord::from_json(&good.to_string()).is_ok());
+    assert_eq!(errors("applied-record", &good), Vec::<String>::new());
+    for bad in [
+        record("9D1F2C4B7A3E5F6081C2D3E4F5A6B7C8", "9d1f2c4b7a3e5f60"),
+        record("9d1f2c4b", "9d1f2c4b7a3e5f60"),
+        record("9d1f2c4b7a3e5f6081c2d3e4f5a6b7c8", "9d1f2c4b"),
+    ] {
+        assert!(AppliedRecord::from_json(&bad.to_string()).is_err(), "{bad}");
+        assert_eq!(errors("applied-record", &bad).len(), 1, "{bad}");
     }
 }
