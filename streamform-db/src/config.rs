@@ -594,6 +594,18 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
                 .with_span(Some(span_of(&raw.name, text)))
                 .with_help("give the project a name, e.g. `name: order-pipeline`"),
         );
+    } else if raw.name.value.chars().any(streamform_ir::is_hostile) {
+        diags.push(
+            Diagnostic::error(
+                Code::InvalidName,
+                format!(
+                    "the project name `{}` holds a control character",
+                    streamform_ir::printable(&raw.name.value)
+                ),
+            )
+            .with_span(Some(span_of(&raw.name, text)))
+            .with_help("the name goes into job names and applied records; use letters, digits and punctuation, e.g. `name: order-pipeline`"),
+        );
     }
     let mut models = BTreeMap::new();
     for (name, m) in raw.models.unwrap_or_default() {

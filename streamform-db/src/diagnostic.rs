@@ -204,6 +204,12 @@ impl Code {
             .chain(FindingKind::ALL.into_iter().map(Code::Flink))
     }
 
+    /// Whether the problem is a file that cannot be read at all, which makes a command
+    /// that reports on the whole project unable to do its job (exit 2).
+    pub fn means_unreadable(self) -> bool {
+        matches!(self, Code::FileUnreadable | Code::FileNotUtf8)
+    }
+
     /// The code as written in documents and docs/diagnostics.md, e.g. `unknown-column`.
     pub fn name(self) -> &'static str {
         match self {
@@ -407,10 +413,15 @@ pub fn did_you_mean<'a>(
     name: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<&'a str> {
+    // A name longer than any that is typed by hand is no typo, and comparing it would cost
+    // its length times every candidate's.
+    if name.len() > 256 {
+        return None;
+    }
     let limit = (name.chars().count() / 3).max(2);
     candidates
         .into_iter()
-        .map(|c| (edit_distance(name, c), c))
+        .map(|c| (strsim::osa_distance(name, c), c))
         .filter(|(d, _)| *d <= limit)
         .min_by_key(|(d, c)| (*d, *c))
         .map(|(_, c)| c)
@@ -427,33 +438,6 @@ pub fn suggest(name: &str, candidates: &[&str], listing: &str) -> String {
         Some(s) => format!("did you mean `{s}`? {listing}: {all}"),
         None => format!("{listing}: {all}"),
     }
-}
-
-/// Optimal string alignment distance: insertions, deletions, substitutions and adjacent
-/// transpositions each cost one.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for j in 0..=b.len() {
-        d[0][j] = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut v = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                v = v.min(d[i - 2][j - 2] + 1);
-            }
-            d[i][j] = v;
-        }
-    }
-    d[a.len()][b.len()]
 }
 
 #[cfg(test)]

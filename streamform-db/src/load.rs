@@ -130,10 +130,36 @@ impl FileSystem for RealFs {
 
     fn entries(&self, dir: &Path) -> Result<Vec<String>, Unreadable> {
         match std::fs::read_dir(dir) {
-            Ok(entries) => Ok(entries
-                .filter_map(Result::ok)
-                .filter_map(|e| e.file_name().into_string().ok())
-                .collect()),
+            Ok(entries) => {
+                let mut names = Vec::new();
+                for entry in entries {
+                    let entry = entry.map_err(|e| Unreadable {
+                        reason: format!("the folder cannot be listed: {e}"),
+                        help: "check the folder's permissions (reading and entering it)",
+                    })?;
+                    match entry.file_name().into_string() {
+                        Ok(name) => names.push(name),
+                        // A project file whose name is not UTF-8 would be left out
+                        // unseen; any other file is no concern of ours.
+                        Err(name)
+                            if dir
+                                .file_name()
+                                .and_then(|d| d.to_str())
+                                .is_some_and(|d| is_discovered(d, Path::new(&name))) =>
+                        {
+                            return Err(Unreadable {
+                                reason: format!(
+                                    "the name of `{}` is not UTF-8",
+                                    name.to_string_lossy()
+                                ),
+                                help: "rename the file: project file names are UTF-8",
+                            });
+                        }
+                        Err(_) => {}
+                    }
+                }
+                Ok(names)
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
             Err(_) if !dir.is_dir() && dir.symlink_metadata().is_ok() => Err(Unreadable {
                 reason: "it is not a folder".into(),
@@ -222,17 +248,56 @@ pub fn is_project_file(relative: &str) -> bool {
     let Some((dir, name)) = relative.split_once('/') else {
         return false;
     };
-    !name.contains('/')
-        && !name.starts_with('.')
+    !name.contains('/') && is_discovered(dir, Path::new(name))
+}
+
+/// Whether `path` (as a command line gives it) names what the project at `root` is made
+/// of: streamform.yml, sources.yml, a model, a fixture, or anything under `.streamform/`
+/// (the applied records and their locks). A command asked to write a report there refuses
+/// rather than overwrite it. Links are followed; a path that does not exist yet is judged
+/// by the folder it would be made in.
+pub fn is_project_input(root: &Path, path: &Path) -> bool {
+    let Ok(root) = std::fs::canonicalize(root) else {
+        return false;
+    };
+    // The longest leading part of the path that exists, resolved; the rest does not exist,
+    // so it holds no link and `..` in it goes up lexically.
+    let components: Vec<_> = path.components().collect();
+    let Some((mut full, taken)) = (0..=components.len()).rev().find_map(|n| {
+        let prefix: PathBuf = components[..n].iter().collect();
+        let prefix = if n == 0 { PathBuf::from(".") } else { prefix };
+        std::fs::canonicalize(prefix).ok().map(|p| (p, n))
+    }) else {
+        return false;
+    };
+    for component in &components[taken..] {
+        match component {
+            std::path::Component::ParentDir => {
+                full.pop();
+            }
+            std::path::Component::Normal(name) => full.push(name),
+            _ => {}
+        }
+    }
+    let Ok(relative) = full.strip_prefix(&root) else {
+        return false;
+    };
+    let relative = relative.to_string_lossy();
+    is_project_file(&relative) || relative == ".streamform" || relative.starts_with(".streamform/")
+}
+
+/// Whether a file named `name` in the folder `dir` (`models`, `tests`) is discovered as a
+/// project file: not hidden, with the folder's extension.
+fn is_discovered(dir: &str, name: &Path) -> bool {
+    !name.as_os_str().as_encoded_bytes().starts_with(b".")
         && DISCOVERED.iter().any(|(d, ext)| {
             *d == dir
-                && Path::new(name)
+                && name
                     .extension()
                     .is_some_and(|x| x == *ext || (*ext == "yml" && x == "yaml"))
         })
 }
 
-/// The project files under `dir` (`models` or `tests`), as project-relative paths, sorted.
 /// The project files in `dir` (`models` or `tests`), sorted; when the folder cannot be
 /// listed, the folder itself stands in the list, with why it cannot be read as its
 /// contents, so the problem is reported like an unreadable file rather than as an empty

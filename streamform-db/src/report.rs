@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use streamform_ir::{Connector, Field, Input, Value};
 
 use crate::db::{
-    Db, FixtureRun, Project, dependency_graph, file_text, fixture_def, model_files, model_reads,
-    project_config, source_defs,
+    Database, Db, FixtureRun, Project, dependency_graph, file_text, fixture_def, model_files,
+    model_reads, project_config, source_defs,
 };
 use crate::diagnostic::{Diagnostic, Severity, line_col};
 use crate::fixture::Expected;
@@ -615,6 +615,19 @@ fn input_name(i: &Input) -> String {
 
 fn location(c: &Connector) -> String {
     c.location().to_string()
+}
+
+/// What a graph of the project would have to leave out, as the diagnostics that say why:
+/// a file that cannot be read, and errors in sources.yml (a source with errors is not
+/// declared, so it and its edges would go missing). Empty when the graph is whole.
+pub fn graph_gaps(db: &Database, project: Project) -> Vec<Diagnostic> {
+    let sources = *project.sources(db);
+    crate::parallel::check(db, project)
+        .into_iter()
+        .filter(|d| {
+            d.code.means_unreadable() || (d.severity == Severity::Error && d.file == Some(sources))
+        })
+        .collect()
 }
 
 impl Graph {

@@ -25,20 +25,23 @@ pub use plan::*;
 pub use types::{ArithOp, DataType};
 pub use value::{Decimal, Value};
 
+/// Whether `c` is a control character or a bidirectional override: what [`printable`]
+/// escapes, and what a name Streamform writes into records and job names may not hold.
+pub fn is_hostile(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
 /// `text` with every control character (a newline included) and every bidirectional
 /// override escaped as Rust writes it (`\u{1b}`), for printing text that comes from a file
 /// this build did not write: it cannot move the cursor, colour the terminal or forge a line.
 pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
-    let hostile = |c: char| {
-        c.is_control()
-            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-    };
-    if !text.chars().any(hostile) {
+    if !text.chars().any(is_hostile) {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        if hostile(c) {
+        if is_hostile(c) {
             out.extend(c.escape_default());
         } else {
             out.push(c);

@@ -18,6 +18,7 @@ pub const RECORD_VERSION: u32 = 2;
 const JOB_ID: &str = "^[0-9a-f]{32}$";
 const LINEAGE: &str = "^[0-9a-f]{16}$";
 const ARTIFACT: &str = "^([0-9a-f]{64})?$";
+const BACKEND: &str = "^[a-z][a-z0-9-]*$";
 
 /// What Streamform knows of one target: the plan it runs, the job that runs it, every
 /// attempt to start a job and every savepoint taken.
@@ -39,6 +40,7 @@ pub struct AppliedRecord {
     /// The version of the Streamform that wrote the record.
     pub streamform_version: String,
     /// The target's backend, `flink`.
+    #[schemars(pattern(BACKEND))]
     pub backend: String,
     /// The job running (or last run) the plan in `manifest`; in a record_version 1 record,
     /// every job that apply started.
@@ -145,7 +147,26 @@ pub struct Savepoint {
     pub taken_at: String,
 }
 
+/// Whose a record is, when it is not the one of the target and project asking for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Foreign<'a> {
+    /// It records this other project.
+    Application(&'a str),
+    /// It records an apply to this other target.
+    Target(&'a str),
+}
+
 impl AppliedRecord {
+    /// Whether the record belongs elsewhere than to `target` of `application` (a file
+    /// copied by hand): such a record's jobs are not this target's to stop or replace.
+    pub fn foreign(&self, target: &str, application: &str) -> Option<Foreign<'_>> {
+        match &self.application {
+            Some(a) if a != application => Some(Foreign::Application(a)),
+            _ if self.target != target => Some(Foreign::Target(&self.target)),
+            _ => None,
+        }
+    }
+
     /// An empty record for `target` of `application`: no attempt yet.
     pub fn new(target: &str, application: &str, backend: &str, lineage: &str) -> AppliedRecord {
         AppliedRecord {
@@ -308,6 +329,17 @@ impl AppliedRecord {
     /// 2 record's attempts are numbered in order with only the last one pending.
     fn check(&self, document: Document) -> Result<(), ManifestError> {
         let inconsistent = |message: String| Err(ManifestError::Shape { document, message });
+        let backend = self.backend.as_bytes();
+        if !(backend.first().is_some_and(u8::is_ascii_lowercase)
+            && backend
+                .iter()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-'))
+        {
+            return inconsistent(format!(
+                "backend `{}` is not a backend's name (lowercase letters, digits and `-`)",
+                crate::printable(&self.backend)
+            ));
+        }
         let times = self
             .applied_at
             .iter()
@@ -366,6 +398,12 @@ impl AppliedRecord {
         if self.application.is_none() {
             return inconsistent("missing field `application`".into());
         }
+        if self.jobs.len() > 1 {
+            return inconsistent(format!(
+                "it lists {} jobs; a record_version {RECORD_VERSION} record names the one job running (or last run) its plan",
+                self.jobs.len()
+            ));
+        }
         match &self.lineage {
             Some(l) if l.len() == 16 && is_lower_hex(l) => {}
             Some(l) => {
@@ -421,26 +459,25 @@ impl AppliedRecord {
                 ));
             }
         }
-        let texts = self
+        // A reason is Flink's message lines; anything else is one line.
+        let lines = self.attempts.iter().filter_map(|a| a.reason.as_ref());
+        let one_line = self
             .attempts
             .iter()
-            .flat_map(|a| {
-                [
-                    Some(&a.job_name),
-                    a.restore_from.as_ref(),
-                    a.reason.as_ref(),
-                ]
-            })
+            .flat_map(|a| [Some(&a.job_name), a.restore_from.as_ref()])
             .chain(self.savepoints.iter().map(|s| Some(&s.path)))
-            .chain([self.application.as_ref()])
+            .chain([
+                self.application.as_ref(),
+                Some(&self.target),
+                Some(&self.streamform_version),
+            ])
             .flatten();
-        for text in texts {
-            // A reason is Flink's message lines; anything else is one line.
-            if text.chars().any(|c| {
-                c != '\n'
-                    && c != '\t'
-                    && (c.is_control() || crate::printable(&c.to_string()).len() > c.len_utf8())
-            }) {
+        let texts = lines.map(|t| (t, true)).chain(one_line.map(|t| (t, false)));
+        for (text, multiline) in texts {
+            if text
+                .chars()
+                .any(|c| !(multiline && matches!(c, '\n' | '\t')) && crate::is_hostile(c))
+            {
                 return inconsistent(format!(
                     "`{}` holds a control character",
                     crate::printable(text)
@@ -723,6 +760,21 @@ mod tests {
                 "savepoint-9d1f2c-0b224d9311e6",
                 "savepoint\\u001b]0;x\\u0007",
                 "`file:/tmp/savepoints/savepoint\\u{1b}]0;x\\u{7}` holds a control character",
+            ),
+            (
+                "\"backend\": \"flink\"",
+                "\"backend\": \"\\u001b[31mspark\"",
+                "backend `\\u{1b}[31mspark` is not a backend's name (lowercase letters, digits and `-`)",
+            ),
+            (
+                "\"streamform_version\": \"0.1.0\"",
+                "\"streamform_version\": \"0.1.0\\n\"",
+                "`0.1.0\\n` holds a control character",
+            ),
+            (
+                "\"9d1f2c4b7a3e5f600000000000000001\"\n  ],",
+                "\"9d1f2c4b7a3e5f600000000000000001\", \"9d1f2c4b7a3e5f600000000000000001\"\n  ],",
+                "it lists 2 jobs; a record_version 2 record names the one job running (or last run) its plan",
             ),
         ] {
             assert!(text.contains(from), "{from}");

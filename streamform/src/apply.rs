@@ -55,7 +55,7 @@ pub fn apply(
         }
         return (out, OK);
     }
-    let compared = match compare(db, project, root, Some(&chosen), None) {
+    let compared = match compare(db, project, root, Some(&chosen), None, false) {
         Ok(compared) => compared,
         Err(refused) => return refused,
     };

@@ -17,7 +17,7 @@ use streamform_flink::gateway::ApplyError;
 use streamform_flink::http::{Connection, Credential, FlinkError, Service};
 use streamform_flink::jobs::JobManager;
 use streamform_flink::{Statement, StatementKind};
-use streamform_ir::record::{Action, AppliedRecord, Running};
+use streamform_ir::record::{Action, AppliedRecord, Foreign, Running};
 
 use crate::build::{cannot_run, write_atomically};
 use crate::{CANNOT_RUN, INVALID, Output};
@@ -223,27 +223,44 @@ pub fn read_record(
         }
         Err(e) => return Err(refuse(e.to_string())),
     };
-    if let Some(application) = &record.application
-        && application != expected_application
-    {
-        return Err(cannot_run(
+    match record.foreign(target, expected_application) {
+        Some(foreign) => Err(foreign_record(
+            &relative,
+            foreign,
+            target,
+            expected_application,
+            "",
+        )),
+        None => Ok(Some(*record)),
+    }
+}
+
+/// The refusal of a record that belongs to another project or target; `also` is added to
+/// the help of the latter (what else the command can do).
+pub fn foreign_record(
+    relative: &str,
+    foreign: Foreign,
+    target: &str,
+    application: &str,
+    also: &str,
+) -> (Output, u8) {
+    match foreign {
+        Foreign::Application(other) => cannot_run(
             format!(
-                "{relative} records application `{}`, not `{expected_application}`",
+                "{relative} records application `{}`, not `{}`",
+                streamform_ir::printable(other),
                 streamform_ir::printable(application)
             ),
             Some("the file belongs to another project (copied by hand?); move it aside: its jobs are not this project's".into()),
-        ));
-    }
-    if record.target != target {
-        return Err(cannot_run(
+        ),
+        Foreign::Target(other) => cannot_run(
             format!(
                 "{relative} records an apply to target `{}`, not to `{target}`",
-                record.target
+                streamform_ir::printable(other)
             ),
-            Some("the file belongs to another target (copied by hand?); put that target's record back".into()),
-        ));
+            Some(format!("the file belongs to another target (copied by hand?); put that target's record back{also}")),
+        ),
     }
-    Ok(Some(*record))
 }
 
 /// The record as this build writes it: a record_version 1 record keeps its job and plan

@@ -102,6 +102,9 @@ enum Command {
     /// The schema is generated from the type the binary reads or writes the document with.
     /// --list names every document, the version this build speaks and where it appears.
     /// --version N exits 2 when this build speaks another version of the document.
+    #[command(
+        override_usage = "streamform schema [OPTIONS] <DOCUMENT>\n       streamform schema --list"
+    )]
     Schema {
         /// Accepted like every command's; a schema does not depend on the project.
         #[command(flatten)]
@@ -114,7 +117,7 @@ enum Command {
         #[arg(long, conflicts_with = "document")]
         list: bool,
         /// Refuse (exit 2) unless this build speaks this version of the document.
-        #[arg(long, value_name = "N")]
+        #[arg(long, value_name = "N", conflicts_with = "list")]
         version: Option<u32>,
     },
     /// Generate the application for a backend, without submitting it.
@@ -335,7 +338,10 @@ fn run(cli: Cli) -> ExitCode {
             json,
             junit,
         } => with_project(&db, &project, color, |p| {
-            test(&db, p, model.as_deref(), json, junit.as_deref(), color)
+            let junit = junit
+                .as_deref()
+                .map(|file| (file, project.project.as_path()));
+            test(&db, p, model.as_deref(), json, junit, color)
         }),
         Command::Build {
             project,
@@ -485,6 +491,18 @@ fn with_project(
     }
 }
 
+/// `check`'s exit code: 2 when a file cannot be read (the check is incomplete), else 1 when
+/// it found problems.
+fn check_exit(diags: &[Diagnostic], failed: bool) -> u8 {
+    if diags.iter().any(|d| d.code.means_unreadable()) {
+        CANNOT_RUN
+    } else if failed {
+        INVALID
+    } else {
+        OK
+    }
+}
+
 fn count_severity(diags: &[Diagnostic], s: Severity) -> usize {
     diags.iter().filter(|d| d.severity == s).count()
 }
@@ -504,7 +522,7 @@ fn check(db: &Database, project: Project, strict: bool, color: bool) -> (Output,
     let failed = errors > 0 || (strict && warnings > 0);
     out.stdout
         .push_str(&render::check_count(db, project, errors, warnings, failed));
-    (out, if failed { INVALID } else { OK })
+    (out, check_exit(diags, failed))
 }
 
 /// Prints the diagnostics that stop a command and says to run check.
@@ -537,7 +555,8 @@ fn unknown_model(db: &Database, project: Project, name: &str) -> (Output, u8) {
         Output {
             stdout: String::new(),
             stderr: format!(
-                "error: there is no model `{name}` (no models/{name}.sql)\n  help: {help}\n"
+                "error: there is no model `{name}` (no models/{name}.sql)\n  help: {help}\n",
+                name = streamform_ir::printable(name)
             ),
         },
         CANNOT_RUN,
@@ -673,18 +692,34 @@ fn inspect_plan(
     )
 }
 
+/// `test`; `junit` is the report's file and the project's folder.
 fn test(
     db: &Database,
     project: Project,
     model: Option<&str>,
     json: bool,
-    junit: Option<&std::path::Path>,
+    junit: Option<(&std::path::Path, &std::path::Path)>,
     color: bool,
 ) -> (Output, u8) {
     if let Some(m) = model
         && !model_files(db, project).contains_key(m)
     {
         return unknown_model(db, project, m);
+    }
+    if let Some((path, root)) = junit
+        && streamform_db::load::is_project_input(root, path)
+    {
+        let stderr = format!(
+            "error: --junit {} names a file of the project, which the report would overwrite\n  help: write the report elsewhere, e.g. --junit build/reports/streamform.xml\n",
+            streamform_ir::printable(&path.display().to_string())
+        );
+        return (
+            Output {
+                stdout: String::new(),
+                stderr,
+            },
+            CANNOT_RUN,
+        );
     }
     if let Some(refused) = refuse_with_errors(db, project, color) {
         return refused;
@@ -696,22 +731,35 @@ fn test(
         .flatten()
         .filter(|run| model.is_none_or(|m| m == run.model))
         .collect();
-    let mut out = Output::default();
-    if let Some(path) = junit {
+    let (mut out, code) = test_output(db, project, model, json, &runs);
+    if let Some((path, _)) = junit {
         let name = project_config(db, project)
             .config
             .as_ref()
             .map_or("streamform", |c| c.name.as_str());
         if let Err(e) = render::write_junit(path, name, &runs) {
-            out.stderr = format!(
+            // The run's own output stands; the missing report makes it exit 2.
+            out.stderr.push_str(&format!(
                 "error: cannot write the JUnit report {}: {e}\n  help: name a file in a folder you can write to\n",
-                path.display()
-            );
+                streamform_ir::printable(&path.display().to_string())
+            ));
             return (out, CANNOT_RUN);
         }
     }
+    (out, code)
+}
+
+/// What `test` prints for `runs`, and its exit code.
+fn test_output(
+    db: &Database,
+    project: Project,
+    model: Option<&str>,
+    json: bool,
+    runs: &[streamform_db::db::FixtureRun],
+) -> (Output, u8) {
+    let mut out = Output::default();
     if json {
-        let report = streamform_db::report::TestReport::new(&runs);
+        let report = streamform_db::report::TestReport::new(runs);
         out.stdout = document(&report);
         return (out, if report.passed { OK } else { INVALID });
     }
@@ -724,8 +772,8 @@ fn test(
         };
         return (out, OK);
     }
-    for run in &runs {
-        out.stdout.push_str(&render::fixture_run(run, &runs));
+    for run in runs {
+        out.stdout.push_str(&render::fixture_run(run, runs));
         out.stdout.push('\n');
     }
     let failed = runs.iter().filter(|r| !r.passed).count();
@@ -744,24 +792,20 @@ fn test(
     }
 }
 
-/// Refuses a command that shows the project whole when one of its files cannot be read:
-/// the files' diagnostics, exit 2 (a graph without them would be a wrong one).
+/// Refuses to draw a graph that would leave part of the project out (a file that cannot
+/// be read, a source declared with errors): the diagnostics that say why, exit 2.
 fn refuse_unreadable(db: &Database, project: Project, color: bool) -> Option<(Output, u8)> {
-    use streamform_db::diagnostic::Code;
-    let diags = &streamform_db::parallel::check(db, project);
-    let unreadable: Vec<&Diagnostic> = diags
-        .iter()
-        .filter(|d| matches!(d.code, Code::FileUnreadable | Code::FileNotUtf8))
-        .collect();
-    if unreadable.is_empty() {
+    let gaps = streamform_db::report::graph_gaps(db, project);
+    if gaps.is_empty() {
         return None;
     }
     let mut out = Output::default();
-    for d in unreadable {
+    for d in &gaps {
         out.stderr.push_str(&render::diagnostic(db, d, color));
     }
-    out.stderr
-        .push_str("error: a project file cannot be read, so the graph would be incomplete\n");
+    out.stderr.push_str(
+        "error: part of the project cannot be read, so the graph would be incomplete\n  help: fix the errors above (streamform check lists every problem) and draw the graph again\n",
+    );
     Some((out, CANNOT_RUN))
 }
 
@@ -856,7 +900,7 @@ fn check_json(db: &Database, arg: &ProjectArg, strict: bool) -> (Output, u8) {
     }
     let diags = &streamform_db::parallel::check(db, project);
     let report = CheckReport::new(db, project, diags, strict);
-    let code = if report.passed { OK } else { INVALID };
+    let code = check_exit(diags, !report.passed);
     (
         Output {
             stdout: document(&report),
@@ -881,7 +925,8 @@ fn schema(name: Option<&str>, list: bool, version: Option<u32>) -> (Output, u8) 
     let Some(doc) = DOCUMENTS.iter().find(|d| d.name == name) else {
         let names: Vec<&str> = DOCUMENTS.iter().map(|d| d.name).collect();
         out.stderr = format!(
-            "error: `{name}` is not a document this build has a schema for\n  help: the documents are {}; streamform schema --list says where each appears\n",
+            "error: `{}` is not a document this build has a schema for\n  help: the documents are {}; streamform schema --list says where each appears\n",
+            streamform_ir::printable(name),
             names.join(", ")
         );
         return (out, CANNOT_RUN);
@@ -889,9 +934,20 @@ fn schema(name: Option<&str>, list: bool, version: Option<u32>) -> (Output, u8) 
     if let Some(v) = version
         && v != doc.version
     {
+        let help = if v == 0 {
+            format!(
+                "versions start at 1; this build speaks version {}",
+                doc.version
+            )
+        } else {
+            format!(
+                "this build publishes version {} only: update what reads the document to it, or use the Streamform release that speaks version {v}",
+                doc.version
+            )
+        };
         out.stderr = format!(
-            "error: this build speaks {} version {}, not version {v}\n  help: use a Streamform that speaks version {v}, or update what reads the document to version {}\n",
-            doc.name, doc.version, doc.version
+            "error: this build speaks {} version {}, not version {v}\n  help: {help}\n",
+            doc.name, doc.version
         );
         return (out, CANNOT_RUN);
     }

@@ -45,7 +45,7 @@ pub fn plan(
         Ok(chosen) => chosen,
         Err(refused) => return refused,
     };
-    let compared = match compare(db, project, root, chosen.as_ref(), against) {
+    let compared = match compare(db, project, root, chosen.as_ref(), against, true) {
         Ok(compared) => compared,
         Err(refused) => return refused,
     };
@@ -76,13 +76,15 @@ pub struct Compared {
 
 /// Reads the running side (`against`, or the chosen target's applied record) and compares
 /// it with the project's plan. Refusals are exit 2: a file that cannot be read as a record
-/// or a manifest, a missing `--against` file, a record of another target.
+/// or a manifest, a missing `--against` file, a record of another target or project.
+/// `for_plan` says the command is `plan`, whose help can point at `--against`.
 pub fn compare(
     db: &Database,
     project: Project,
     root: &Path,
     chosen: Option<&ChosenTarget>,
     against: Option<&Path>,
+    for_plan: bool,
 ) -> Result<Compared, (Output, u8)> {
     let (file, help) = match (against, chosen) {
         (Some(path), _) => {
@@ -96,7 +98,11 @@ pub fn compare(
             let relative = applied_record_path(&target.name);
             (
                 load_file(db, &relative, &root.join(&relative)),
-                "streamform apply writes this record and plan reads it strictly; restore it from where your team keeps records (a newer Streamform may have written it), or compare with a manifest: --against build/plan.json",
+                if for_plan {
+                    "streamform apply writes this record and plan reads it strictly; restore it from where your team keeps records (a newer Streamform may have written it), or compare with a manifest: --against build/plan.json"
+                } else {
+                    "apply writes this record and reads it strictly; restore it from where your team keeps records (a newer Streamform may have written it), or move it aside to start over (jobs it started keep running)"
+                },
             )
         }
         (None, None) => unreachable!("plan without --against needs a target"),
@@ -122,15 +128,24 @@ pub fn compare(
         }
         RunningRead::Read(running) => Some(running),
     };
+    let name = project_config(db, project)
+        .config
+        .as_ref()
+        .map(|c| c.name.clone())
+        .unwrap_or_default();
     if let (None, Some(target), Some(Running::Record(record))) = (against, chosen, running)
-        && record.target != target.name
+        && let Some(foreign) = record.foreign(&target.name, &name)
     {
-        return Err(cannot_run(
-            format!(
-                "{shown} records an apply to target `{}`, not to `{}`",
-                record.target, target.name
-            ),
-            Some("the file belongs to another target (copied by hand?); put that target's record back, or compare with it explicitly: --against FILE".into()),
+        return Err(crate::lifecycle::foreign_record(
+            &shown,
+            foreign,
+            &target.name,
+            &name,
+            if for_plan {
+                ", or compare with it explicitly: --against FILE"
+            } else {
+                ""
+            },
         ));
     }
     let Some(comparison) = plan_diff(db, project, file).clone() else {
@@ -150,11 +165,6 @@ pub fn compare(
         Some(Running::Record(record)) => RunningSide::record(shown.clone(), record),
         Some(Running::Manifest(manifest)) => RunningSide::manifest(shown.clone(), manifest),
     };
-    let name = project_config(db, project)
-        .config
-        .as_ref()
-        .map(|c| c.name.clone())
-        .unwrap_or_default();
     let mut document = DiffDocument::new(
         name,
         chosen.map(|c| c.name.clone()),

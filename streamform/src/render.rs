@@ -41,10 +41,18 @@ pub fn check_summary(db: &Database, project: Project) -> String {
         .config
         .as_ref()
         .map_or("", |c| c.name.as_str());
-    let _ = writeln!(out, "{name} (schema version 1)\n\nmodels");
+    // Names and paths come from the user's files: escaped, they cannot steer a terminal.
+    use streamform_ir::printable;
+    let _ = writeln!(out, "{} (schema version 1)\n\nmodels", printable(name));
     for (m, file) in model_files(db, project) {
         let (mat, _) = declared(db, project, m);
-        let _ = writeln!(out, "  {m:<24} {:<24} {}", mat.summary(), file.path(db));
+        let _ = writeln!(
+            out,
+            "  {:<24} {:<24} {}",
+            printable(m),
+            mat.summary(),
+            printable(file.path(db))
+        );
     }
     out.push_str("\nsources\n");
     for s in &source_defs(db, project).sources {
@@ -60,11 +68,14 @@ pub fn check_summary(db: &Database, project: Project) -> String {
     out.push_str("\nfixtures\n");
     for file in project.fixtures(db) {
         let def = fixture_def(db, project, *file);
-        let model = def.model.clone().unwrap_or_else(|| "?".into());
+        let model = def.model.as_deref().unwrap_or("?");
         let _ = writeln!(
             out,
-            "  {model:<24} {:<24} {} given, {} expect",
-            def.path, def.given, def.expect_count
+            "  {:<24} {:<24} {} given, {} expect",
+            printable(model),
+            printable(&def.path),
+            def.given,
+            def.expect_count
         );
     }
     out.push('\n');
@@ -132,7 +143,8 @@ pub fn diagnostic(db: &Database, d: &Diagnostic, color: bool) -> String {
 
 /// The `  --> path:line:col` line and the source excerpt of a diagnostic about `file`.
 fn excerpt(db: &Database, file: SourceFile, d: &Diagnostic, color: bool, out: &mut String) {
-    let path = file.path(db).as_str();
+    // A file name is the user's, and may hold what a terminal obeys.
+    let path = &*streamform_ir::printable(file.path(db));
     let source = file_text(db, file).map(harmless);
     let text = source.as_deref();
     match (&d.span, text) {
@@ -215,11 +227,11 @@ pub fn fixture_run(run: &FixtureRun, runs: &[FixtureRun]) -> String {
     let _ = writeln!(out, "{}\n", run.model);
     let shared = runs.iter().filter(|r| r.model == run.model).count() > 1;
     if run.passed && shared {
-        let _ = writeln!(out, "PASS\n  --> {}\n", run.path);
+        let _ = writeln!(out, "PASS\n  --> {}\n", streamform_ir::printable(&run.path));
     } else if run.passed {
         out.push_str("PASS\n\n");
     } else {
-        let _ = writeln!(out, "FAIL\n  --> {}\n", run.path);
+        let _ = writeln!(out, "FAIL\n  --> {}\n", streamform_ir::printable(&run.path));
     }
     if let Some(e) = &run.error {
         let _ = writeln!(out, "error: {}\n  help: {}", e.message, e.help);
@@ -303,13 +315,20 @@ fn two_sides(out: &mut String, titles: (&str, &str), rows: &[(String, String, Op
         .unwrap_or(0)
         .max(titles.0.chars().count());
     let idx_width = rows.len().to_string().len();
+    // Padded by hand: a format width cannot exceed 65,535, and a value can.
+    let padded = |text: &str| {
+        let fill = width - text.chars().count();
+        format!("{text}{}", " ".repeat(fill))
+    };
     let _ = writeln!(
         out,
-        "  {:>idx_width$}  {:<width$}  {}",
-        "#", titles.0, titles.1
+        "  {:>idx_width$}  {}  {}",
+        "#",
+        padded(titles.0),
+        titles.1
     );
     for (i, (left, right, problem)) in rows.iter().enumerate() {
-        let _ = writeln!(out, "  {:>idx_width$}  {left:<width$}  {right}", i + 1);
+        let _ = writeln!(out, "  {:>idx_width$}  {}  {right}", i + 1, padded(left));
         if let Some(p) = problem {
             let _ = writeln!(out, "  {:idx_width$}  ^ {p}", "");
         }
@@ -334,7 +353,7 @@ pub fn graph_text(db: &Database, project: Project) -> String {
         .config
         .as_ref()
         .map_or("", |c| c.name.as_str());
-    let mut out = format!("{name}\n\n");
+    let mut out = format!("{}\n\n", streamform_ir::printable(name));
     let readers = readers(db, project);
     for s in &source_defs(db, project).sources {
         let third = format!("{} {}", s.connector.name(), location(&s.connector));
@@ -404,7 +423,10 @@ pub fn graph_dot(db: &Database, project: Project) -> String {
         .config
         .as_ref()
         .map_or("", |c| c.name.as_str());
-    let mut out = format!("digraph {} {{\n  rankdir=LR;\n", dot_id(name));
+    let mut out = format!(
+        "digraph {} {{\n  rankdir=LR;\n",
+        dot_id(&streamform_ir::printable(name))
+    );
     for s in &source_defs(db, project).sources {
         let label = format!(
             "{}\\n{} {}",
@@ -468,6 +490,11 @@ pub fn write_junit(
         Ok(m) if m.is_file() => std::fs::canonicalize(path)?,
         Ok(_) => {
             return Err(std::io::Error::other("it is not a regular file"));
+        }
+        Err(_) if path.is_symlink() => {
+            return Err(std::io::Error::other(
+                "it is a symbolic link to nothing; point it at a file, or remove it",
+            ));
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => path.to_path_buf(),
         Err(e) => return Err(e),

@@ -1,0 +1,196 @@
+//! Hostile input through the binary: values, names and paths that nobody writes by hand
+//! must give a clear answer and the documented exit code, never a panic or lost output.
+
+mod common;
+
+use std::path::Path;
+
+use common::{copy_dir, repo_root, streamform};
+
+fn customer_metrics() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&repo_root().join("examples/customer-metrics"), dir.path());
+    dir
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A project of one append model over a string column, with one fixture expecting `name`.
+fn names_project(dir: &Path, expected_name: &str) {
+    std::fs::create_dir_all(dir.join("models")).unwrap();
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    std::fs::write(
+        dir.join("streamform.yml"),
+        "name: names\nversion: 1\nmodels:\n  names:\n    materialized: append\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("sources.yml"),
+        "sources:\n  ev:\n    connector: kafka\n    topic: ev\n    format: json\n    schema:\n      id: int64\n      name: string\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("models/names.sql"),
+        "SELECT id, name FROM source('ev')\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("tests/long.yml"),
+        format!(
+            "model: names\ngiven:\n  - {{id: 1, name: a}}\nexpect:\n  - op: insert\n    id: 1\n    name: {expected_name}\n"
+        ),
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_failing_row_wider_than_a_format_width_is_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = "x".repeat(70_000);
+    names_project(dir.path(), &long);
+    let out = streamform(&["test"], dir.path());
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains(&format!(
+        "insert id=1 name=\"{long}\"  insert id=1 name=\"a\"\n"
+    )));
+    assert!(
+        stdout.ends_with("failed: 1 of 1 fixture\n"),
+        "{}",
+        &stdout[stdout.len() - 200..]
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fixture_whose_name_is_not_utf8_is_reported_not_skipped() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = customer_metrics();
+    let name = std::ffi::OsStr::from_bytes(b"bad\xff.yml");
+    std::fs::copy(
+        dir.path().join("tests/customer_metrics.yml"),
+        dir.path().join("tests").join(name),
+    )
+    .unwrap();
+    let out = streamform(&["check"], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stdout).contains(
+            "error: tests could not be read: the name of `bad\u{fffd}.yml` is not UTF-8\n  --> tests\n  help: rename the file: project file names are UTF-8\n"
+        ),
+        "{}",
+        text(&out.stdout)
+    );
+    // Another file with such a name is none of the project's business.
+    std::fs::rename(
+        dir.path().join("tests").join(name),
+        dir.path()
+            .join("tests")
+            .join(std::ffi::OsStr::from_bytes(b"notes\xff.txt")),
+    )
+    .unwrap();
+    assert_eq!(streamform(&["check"], dir.path()).status.code(), Some(0));
+}
+
+#[test]
+fn a_junit_report_is_not_written_over_the_projects_own_files() {
+    let dir = customer_metrics();
+    let record = dir.path().join(".streamform/applied/local.json");
+    std::fs::create_dir_all(record.parent().unwrap()).unwrap();
+    std::fs::write(&record, "{}").unwrap();
+    for target in [
+        "streamform.yml",
+        "models/customer_metrics.sql",
+        "tests/../sources.yml",
+        "tests/report.yml",
+        ".streamform/applied/local.json",
+        "missing/../streamform.yml",
+    ] {
+        let before = std::fs::read_to_string(dir.path().join("streamform.yml")).unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_streamform"))
+            .args(["test", "--junit", target])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{target}");
+        assert_eq!(
+            text(&out.stderr),
+            format!(
+                "error: --junit {target} names a file of the project, which the report would overwrite\n  help: write the report elsewhere, e.g. --junit build/reports/streamform.xml\n"
+            )
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("streamform.yml")).unwrap(),
+            before
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&record).unwrap(), "{}");
+    assert!(!dir.path().join("tests/report.yml").exists());
+    assert!(!dir.path().join("missing").exists());
+}
+
+#[test]
+fn a_junit_report_that_cannot_be_written_keeps_the_runs_output_and_is_exit_2() {
+    let dir = customer_metrics();
+    let folder = dir.path().join("reports");
+    std::fs::create_dir(&folder).unwrap();
+    let out = streamform(
+        &["test", "--json", "--junit", folder.to_str().unwrap()],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the report");
+    assert_eq!(report["passed"], true);
+    assert!(
+        text(&out.stderr).ends_with(
+            ": it is not a regular file\n  help: name a file in a folder you can write to\n"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_junit_report_at_a_link_to_nothing_leaves_the_link() {
+    let dir = customer_metrics();
+    let link = dir.path().join("report.xml");
+    std::os::unix::fs::symlink("nowhere.xml", &link).unwrap();
+    let out = streamform(&["test", "--junit", link.to_str().unwrap()], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("it is a symbolic link to nothing"));
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(!dir.path().join("nowhere.xml").exists());
+}
+
+#[test]
+fn a_project_name_with_a_control_character_is_an_error() {
+    let dir = customer_metrics();
+    let config = dir.path().join("streamform.yml");
+    let text_of = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        text_of.replace("name: customer-metrics", "name: \"customer\\u202Emetrics\""),
+    )
+    .unwrap();
+    let out = streamform(&["check"], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.starts_with("customer\\u{202e}metrics (schema version 1)\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "error: the project name `customer\\u{202e}metrics` holds a control character\n"
+        ),
+        "{stdout}"
+    );
+}
