@@ -160,6 +160,17 @@ fn text_of<'a>(db: &'a dyn Db, file: SourceFile, diags: &mut Vec<Diagnostic>) ->
     }
 }
 
+/// Where each line of a file starts (empty for a file without text).
+#[salsa::tracked(returns(ref))]
+pub fn line_index(db: &dyn Db, file: SourceFile) -> crate::diagnostic::LineIndex {
+    crate::diagnostic::LineIndex::new(file_text(db, file).unwrap_or(""))
+}
+
+/// 1-based (line, column) of byte `offset` in `file`, columns in characters.
+pub fn position(db: &dyn Db, file: SourceFile, offset: usize) -> (usize, usize) {
+    line_index(db, file).line_col(file_text(db, file).unwrap_or(""), offset)
+}
+
 /// The text of a file, or `None` when it is missing or unreadable.
 pub fn file_text(db: &dyn Db, file: SourceFile) -> Option<&str> {
     match file.contents(db) {

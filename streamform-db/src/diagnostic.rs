@@ -3,6 +3,7 @@
 //! Spec: streamform-docs "streamform check" (each diagnostic with its file and a `help:`
 //! line). Queries never render; the CLI turns these into text with a source excerpt.
 
+use std::collections::HashMap;
 use std::ops::Range;
 
 use streamform_flink::FindingKind;
@@ -381,6 +382,43 @@ pub fn set_file(diagnostics: &mut [Diagnostic], file: SourceFile) {
     }
 }
 
+/// `diagnostics` grouped by file, the files in the order they first appear, each file's
+/// diagnostics by position (those without one first, as they came).
+pub fn in_file_order(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let mut files: HashMap<Option<SourceFile>, usize> = HashMap::new();
+    for d in &diagnostics {
+        let next = files.len();
+        files.entry(d.file).or_insert(next);
+    }
+    let mut ordered = diagnostics;
+    ordered.sort_by_key(|d| (files[&d.file], d.span.as_ref().map(|s| s.start)));
+    ordered
+}
+
+/// How many diagnostics of one file are shown to a person; the rest are counted (see
+/// [`shown`]). Reading the first fifty problems of a file is about as much as helps.
+pub const SHOWN_PER_FILE: usize = 50;
+
+/// What a person is shown of `diagnostics` (in file order): at most [`SHOWN_PER_FILE`] of
+/// each file, and for each file with more, the file and how many were left out.
+pub fn shown(diagnostics: &[Diagnostic]) -> (Vec<&Diagnostic>, Vec<(Option<SourceFile>, usize)>) {
+    let mut seen: HashMap<Option<SourceFile>, usize> = HashMap::new();
+    let mut shown = Vec::new();
+    let mut left_out: Vec<(Option<SourceFile>, usize)> = Vec::new();
+    for d in diagnostics {
+        let count = seen.entry(d.file).or_insert(0);
+        *count += 1;
+        if *count <= SHOWN_PER_FILE {
+            shown.push(d);
+        } else if *count == SHOWN_PER_FILE + 1 {
+            left_out.push((d.file, 1));
+        } else if let Some((_, n)) = left_out.iter_mut().rev().find(|(f, _)| *f == d.file) {
+            *n += 1;
+        }
+    }
+    (shown, left_out)
+}
+
 /// Byte offset of a 1-based (line, column) position in `text`; columns count characters.
 /// Positions past the end clamp to the end.
 pub fn offset_of(text: &str, line: usize, column: usize) -> usize {
@@ -398,13 +436,57 @@ pub fn offset_of(text: &str, line: usize, column: usize) -> usize {
     text.len()
 }
 
-/// 1-based (line, column) of a byte offset, columns in characters.
+/// 1-based (line, column) of a byte offset, columns in characters. It reads the text up to
+/// the offset; to place many positions in one file, use a [`LineIndex`].
 pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let offset = offset.min(text.len());
-    let before = &text[..offset];
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    (line, text[line_start..offset].chars().count() + 1)
+    LineIndex::new(text).line_col(text, offset)
+}
+
+/// Where each line of a text starts: built once per file (`db::line_index`), it places a
+/// position in the time of a binary search and the length of its line, so reporting many
+/// problems in a large file costs what the problems cost, not the file's size each time.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct LineIndex {
+    /// The byte offset of each line's first character; the first is 0.
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    /// The index of `text`.
+    pub fn new(text: &str) -> LineIndex {
+        let starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        LineIndex { starts }
+    }
+
+    /// The 1-based line holding byte `offset` (clamped to the text).
+    pub fn line(&self, offset: usize) -> usize {
+        self.starts.partition_point(|&s| s <= offset).max(1)
+    }
+
+    /// 1-based (line, column) of a byte offset of `text` (the indexed text), columns in
+    /// characters; an offset inside a character counts from that character.
+    pub fn line_col(&self, text: &str, offset: usize) -> (usize, usize) {
+        let offset = offset.min(text.len());
+        let line = self.line(offset);
+        let start = self.starts[line - 1];
+        let column = text
+            .get(start..)
+            .unwrap_or("")
+            .char_indices()
+            .take_while(|(i, _)| start + i < offset)
+            .count();
+        (line, column + 1)
+    }
+
+    /// The byte range of the 1-based lines `first..=last` of `text`, line breaks included
+    /// (clamped to the text).
+    pub fn lines(&self, text: &str, first: usize, last: usize) -> std::ops::Range<usize> {
+        let start = self.starts[first.clamp(1, self.starts.len()) - 1];
+        let end = self.starts.get(last).copied().unwrap_or(text.len());
+        start..end.max(start)
+    }
 }
 
 /// The closest of `candidates` to `name` by edit distance, if it is close enough to be a
@@ -450,6 +532,21 @@ mod tests {
         let off = offset_of(text, 2, 6);
         assert_eq!(&text[off..off + 3], "ref");
         assert_eq!(line_col(text, off), (2, 6));
+    }
+
+    #[test]
+    fn the_line_index_places_every_offset_as_counting_from_the_start_does() {
+        let text = "a: é\n\n  - b: \"ü€\"\nlast";
+        let index = LineIndex::new(text);
+        for offset in (0..=text.len()).filter(|o| text.is_char_boundary(*o)) {
+            let before = &text[..offset];
+            let line = before.matches('\n').count() + 1;
+            let start = before.rfind('\n').map_or(0, |i| i + 1);
+            let column = text[start..offset].chars().count() + 1;
+            assert_eq!(index.line_col(text, offset), (line, column), "{offset}");
+        }
+        assert_eq!(index.lines(text, 2, 3), 6..22);
+        assert_eq!(&text[index.lines(text, 4, 9)], "last");
     }
 
     #[test]

@@ -49,8 +49,8 @@ where
     })
 }
 
-/// What `check` reports, with the second core lowering the later half of the models
-/// meanwhile.
+/// What `check` reports, in file order (see [`crate::diagnostic::in_file_order`]), with the
+/// second core lowering the later half of the models meanwhile.
 pub fn check(db: &Database, project: Project) -> Vec<Diagnostic> {
     let models: Vec<String> = model_files(db, project).keys().cloned().collect();
     let half = models.len() / 2;
@@ -64,7 +64,7 @@ pub fn check(db: &Database, project: Project) -> Vec<Diagnostic> {
             }
         },
     );
-    report
+    crate::diagnostic::in_file_order(report)
 }
 
 /// What `check` reports and the run of each of `fixtures` (`None` for one that cannot

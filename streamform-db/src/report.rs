@@ -13,7 +13,7 @@ use crate::db::{
     Database, Db, FixtureRun, Project, dependency_graph, file_text, fixture_def, model_files,
     model_reads, project_config, source_defs,
 };
-use crate::diagnostic::{Diagnostic, Severity, line_col};
+use crate::diagnostic::{Diagnostic, Severity};
 use crate::fixture::Expected;
 
 /// A document this build reads or writes: its name, the version it speaks, and where it
@@ -191,9 +191,9 @@ impl DiagnosticEntry {
         let path = d.file.map(|f| f.path(db).clone());
         let position = d
             .file
-            .and_then(|f| file_text(db, f))
+            .filter(|f| file_text(db, *f).is_some())
             .zip(d.span.as_ref())
-            .map(|(text, span)| line_col(text, span.start));
+            .map(|(file, span)| crate::db::position(db, file, span.start));
         DiagnosticEntry {
             severity: match d.severity {
                 Severity::Error => "error",

@@ -513,10 +513,8 @@ fn check(db: &Database, project: Project, strict: bool, color: bool) -> (Output,
         stdout: render::check_summary(db, project),
         stderr: String::new(),
     };
-    for d in diags {
-        out.stdout.push_str(&render::diagnostic(db, d, color));
-        out.stdout.push('\n');
-    }
+    out.stdout
+        .push_str(&render::diagnostics(db, diags.iter(), color));
     let errors = count_severity(diags, Severity::Error);
     let warnings = count_severity(diags, Severity::Warning);
     let failed = errors > 0 || (strict && warnings > 0);
@@ -536,11 +534,14 @@ pub(crate) fn refuse_with_errors(
     if errors == 0 {
         return None;
     }
-    let mut out = Output::default();
-    for d in diags.iter().filter(|d| d.severity == Severity::Error) {
-        out.stderr.push_str(&render::diagnostic(db, d, color));
-        out.stderr.push('\n');
-    }
+    let mut out = Output {
+        stdout: String::new(),
+        stderr: render::diagnostics(
+            db,
+            diags.iter().filter(|d| d.severity == Severity::Error),
+            color,
+        ),
+    };
     out.stderr.push_str(&format!(
         "error: the project has {} that `streamform check` reports; fix {} first\n",
         render::plural(errors, "error"),
@@ -925,9 +926,9 @@ fn schema(name: Option<&str>, list: bool, version: Option<u32>) -> (Output, u8) 
     let Some(doc) = DOCUMENTS.iter().find(|d| d.name == name) else {
         let names: Vec<&str> = DOCUMENTS.iter().map(|d| d.name).collect();
         out.stderr = format!(
-            "error: `{}` is not a document this build has a schema for\n  help: the documents are {}; streamform schema --list says where each appears\n",
+            "error: `{}` is not a document this build has a schema for\n  help: {}; streamform schema --list says where each appears\n",
             streamform_ir::printable(name),
-            names.join(", ")
+            streamform_db::diagnostic::suggest(name, &names, "the documents are")
         );
         return (out, CANNOT_RUN);
     };

@@ -8,10 +8,8 @@
 use std::path::Path;
 
 use streamform_db::db::{
-    PlanComparison, RunningRead, application_manifest, file_text, plan_diff, project_config,
-    running_plan,
+    PlanComparison, RunningRead, application_manifest, plan_diff, project_config, running_plan,
 };
-use streamform_db::diagnostic::line_col;
 use streamform_db::load::load_file;
 use streamform_db::target::{ChosenTarget, Need, applied_record_path};
 use streamform_db::{Database, Project};
@@ -179,12 +177,14 @@ pub fn compare(
     if backend == Some("flink") && document.verdict > Classification::Safe {
         document.note = Some(streamform_flink::STATE_NOTE.to_string());
     }
-    let config = file_text(db, *project.config(db)).unwrap_or("");
     document.warnings = comparison
         .warnings
         .iter()
         .map(|d| {
-            let position = d.span.as_ref().map(|s| line_col(config, s.start));
+            let position = d
+                .span
+                .as_ref()
+                .map(|s| streamform_db::db::position(db, *project.config(db), s.start));
             DiffWarning {
                 path: d.path(db).unwrap_or_default().to_string(),
                 line: position.map(|p| p.0),

@@ -4,12 +4,11 @@
 
 use std::fmt::Write;
 
-use ariadne::{CharSet, Config, IndexType, Label, Report, ReportKind, Source};
+use annotate_snippets::{Level, Renderer, Snippet};
 use streamform_db::db::{
     self, FixtureRun, dependency_graph, file_text, fixture_def, model_files, project_config,
     source_defs,
 };
-use streamform_db::diagnostic::line_col;
 use streamform_db::fixture::Expected;
 use streamform_db::{Database, Diagnostic, Project, Severity, SourceFile};
 use streamform_ir::{Connector, Input, Materialized, SinkTarget, printable};
@@ -123,7 +122,7 @@ fn ceil_char(text: &str, i: usize) -> usize {
 }
 
 /// One diagnostic: `error: …`, `  --> path:line:col`, a source excerpt when the position
-/// is known (rendered by ariadne), and `  help: …`. A diagnostic about the application as
+/// is known (rendered by annotate-snippets), and `  help: …`. A diagnostic about the application as
 /// a whole (no file) is its message and help.
 pub fn diagnostic(db: &Database, d: &Diagnostic, color: bool) -> String {
     let severity = match d.severity {
@@ -141,42 +140,88 @@ pub fn diagnostic(db: &Database, d: &Diagnostic, color: bool) -> String {
     out
 }
 
+/// `diagnostics` as a person reads them, each followed by an empty line: at most
+/// [`SHOWN_PER_FILE`](streamform_db::diagnostic::SHOWN_PER_FILE) of one file, then a note of
+/// how many more that file has.
+pub fn diagnostics<'a>(
+    db: &Database,
+    diagnostics: impl Iterator<Item = &'a Diagnostic>,
+    color: bool,
+) -> String {
+    use streamform_db::diagnostic::SHOWN_PER_FILE;
+    let all: Vec<Diagnostic> = diagnostics.cloned().collect();
+    let (shown, left_out) = streamform_db::diagnostic::shown(&all);
+    let mut out = String::new();
+    let mut notes = left_out.iter().peekable();
+    for (i, d) in shown.iter().enumerate() {
+        out.push_str(&diagnostic(db, d, color));
+        out.push('\n');
+        // After a file's last shown diagnostic, how many of it were left out.
+        let next_file = shown.get(i + 1).map(|n| n.file);
+        if next_file != Some(d.file)
+            && let Some((_, n)) = notes.next_if(|(f, _)| *f == d.file)
+        {
+            let path = d.file.map_or_else(
+                || "the application".to_string(),
+                |f| printable(f.path(db)).into_owned(),
+            );
+            let _ = writeln!(
+                out,
+                "note: {n} more {} in {path} not shown (the first {SHOWN_PER_FILE} of a file are)\n  help: fix these and check again; check --json lists every one\n",
+                if *n == 1 { "problem" } else { "problems" }
+            );
+        }
+    }
+    out
+}
+
 /// The `  --> path:line:col` line and the source excerpt of a diagnostic about `file`.
 fn excerpt(db: &Database, file: SourceFile, d: &Diagnostic, color: bool, out: &mut String) {
     // A file name is the user's, and may hold what a terminal obeys.
     let path = &*streamform_ir::printable(file.path(db));
-    let source = file_text(db, file).map(harmless);
-    let text = source.as_deref();
-    match (&d.span, text) {
+    match (&d.span, file_text(db, file)) {
         (Some(span), Some(text)) if !text.is_empty() => {
             let start = floor_char(text, span.start);
             let end = ceil_char(text, span.end.max(start));
-            let span = start..end;
-            let (line, col) = line_col(text, span.start);
+            let (line, col) = db::position(db, file, start);
             let _ = writeln!(out, "  --> {path}:{line}:{col}");
             if !d.excerpt {
                 return;
             }
-            let kind = match d.severity {
-                Severity::Error => ReportKind::Error,
-                Severity::Warning => ReportKind::Warning,
+            // Only the lines the span covers are rendered (numbered as in the file), and at
+            // most a few of them, so an excerpt costs the length of its lines, not of the
+            // file.
+            const MOST_LINES: usize = 6;
+            let index = db::line_index(db, file);
+            let last = index
+                .line(end.max(start + 1) - 1)
+                .min(line + MOST_LINES - 1);
+            let window = index.lines(text, line, last);
+            let shown = harmless(&text[window.clone()]);
+            let span = (start - window.start)..(end.min(window.end) - window.start);
+            // Error's marks are carets (a warning's would be dashes, which read as a rule).
+            let level = Level::Error;
+            let message = level.title("").snippet(
+                Snippet::source(&shown)
+                    .line_start(line)
+                    .fold(false)
+                    .annotation(level.span(span).label("here")),
+            );
+            let renderer = if color {
+                Renderer::styled()
+            } else {
+                Renderer::plain()
             };
-            let mut buf = Vec::new();
-            let report = Report::build(kind, (path, span.clone()))
-                .with_config(
-                    Config::default()
-                        .with_color(color)
-                        .with_index_type(IndexType::Byte)
-                        .with_char_set(CharSet::Ascii),
-                )
-                .with_label(Label::new((path, span)).with_message("here"))
-                .finish();
-            if report.write((path, Source::from(text)), &mut buf).is_ok() {
-                let rendered = String::from_utf8_lossy(&buf);
-                // The first two lines are ariadne's header and location; ours are above.
-                for l in rendered.lines().skip(2) {
-                    let _ = writeln!(out, "{}", l.trim_end());
-                }
+            let rendered = renderer.render(message).to_string();
+            // The first line is the (empty) title, the last an empty margin: ours are the
+            // message above and the help below.
+            let lines: Vec<&str> = rendered.lines().skip(1).collect();
+            let body = match lines.split_last() {
+                Some((last, body)) if last.trim() == "|" => body,
+                _ => &lines[..],
+            };
+            for l in body {
+                let _ = writeln!(out, "{}", l.trim_end());
             }
         }
         _ => {

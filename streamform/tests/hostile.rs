@@ -194,3 +194,32 @@ fn a_project_name_with_a_control_character_is_an_error() {
         "{stdout}"
     );
 }
+
+#[test]
+fn a_fixture_with_an_error_on_every_one_of_20000_events_gets_a_bounded_report() {
+    let dir = customer_metrics();
+    let mut fixture = String::from("model: customer_metrics\n\ngiven:\n");
+    for i in 0..20_000 {
+        fixture.push_str(&format!("  - customer_id: x{i}\n    amount: 1\n"));
+    }
+    fixture.push_str("\nexpect: []\n");
+    std::fs::write(dir.path().join("tests/big.yml"), fixture).unwrap();
+    let out = streamform(&["check"], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    // The first fifty, in the file's order, then how many more.
+    assert_eq!(stdout.matches("\nerror: ").count(), 50);
+    assert!(
+        stdout.contains("error: event 1, column `customer_id`: \"x0\" is not an int64\n  --> tests/big.yml:4:5\n"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("error: event 50, column `customer_id`: \"x49\" is not an int64\n"));
+    assert!(!stdout.contains("event 51,"));
+    assert!(stdout.ends_with(
+        "note: 19950 more problems in tests/big.yml not shown (the first 50 of a file are)\n  help: fix these and check again; check --json lists every one\n\nfailed: 1 model, 1 source, 2 fixtures, 20000 errors, 0 warnings\n"
+    ), "{}", &stdout[stdout.len().saturating_sub(400)..]);
+    // The document lists every one.
+    let json = streamform(&["check", "--json"], dir.path());
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(report["diagnostics"].as_array().unwrap().len(), 20_000);
+}
