@@ -99,6 +99,8 @@ pub enum Code {
     SqlSyntax,
     /// A model file that is not exactly one SELECT.
     NotOneSelect,
+    /// A model with more operators than Streamform plans.
+    SqlTooLarge,
     /// A FROM that is not `source('x')` or `ref('m')`, or reads nothing.
     InvalidRead,
     /// A model that reads itself.
@@ -144,7 +146,7 @@ pub enum Code {
 impl Code {
     /// The codes of Streamform's own rules, in the order docs/diagnostics.md lists them
     /// (the Flink backend's follow, from [`FindingKind::ALL`]).
-    pub const OWN: [Code; 51] = [
+    pub const OWN: [Code; 52] = [
         Code::FileMissing,
         Code::FileNotUtf8,
         Code::FileUnreadable,
@@ -180,6 +182,7 @@ impl Code {
         Code::UnknownSource,
         Code::SqlSyntax,
         Code::NotOneSelect,
+        Code::SqlTooLarge,
         Code::InvalidRead,
         Code::SelfReference,
         Code::ReferenceCycle,
@@ -249,6 +252,7 @@ impl Code {
             Code::UnknownSource => "unknown-source",
             Code::SqlSyntax => "sql-syntax",
             Code::NotOneSelect => "not-one-select",
+            Code::SqlTooLarge => "sql-too-large",
             Code::InvalidRead => "invalid-read",
             Code::SelfReference => "self-reference",
             Code::ReferenceCycle => "reference-cycle",
@@ -449,15 +453,31 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
 pub struct LineIndex {
     /// The byte offset of each line's first character; the first is 0.
     starts: Vec<usize>,
+    /// Every [`LineIndex::STRIDE`] bytes or so, a character's byte offset and its column
+    /// (0-based, in characters) in its line: a column on a long line is counted from the
+    /// nearest one, so a thousand problems on one long line do not each count the line.
+    marks: Vec<(usize, usize)>,
 }
 
 impl LineIndex {
+    const STRIDE: usize = 1024;
+
     /// The index of `text`.
     pub fn new(text: &str) -> LineIndex {
         let starts = std::iter::once(0)
             .chain(text.match_indices('\n').map(|(i, _)| i + 1))
             .collect();
-        LineIndex { starts }
+        let mut marks = Vec::new();
+        let mut column = 0;
+        let mut next = Self::STRIDE;
+        for (i, c) in text.char_indices() {
+            if i >= next {
+                marks.push((i, column));
+                next = i + Self::STRIDE;
+            }
+            column = if c == '\n' { 0 } else { column + 1 };
+        }
+        LineIndex { starts, marks }
     }
 
     /// The 1-based line holding byte `offset` (clamped to the text).
@@ -470,14 +490,21 @@ impl LineIndex {
     pub fn line_col(&self, text: &str, offset: usize) -> (usize, usize) {
         let offset = offset.min(text.len());
         let line = self.line(offset);
-        let start = self.starts[line - 1];
+        let line_start = self.starts[line - 1];
+        // Count from the nearest mark at or before the offset on this line, else the line's
+        // start.
+        let (from, base) = match self.marks.partition_point(|&(b, _)| b <= offset) {
+            0 => (line_start, 0),
+            n if self.marks[n - 1].0 >= line_start => self.marks[n - 1],
+            _ => (line_start, 0),
+        };
         let column = text
-            .get(start..)
+            .get(from..)
             .unwrap_or("")
             .char_indices()
-            .take_while(|(i, _)| start + i < offset)
+            .take_while(|(i, _)| from + i < offset)
             .count();
-        (line, column + 1)
+        (line, base + column + 1)
     }
 
     /// The byte range of the 1-based lines `first..=last` of `text`, line breaks included
@@ -547,6 +574,16 @@ mod tests {
         }
         assert_eq!(index.lines(text, 2, 3), 6..22);
         assert_eq!(&text[index.lines(text, 4, 9)], "last");
+        // A long line, with marks along it.
+        let text = format!("x\n{}", "é".repeat(3000));
+        let index = LineIndex::new(&text);
+        for offset in (0..=text.len()).filter(|o| text.is_char_boundary(*o)) {
+            let before = &text[..offset];
+            let line = before.matches('\n').count() + 1;
+            let start = before.rfind('\n').map_or(0, |i| i + 1);
+            let column = text[start..offset].chars().count() + 1;
+            assert_eq!(index.line_col(&text, offset), (line, column), "{offset}");
+        }
     }
 
     #[test]

@@ -20,12 +20,17 @@ impl std::fmt::Display for LoadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             LoadError::NotADirectory(p) if !p.exists() => {
-                write!(f, "{} does not exist", p.display())
+                write!(f, "{} does not exist", shown(p))
             }
-            LoadError::NotADirectory(p) => write!(f, "{} is not a directory", p.display()),
-            LoadError::NoProjectFile(p) => write!(f, "no streamform.yml in {}", p.display()),
+            LoadError::NotADirectory(p) => write!(f, "{} is not a directory", shown(p)),
+            LoadError::NoProjectFile(p) => write!(f, "no streamform.yml in {}", shown(p)),
         }
     }
+}
+
+/// A path as a message shows it: what a terminal would obey escaped.
+fn shown(path: &Path) -> String {
+    streamform_ir::printable(&path.display().to_string()).into_owned()
 }
 
 /// What to do about a symbolic link to nothing.
@@ -111,11 +116,12 @@ pub trait FileSystem {
     fn read(&self, path: &Path) -> FileContents;
     /// The names of the entries directly under `dir`, whatever they are (a FIFO or a folder
     /// named like a model is listed, and reported when read, rather than skipped); none
-    /// when `dir` does not exist.
+    /// when `dir` does not exist. A name that is not UTF-8 comes with why it cannot be read
+    /// (and is shown with U+FFFD in the place of what is not).
     ///
     /// # Errors
     /// Why `dir` cannot be listed: it is not a folder, or the OS refuses.
-    fn entries(&self, dir: &Path) -> Result<Vec<String>, Unreadable>;
+    fn entries(&self, dir: &Path) -> Result<Vec<(String, Option<Unreadable>)>, Unreadable>;
     /// Whether `path` is a folder.
     fn is_dir(&self, path: &Path) -> bool;
 }
@@ -128,7 +134,7 @@ impl FileSystem for RealFs {
         read_contents(path)
     }
 
-    fn entries(&self, dir: &Path) -> Result<Vec<String>, Unreadable> {
+    fn entries(&self, dir: &Path) -> Result<Vec<(String, Option<Unreadable>)>, Unreadable> {
         match std::fs::read_dir(dir) {
             Ok(entries) => {
                 let mut names = Vec::new();
@@ -138,28 +144,24 @@ impl FileSystem for RealFs {
                         help: "check the folder's permissions (reading and entering it)",
                     })?;
                     match entry.file_name().into_string() {
-                        Ok(name) => names.push(name),
-                        // A project file whose name is not UTF-8 would be left out
-                        // unseen; any other file is no concern of ours.
-                        Err(name)
-                            if dir
-                                .file_name()
-                                .and_then(|d| d.to_str())
-                                .is_some_and(|d| is_discovered(d, Path::new(&name))) =>
-                        {
-                            return Err(Unreadable {
-                                reason: format!(
-                                    "the name of `{}` is not UTF-8",
-                                    name.to_string_lossy()
-                                ),
+                        Ok(name) => names.push((name, None)),
+                        // Listed, so that a project file named so is reported, not left
+                        // out unseen.
+                        Err(name) => names.push((
+                            name.to_string_lossy().into_owned(),
+                            Some(Unreadable {
+                                reason: "its name is not UTF-8".into(),
                                 help: "rename the file: project file names are UTF-8",
-                            });
-                        }
-                        Err(_) => {}
+                            }),
+                        )),
                     }
                 }
                 Ok(names)
             }
+            Err(_) if dir.is_symlink() && std::fs::metadata(dir).is_err() => Err(Unreadable {
+                reason: "it is a symbolic link to something that does not exist".into(),
+                help: DANGLING,
+            }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
             Err(_) if !dir.is_dir() && dir.symlink_metadata().is_ok() => Err(Unreadable {
                 reason: "it is not a folder".into(),
@@ -215,14 +217,14 @@ impl FileSystem for MemoryFs {
         }
     }
 
-    fn entries(&self, dir: &Path) -> Result<Vec<String>, Unreadable> {
+    fn entries(&self, dir: &Path) -> Result<Vec<(String, Option<Unreadable>)>, Unreadable> {
         Ok(self
             .files
             .lock()
             .expect("memory fs")
             .keys()
             .filter(|p| p.parent() == Some(dir))
-            .filter_map(|p| p.file_name()?.to_str().map(str::to_string))
+            .filter_map(|p| p.file_name()?.to_str().map(|n| (n.to_string(), None)))
             .collect())
     }
 
@@ -298,28 +300,36 @@ fn is_discovered(dir: &str, name: &Path) -> bool {
         })
 }
 
-/// The project files in `dir` (`models` or `tests`), sorted; when the folder cannot be
-/// listed, the folder itself stands in the list, with why it cannot be read as its
+/// The project files in `dir` (`models` or `tests`), sorted, and the contents of those
+/// known to be unreadable without reading them (a name that is not UTF-8). When the folder
+/// cannot be listed, the folder itself stands in the list, with why it cannot be read as its
 /// contents, so the problem is reported like an unreadable file rather than as an empty
 /// folder.
 fn discover(
     fs: &dyn FileSystem,
     root: &Path,
     dir: &str,
-) -> (Vec<String>, Option<(String, FileContents)>) {
+) -> (Vec<String>, Vec<(String, FileContents)>) {
     match fs.entries(&root.join(dir)) {
         Ok(names) => {
-            let mut out: Vec<String> = names
-                .into_iter()
-                .map(|n| format!("{dir}/{n}"))
-                .filter(|p| is_project_file(p))
-                .collect();
+            let mut out = Vec::new();
+            let mut unreadable = Vec::new();
+            for (name, why) in names {
+                let path = format!("{dir}/{name}");
+                if !is_project_file(&path) {
+                    continue;
+                }
+                if let Some(why) = why {
+                    unreadable.push((path.clone(), FileContents::Unreadable(why)));
+                }
+                out.push(path);
+            }
             out.sort();
-            (out, None)
+            (out, unreadable)
         }
         Err(why) => (
             vec![dir.to_string()],
-            Some((dir.to_string(), FileContents::Unreadable(why))),
+            vec![(dir.to_string(), FileContents::Unreadable(why))],
         ),
     }
 }
@@ -360,11 +370,14 @@ impl Workspace {
         let config = file("streamform.yml", None);
         let sources = file("sources.yml", None);
         let mut listed = |dir: &str| -> Vec<SourceFile> {
-            let (paths, folder) = discover(fs, root, dir);
-            match folder {
-                Some((path, why)) => vec![file(&path, Some(why))],
-                None => paths.iter().map(|p| file(p, None)).collect(),
-            }
+            let (paths, mut unreadable) = discover(fs, root, dir);
+            paths
+                .iter()
+                .map(|p| {
+                    let known = unreadable.iter().position(|(u, _)| u == p);
+                    file(p, known.map(|i| unreadable.swap_remove(i).1))
+                })
+                .collect()
         };
         let models = listed("models");
         let fixtures = listed("tests");
@@ -431,10 +444,8 @@ impl Workspace {
                 continue;
             }
             let before: BTreeSet<String> = known.iter().map(|f| f.path(db).clone()).collect();
-            let (now, folder) = discover(fs, &self.root, dir);
-            if let Some((path, why)) = folder {
-                read.insert(path, why);
-            }
+            let (now, unreadable) = discover(fs, &self.root, dir);
+            read.extend(unreadable);
             let now_set: BTreeSet<&String> = now.iter().collect();
             let appeared = now.iter().filter(|p| !before.contains(*p));
             let gone = before.iter().filter(|p| !now_set.contains(p));

@@ -82,6 +82,47 @@ pub struct ParsedModel {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+/// The most operators a model may hold. Planning walks an expression recursively, so one
+/// of tens of thousands of operators would exhaust the stack, and its cost grows faster than
+/// its size; a thousand is far beyond what a model written by hand holds.
+pub const MOST_OPERATORS: usize = 1_000;
+
+/// Where the operator past [`MOST_OPERATORS`] is in `text`, if the model holds that many:
+/// arithmetic and comparison operators, `||`, `AND`, `OR`, `NOT` and `WHEN`, counted on the
+/// tokens (flat, so the count itself cannot overflow the stack). Text that does not
+/// tokenize is left to the parser, which reports it.
+fn past_most_operators(text: &str) -> Option<Range<usize>> {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let tokens = Tokenizer::new(&GenericDialect {}, text)
+        .tokenize_with_location()
+        .ok()?;
+    tokens
+        .iter()
+        .filter(|t| match &t.token {
+            Token::Plus
+            | Token::Minus
+            | Token::Mul
+            | Token::Div
+            | Token::Mod
+            | Token::StringConcat
+            | Token::Eq
+            | Token::DoubleEq
+            | Token::Neq
+            | Token::Lt
+            | Token::Gt
+            | Token::LtEq
+            | Token::GtEq => true,
+            Token::Word(w) => matches!(
+                w.keyword,
+                Keyword::AND | Keyword::OR | Keyword::NOT | Keyword::WHEN
+            ),
+            _ => false,
+        })
+        .nth(MOST_OPERATORS)
+        .and_then(|t| byte_span(text, t.span))
+}
+
 /// Parses `text` as exactly one SELECT statement.
 pub fn parse_model(model: &str, text: &str) -> ParsedModel {
     let fail = |d: Diagnostic| ParsedModel {
@@ -97,6 +138,16 @@ pub fn parse_model(model: &str, text: &str) -> ParsedModel {
             Diagnostic::error(Code::NotOneSelect, format!("model `{model}` is empty")).with_help(
                 "a model file holds one SELECT statement, e.g. SELECT * FROM source('orders')",
             ),
+        );
+    }
+    if let Some(at) = past_most_operators(text) {
+        return fail(
+            Diagnostic::error(
+                Code::SqlTooLarge,
+                format!("model `{model}` holds more than {MOST_OPERATORS} operators"),
+            )
+            .with_span(Some(at))
+            .with_help("split the computation into models that read one another with ref()"),
         );
     }
     let statements = match Parser::parse_sql(&GenericDialect {}, text) {

@@ -70,7 +70,10 @@ fn parse_with<T: for<'de> Deserialize<'de>>(
             let start = offset_of(text, l.line() as usize, l.column() as usize);
             start..(start + 1).min(text.len()).max(start)
         });
-        let message = clean_message(&e.without_snippet().to_string());
+        let message = match innermost(&e) {
+            serde_saphyr::Error::Budget { breach, .. } => over_budget(breach),
+            _ => clean_message(&e.without_snippet().to_string()),
+        };
         let (code, help) = classify(innermost(&e));
         // A missing field is about the whole mapping; the parser's position is wherever it
         // noticed, which is misleading.
@@ -83,6 +86,24 @@ fn parse_with<T: for<'de> Deserialize<'de>>(
             .with_span(span)
             .with_help(help)
     })
+}
+
+/// Why a file past one of the parser's limits is not read, in words (the parser's own
+/// message is its internal record).
+fn over_budget(breach: &serde_saphyr::budget::BudgetBreach) -> String {
+    use serde_saphyr::budget::BudgetBreach as B;
+    let why = match breach {
+        B::Depth { .. } | B::InclusionDepth { .. } => "it nests values too deeply",
+        B::Aliases { .. }
+        | B::Anchors { .. }
+        | B::RecordedAnchorEvents { .. }
+        | B::RecordedAnchorBytes { .. }
+        | B::AliasAnchorRatio { .. }
+        | B::MergeKeys { .. } => "its aliases expand to too much",
+        B::ScalarBytes { .. } | B::CommentBytes { .. } => "its text is too large",
+        _ => "it holds too many values",
+    };
+    format!("the YAML is not read: {why}")
 }
 
 /// The error itself, out of the wrappers that add a snippet or an alias's position.
@@ -131,6 +152,10 @@ fn classify(e: &serde_saphyr::Error) -> (Code, String) {
         | E::Unexpected { .. } => (
             Code::WrongShape,
             "this value has the wrong shape; see docs/project-format.md".into(),
+        ),
+        E::Budget { .. } => (
+            Code::YamlSyntax,
+            "write the values out rather than through aliases, and nest them less deeply".into(),
         ),
         _ => (
             Code::YamlSyntax,

@@ -25,11 +25,21 @@ pub use plan::*;
 pub use types::{ArithOp, DataType};
 pub use value::{Decimal, Value};
 
-/// Whether `c` is a control character or a bidirectional override: what [`printable`]
-/// escapes, and what a name Streamform writes into records and job names may not hold.
+/// Whether `c` is a control character, a bidirectional control, an invisible character or
+/// a line separator: what [`printable`] escapes, and what a name Streamform writes into
+/// records and job names may not hold.
 pub fn is_hostile(c: char) -> bool {
     c.is_control()
-        || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        || matches!(
+            c,
+            // Bidirectional marks, embeddings, overrides and isolates.
+            '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+            // Invisible: zero-width characters, the soft hyphen, a byte-order mark, tags.
+            | '\u{00ad}' | '\u{200b}'..='\u{200d}' | '\u{2060}'..='\u{2064}' | '\u{feff}'
+            | '\u{e0000}'..='\u{e007f}'
+            // Line and paragraph separators.
+            | '\u{2028}' | '\u{2029}'
+        )
 }
 
 /// `text` with every control character (a newline included) and every bidirectional

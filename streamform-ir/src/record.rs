@@ -371,6 +371,16 @@ impl AppliedRecord {
                 ));
             }
         }
+        // The version that wrote it is shown in plan's header: one short line.
+        if self.streamform_version.is_empty()
+            || self.streamform_version.len() > 64
+            || self.streamform_version.chars().any(crate::is_hostile)
+        {
+            return inconsistent(format!(
+                "streamform_version `{}` is not a version (1 to 64 printable characters)",
+                crate::printable(&self.streamform_version.chars().take(64).collect::<String>())
+            ));
+        }
         if document == Document::RecordV1 {
             let missing = if self.applied_at.is_none() {
                 Some("applied_at")
@@ -402,6 +412,15 @@ impl AppliedRecord {
             return inconsistent(format!(
                 "it lists {} jobs; a record_version {RECORD_VERSION} record names the one job running (or last run) its plan",
                 self.jobs.len()
+            ));
+        }
+        if let Some(job) = self
+            .jobs
+            .iter()
+            .find(|j| !self.attempts.iter().any(|a| &a.job_id == *j))
+        {
+            return inconsistent(format!(
+                "job {job} is recorded as running the plan, but no attempt started it"
             ));
         }
         match &self.lineage {
@@ -769,12 +788,22 @@ mod tests {
             (
                 "\"streamform_version\": \"0.1.0\"",
                 "\"streamform_version\": \"0.1.0\\n\"",
-                "`0.1.0\\n` holds a control character",
+                "streamform_version `0.1.0\\n` is not a version (1 to 64 printable characters)",
             ),
             (
                 "\"9d1f2c4b7a3e5f600000000000000001\"\n  ],",
                 "\"9d1f2c4b7a3e5f600000000000000001\", \"9d1f2c4b7a3e5f600000000000000001\"\n  ],",
                 "it lists 2 jobs; a record_version 2 record names the one job running (or last run) its plan",
+            ),
+            (
+                "\"9d1f2c4b7a3e5f600000000000000001\"\n  ],",
+                "\"9d1f2c4b7a3e5f600000000000000002\"\n  ],",
+                "job 9d1f2c4b7a3e5f600000000000000002 is recorded as running the plan, but no attempt started it",
+            ),
+            (
+                "\"streamform_version\": \"0.1.0\"",
+                "\"streamform_version\": \"\"",
+                "streamform_version `` is not a version (1 to 64 printable characters)",
             ),
         ] {
             assert!(text.contains(from), "{from}");

@@ -197,7 +197,9 @@ fn excerpt(db: &Database, file: SourceFile, d: &Diagnostic, color: bool, out: &m
                 .line(end.max(start + 1) - 1)
                 .min(line + MOST_LINES - 1);
             let window = index.lines(text, line, last);
-            let shown = harmless(&text[window.clone()]);
+            // A tab or a lone carriage return is shown as one space (same byte length), so
+            // the marks stay under what they mark and the line is not overwritten.
+            let shown = harmless(&text[window.clone()]).replace(['\t', '\r'], " ");
             let span = (start - window.start)..(end.min(window.end) - window.start);
             // Error's marks are carets (a warning's would be dashes, which read as a rule).
             let level = Level::Error;

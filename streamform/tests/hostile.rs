@@ -78,10 +78,15 @@ fn a_fixture_whose_name_is_not_utf8_is_reported_not_skipped() {
     assert_eq!(out.status.code(), Some(2));
     assert!(
         text(&out.stdout).contains(
-            "error: tests could not be read: the name of `bad\u{fffd}.yml` is not UTF-8\n  --> tests\n  help: rename the file: project file names are UTF-8\n"
+            "error: tests/bad\u{fffd}.yml could not be read: its name is not UTF-8\n  --> tests/bad\u{fffd}.yml\n  help: rename the file: project file names are UTF-8\n"
         ),
         "{}",
         text(&out.stdout)
+    );
+    // The other fixture is still read.
+    assert!(
+        text(&out.stdout)
+            .contains("  customer_metrics         tests/customer_metrics.yml 2 given, 2 expect\n")
     );
     // Another file with such a name is none of the project's business.
     std::fs::rename(
@@ -222,4 +227,86 @@ fn a_fixture_with_an_error_on_every_one_of_20000_events_gets_a_bounded_report() 
     let json = streamform(&["check", "--json"], dir.path());
     let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(report["diagnostics"].as_array().unwrap().len(), 20_000);
+}
+
+#[test]
+fn a_model_of_thirty_thousand_operators_is_refused_not_a_stack_overflow() {
+    let dir = customer_metrics();
+    let model = format!(
+        "SELECT customer_id, SUM(amount) AS total_spend FROM source('orders') WHERE amount > 1{} GROUP BY customer_id\n",
+        " + 1".repeat(30_000)
+    );
+    std::fs::write(dir.path().join("models/customer_metrics.sql"), model).unwrap();
+    let out = streamform(&["check"], dir.path());
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains(
+            "error: model `customer_metrics` holds more than 1000 operators\n  --> models/customer_metrics.sql:1:4083\n"
+        ),
+        "{}",
+        &stdout[..stdout.len().min(2000)]
+    );
+    assert!(
+        stdout.contains(
+            "  help: split the computation into models that read one another with ref()\n"
+        )
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_tests_folder_that_links_to_nothing_makes_the_check_incomplete() {
+    let dir = customer_metrics();
+    std::fs::remove_dir_all(dir.path().join("tests")).unwrap();
+    std::os::unix::fs::symlink("nowhere", dir.path().join("tests")).unwrap();
+    let out = streamform(&["check"], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stdout).contains(
+            "error: tests could not be read: it is a symbolic link to something that does not exist\n"
+        ),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn a_project_path_that_steers_the_terminal_is_shown_escaped() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_streamform"))
+        .args(["check", "--project", "/nonexistent\u{1b}[31m"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).starts_with("error: /nonexistent\\u{1b}[31m does not exist\n"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn a_fixture_whose_aliases_expand_too_far_is_refused_in_words() {
+    let dir = customer_metrics();
+    let mut bomb =
+        String::from("model: customer_metrics\nlate:\n  - &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for i in 1..12 {
+        let prev = i - 1;
+        bomb.push_str(&format!(
+            "  - &a{i} [*a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}]\n"
+        ));
+    }
+    bomb.push_str("given: *a11\nexpect: []\n");
+    std::fs::write(dir.path().join("tests/bomb.yml"), bomb).unwrap();
+    let out = streamform(&["check"], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("error: the YAML is not read: its aliases expand to too much\n"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("Breach") && !stdout.contains("{ "),
+        "{stdout}"
+    );
 }

@@ -350,8 +350,18 @@ fn the_applied_record_schema_refuses_the_job_ids_and_lineage_its_reader_refuses(
             "application": "customer-metrics",
             "streamform_version": "0.1.0",
             "backend": "flink",
-            "jobs": [jobs],
+            "jobs": [],
             "lineage": lineage,
+            "attempts": [{
+                "generation": 1,
+                "job_id": jobs,
+                "job_name": "streamform/customer-metrics/local",
+                "action": "start",
+                "artifact": "",
+                "application_digest": "",
+                "submitted_at": "2026-08-27T10:12:01Z",
+                "outcome": "failed",
+            }],
         })
     };
     let good = record("9d1f2c4b7a3e5f6081c2d3e4f5a6b7c8", "9d1f2c4b7a3e5f60");
