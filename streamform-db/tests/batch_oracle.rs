@@ -463,12 +463,14 @@ fn the_simulators_final_table_is_what_batch_sql_computes() {
                             || why.contains("division by zero"),
                         "the simulator refused with something other than an arithmetic error: {why}"
                     );
-                    // A division by zero stops both engines; an overflow only the
+                    // A division by zero stops both engines (the batch engine, computing
+                    // whole columns without short-circuiting AND and OR, may stop first at
+                    // an overflow the simulator never computed); an overflow only the
                     // simulator (DataFusion wraps integers, as Flink does).
                     if why.contains("division by zero") {
                         let batch = batch(&program, &events);
                         prop_assert!(
-                            batch.as_ref().is_err_and(|e| e.contains("Divide by zero")),
+                            batch.is_err(),
                             "the simulator refused ({why}), the batch engine gave {batch:?}\n{}",
                             program.batch
                         );
