@@ -414,6 +414,40 @@ pub fn graph_text(db: &Database, project: Project) -> String {
             &mut out,
         );
     }
+    // A model no declared source leads to (its SQL does not parse, or it reads what is not
+    // declared) is still shown, so the drawing leaves nothing out silently.
+    let files = model_files(db, project);
+    let mut drawn: Vec<&str> = Vec::new();
+    let mut parents: Vec<Input> = source_defs(db, project)
+        .sources
+        .iter()
+        .map(|s| Input::Source(s.name.clone()))
+        .collect();
+    while let Some(parent) = parents.pop() {
+        for (m, _) in readers.iter().filter(|(_, i)| *i == parent) {
+            if !drawn.contains(&m.as_str()) {
+                drawn.push(m);
+                parents.push(Input::Model(m.clone()));
+            }
+        }
+    }
+    let undrawn: Vec<&String> = files
+        .keys()
+        .filter(|m| !drawn.contains(&m.as_str()))
+        .collect();
+    if !undrawn.is_empty() {
+        out.push_str("\nnot under a declared source\n");
+        for m in undrawn {
+            let reads = match readers.iter().find(|(r, _)| r == m) {
+                Some((_, Input::Source(s))) => {
+                    format!("reads source('{}'), not declared", printable(s))
+                }
+                Some((_, Input::Model(r))) => format!("reads ref('{}'), not drawn", printable(r)),
+                None => "its SQL does not say what it reads".to_string(),
+            };
+            let _ = writeln!(out, "{:<24} {reads}", printable(m));
+        }
+    }
     out
 }
 
