@@ -1,0 +1,6 @@
+SELECT
+    id,
+    category,
+    qty
+FROM ref('latest_events')
+WHERE qty > 5

@@ -1,0 +1,6 @@
+SELECT
+    id,
+    category,
+    qty
+FROM source('events')
+WHERE id IS NOT NULL

@@ -1,0 +1,5 @@
+SELECT
+    category,
+    revenue
+FROM ref('category_revenue')
+WHERE revenue >= 50
