@@ -1,3 +1,4 @@
+#![allow(dead_code)]
 // Shared by the fuzz targets: the customer-metrics project, whose files a target replaces,
 // and what `check` and `test` ask of the database.
 
