@@ -1,6 +1,0 @@
-SELECT
-    id,
-    category,
-    qty
-FROM source('events')
-WHERE id IS NOT NULL
