@@ -405,7 +405,9 @@ pub const SHOWN_PER_FILE: usize = 50;
 
 /// What a person is shown of `diagnostics` (in file order): at most [`SHOWN_PER_FILE`] of
 /// each file, and for each file with more, the file and how many were left out.
-pub fn shown(diagnostics: &[Diagnostic]) -> (Vec<&Diagnostic>, Vec<(Option<SourceFile>, usize)>) {
+pub fn shown<'a>(
+    diagnostics: impl IntoIterator<Item = &'a Diagnostic>,
+) -> (Vec<&'a Diagnostic>, Vec<(Option<SourceFile>, usize)>) {
     let mut seen: HashMap<Option<SourceFile>, usize> = HashMap::new();
     let mut shown = Vec::new();
     let mut left_out: Vec<(Option<SourceFile>, usize)> = Vec::new();

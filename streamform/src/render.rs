@@ -149,8 +149,7 @@ pub fn diagnostics<'a>(
     color: bool,
 ) -> String {
     use streamform_db::diagnostic::SHOWN_PER_FILE;
-    let all: Vec<Diagnostic> = diagnostics.cloned().collect();
-    let (shown, left_out) = streamform_db::diagnostic::shown(&all);
+    let (shown, left_out) = streamform_db::diagnostic::shown(diagnostics);
     let mut out = String::new();
     let mut notes = left_out.iter().peekable();
     for (i, d) in shown.iter().enumerate() {
@@ -236,10 +235,7 @@ fn excerpt(db: &Database, file: SourceFile, d: &Diagnostic, color: bool, out: &m
 /// tabs (and every bidirectional override) replaced by `?`s of the same byte length, so
 /// spans still point where they did and a file cannot drive the terminal.
 pub(crate) fn harmless(text: &str) -> std::borrow::Cow<'_, str> {
-    let hostile = |c: char| {
-        !matches!(c, '\n' | '\t' | '\r')
-            && printable(c.encode_utf8(&mut [0; 4])).len() > c.len_utf8()
-    };
+    let hostile = |c: char| !matches!(c, '\n' | '\t' | '\r') && streamform_ir::is_hostile(c);
     if !text.chars().any(hostile) {
         return std::borrow::Cow::Borrowed(text);
     }
