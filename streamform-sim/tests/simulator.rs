@@ -1125,6 +1125,58 @@ fn three_valued_logic_in_filters() {
     assert_eq!(a_of(changes(&[not], &events)), vec![events[3].clone()]);
 }
 
+/// `AND` stops at a false left side and `OR` at a true one, left to right, as Flink's
+/// generated code does: the right side's division by zero is never computed; swapped, it is.
+#[test]
+fn and_and_or_stop_at_a_left_side_that_decides() {
+    let cols = [("qty", DataType::Int64), ("big", DataType::Int64)];
+    let div = |m: &Model| {
+        gt(
+            bin(BinaryOp::Arith(ArithOp::Div), m.col("big"), m.col("qty")),
+            lit_i64(3),
+        )
+    };
+    let zero = vec![i64v(0), i64v(7)];
+    let events = [zero.clone(), vec![i64v(1), i64v(5)], vec![i64v(2), i64v(5)]];
+    let rows = |out: Vec<Change>| out.into_iter().map(|c| c.row).collect::<Vec<_>>();
+    let and = from_source("and", "t", &cols, kafka("t"))
+        .filter(|m| {
+            bin(
+                BinaryOp::And,
+                bin(BinaryOp::NotEq, m.col("qty"), lit_i64(0)),
+                div(m),
+            )
+        })
+        .sink();
+    assert_eq!(rows(changes(&[and], &events)), vec![events[1].clone()]);
+    let or = from_source("or", "t", &cols, kafka("t"))
+        .filter(|m| {
+            bin(
+                BinaryOp::Or,
+                bin(BinaryOp::Eq, m.col("qty"), lit_i64(0)),
+                div(m),
+            )
+        })
+        .sink();
+    assert_eq!(
+        rows(changes(&[or], &events)),
+        vec![zero.clone(), events[1].clone()]
+    );
+    let swapped = from_source("swapped", "t", &cols, kafka("t"))
+        .filter(|m| {
+            bin(
+                BinaryOp::And,
+                div(m),
+                bin(BinaryOp::NotEq, m.col("qty"), lit_i64(0)),
+            )
+        })
+        .sink();
+    assert_eq!(
+        run(&[swapped], &[zero]).unwrap_err().to_string(),
+        "model `swapped`, column `(((big / qty) > 3) AND (qty <> 0))`, event 1: division by zero"
+    );
+}
+
 #[test]
 fn casts_and_mixed_arithmetic_follow_the_plan_types() {
     let plan = from_source(

@@ -13,7 +13,9 @@ SELECT
     NOT flag AS not_flagged,
     flag = FALSE AS flag_is_false,
     note IS NULL AS note_missing,
-    ratio IS NOT NULL AS has_ratio
+    ratio IS NOT NULL AS has_ratio,
+    qty <> 0 AND big / qty > 3 AS over_three_each,
+    qty = 0 OR big / qty > 3 AS none_or_over_three_each
 FROM source('events')
 WHERE id <> 99
   AND (flag = TRUE OR note IS NOT NULL)
