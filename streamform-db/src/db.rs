@@ -868,14 +868,15 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
         .collect();
     def.events = fixture::type_events(&shape, &source_name, &columns, &mut diagnostics);
     def.source_columns = top.nodes[0].schema.clone();
-    let on_event_time = matches!(
-        &top.nodes[0].op,
+    let event_time = match &top.nodes[0].op {
         streamform_ir::Operator::Source {
-            event_time: Some(_),
+            event_time: Some(t),
             ..
-        }
-    );
-    if on_event_time {
+        } => Some(t.column.clone()),
+        _ => None,
+    };
+    if let Some(column) = event_time {
+        fixture::require_event_time(&shape, &column, &source_name, &mut diagnostics);
         def.watermarks = fixture::type_watermarks(&shape, &mut diagnostics);
         def.late = fixture::type_late(&shape, &source_name, &columns, &mut diagnostics);
     } else {

@@ -246,6 +246,37 @@ pub fn type_events(
     type_rows(shape, &shape.given, "event", source, columns, diags)
 }
 
+/// Every `given` event of a source on event time needs its time: one without it (missing or
+/// null) is an error at the event, found before anything runs.
+pub fn require_event_time(
+    shape: &FixtureShape,
+    column: &str,
+    source: &str,
+    diags: &mut Vec<Diagnostic>,
+) {
+    for (i, (map, item)) in shape.given.iter().enumerate() {
+        let span = match map.get(column) {
+            None => item.clone(),
+            Some(v) if matches!(v.value, YamlValue::Null) => shape.field_span(column, v),
+            // A value that is not a timestamp is reported where it is typed.
+            Some(_) => continue,
+        };
+        diags.push(
+            Diagnostic::error(
+                Code::FixtureShape,
+                format!(
+                    "event {} has no `{column}`; source `{source}` runs on event time, so every event needs one",
+                    i + 1
+                ),
+            )
+            .with_span(Some(span))
+            .with_help(format!(
+                "give the event its time, `{column}: 2026-08-30T10:00:00Z`; an event without one is neither on time nor late"
+            )),
+        );
+    }
+}
+
 /// Types the `late` events against the top source's columns.
 pub fn type_late(
     shape: &FixtureShape,

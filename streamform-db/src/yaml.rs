@@ -75,10 +75,11 @@ fn parse_with<T: for<'de> Deserialize<'de>>(
             _ => clean_message(&e.without_snippet().to_string()),
         };
         let (code, help) = classify(innermost(&e));
-        // A missing field is about the whole mapping; the parser's position is wherever it
-        // noticed, which is misleading.
+        // A missing field is about the whole mapping; the parser reports wherever it noticed
+        // (a key of that mapping), so the span moves to the key that names the mapping.
         let span = if code == Code::MissingField {
-            None
+            span.map(|s| mapping_of(text, s.start))
+                .map(|start| start..(start + 1).min(text.len()).max(start))
         } else {
             span
         };
@@ -117,6 +118,53 @@ fn innermost(mut e: &serde_saphyr::Error) -> &serde_saphyr::Error {
     }
 }
 
+/// Where the block mapping holding the key at `offset` is named: the key it is the value of
+/// (`orders:` above `connector: kafka`), else its first key (a file's top level, or a
+/// sequence item). A key in a flow mapping (`{ a: 1 }`) stays where it is.
+fn mapping_of(text: &str, offset: usize) -> usize {
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let column = offset - line_start;
+    if !text[line_start..offset].trim().is_empty() {
+        return offset;
+    }
+    // The column a line's key starts at, past its indentation and any `- ` markers.
+    let key_column = |line: &str| {
+        let mut rest = line.trim_start_matches(' ');
+        while let Some(r) = rest.strip_prefix("- ") {
+            rest = r.trim_start_matches(' ');
+        }
+        line.len() - rest.len()
+    };
+    let mut first = offset;
+    let mut end = line_start;
+    while end > 0 {
+        let start = text[..end - 1].rfind('\n').map_or(0, |i| i + 1);
+        let line = text[start..end - 1].trim_end_matches('\r');
+        end = start;
+        let content = line.trim();
+        if content.is_empty() || content.starts_with('#') {
+            continue;
+        }
+        let at = key_column(line);
+        if at > column {
+            continue;
+        }
+        if at < column {
+            // The parent key, if the mapping is its value.
+            let parent = line.split(" #").next().unwrap_or(line).trim_end();
+            if parent.ends_with(':') {
+                return start + at;
+            }
+            return first;
+        }
+        first = start + at;
+        if line.trim_start().starts_with("- ") {
+            return first;
+        }
+    }
+    first
+}
+
 /// The code of a parse error and what to do about it.
 fn classify(e: &serde_saphyr::Error) -> (Code, String) {
     use serde_saphyr::Error as E;
@@ -142,9 +190,9 @@ fn classify(e: &serde_saphyr::Error) -> (Code, String) {
             Code::DuplicateKey,
             "each key may appear once; remove or rename the repeated one".into(),
         ),
-        E::SerdeMissingField { .. } => (
+        E::SerdeMissingField { field, .. } => (
             Code::MissingField,
-            "add the field; it is required".into(),
+            format!("add `{field}:`; it is required"),
         ),
         E::SerdeInvalidType { .. }
         | E::SerdeInvalidValue { .. }
@@ -323,6 +371,44 @@ mod tests {
     struct M {
         materialized: Option<String>,
         key: Option<Vec<String>>,
+    }
+
+    #[test]
+    fn a_missing_field_points_at_the_mapping_that_lacks_it() {
+        let text = "# a comment\nmodel: m\ngiven: []\n";
+        assert_eq!(mapping_of(text, text.find("given").unwrap()), 12);
+        let text = "sources:\n  orders:\n    connector: kafka\n\n    topic: t\n";
+        assert_eq!(
+            mapping_of(text, text.find("topic").unwrap()),
+            text.find("orders").unwrap()
+        );
+        let text = "given:\n  - a: 1\n    b: 2\n";
+        assert_eq!(
+            mapping_of(text, text.find("b:").unwrap()),
+            text.find("a:").unwrap()
+        );
+        let text = "given:\n  - { a: 1, b: 2 }\n";
+        let b = text.find("b:").unwrap();
+        assert_eq!(mapping_of(text, b), b);
+    }
+
+    #[test]
+    fn a_missing_field_names_the_field_and_its_mapping() {
+        let text = "key: [a]\n";
+        #[derive(Debug, Deserialize)]
+        #[allow(dead_code)]
+        struct Required {
+            materialized: String,
+            key: Vec<String>,
+        }
+        let d = parse::<Required>("streamform.yml", text).unwrap_err();
+        assert_eq!(d.message, "missing field `materialized`");
+        assert_eq!(d.code, Code::MissingField);
+        assert_eq!(
+            d.help.as_deref(),
+            Some("add `materialized:`; it is required")
+        );
+        assert_eq!(d.span, Some(0..1));
     }
 
     #[test]

@@ -131,15 +131,7 @@ impl fmt::Display for ChangelogEntry {
 
 /// `Source`, `Aggregate`, ... for an operator's lowercase name as the manifest writes it.
 pub fn operator_title(operator: &str) -> &str {
-    match operator {
-        "source" => "Source",
-        "filter" => "Filter",
-        "project" => "Project",
-        "aggregate" => "Aggregate",
-        "sort" => "Sort",
-        "sink" => "Sink",
-        other => other,
-    }
+    crate::plan::NodeKind::from_id_name(operator).map_or(operator, |k| k.title())
 }
 
 /// Columns as inspect-plan and plan print them: `[customer_id: int64, total_spend: decimal(38,9)]`.
