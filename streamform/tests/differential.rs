@@ -465,7 +465,8 @@ fn random_value(rng: &mut Rng, ty: DataType, nullable: bool) -> String {
 }
 
 /// A random fixture of `model` in `project`: 1 to 20 events of its source, no null in a
-/// column named like a key column (a null key stops Flink's upsert sink).
+/// column named like a key column (a null key stops Flink's upsert sink) nor in the
+/// source's event time (every event needs one).
 fn random_fixture(project: &Path, model: &str, rng: &mut Rng) -> String {
     let db = Database::default();
     let p = load_project(&db, project).expect("load the scratch project");
@@ -480,13 +481,21 @@ fn random_fixture(project: &Path, model: &str, rng: &mut Rng) -> String {
         })
         .collect();
     let source = &chain[0].nodes[0];
+    let event_time = match &source.op {
+        Operator::Source {
+            event_time: Some(t),
+            ..
+        } => Some(t.column.clone()),
+        _ => None,
+    };
     let mut text = format!("model: {model}\ngiven:\n");
     for _ in 0..1 + rng.below(20) {
         let fields: Vec<String> = source
             .schema
             .iter()
             .map(|f| {
-                let value = random_value(rng, f.ty, !key.contains(&f.name));
+                let nullable = !key.contains(&f.name) && event_time.as_ref() != Some(&f.name);
+                let value = random_value(rng, f.ty, nullable);
                 format!("{}: {value}", f.name)
             })
             .collect();
