@@ -77,9 +77,11 @@ struct RawSink {
     #[schemars(with = "String")]
     connector: Spanned<String>,
     /// The Kafka topic (with `kafka`).
-    topic: Option<String>,
+    #[schemars(with = "Option<String>")]
+    topic: Option<Spanned<String>>,
     /// The file's path (with `file`).
-    path: Option<String>,
+    #[schemars(with = "Option<String>")]
+    path: Option<Spanned<String>>,
     /// `json` or `csv`.
     #[schemars(with = "String")]
     format: Spanned<String>,
@@ -153,7 +155,8 @@ enum AuthShape {
 #[schemars(rename = "Kafka")]
 struct RawKafka {
     /// The bootstrap servers, `host:port[,host:port]`.
-    bootstrap_servers: String,
+    #[schemars(with = "String")]
+    bootstrap_servers: Spanned<String>,
     /// `earliest` (the default) or `latest`.
     #[schemars(with = "Option<String>")]
     startup: Option<Spanned<String>>,
@@ -178,9 +181,11 @@ struct RawSource {
     #[schemars(with = "String")]
     connector: Spanned<String>,
     /// The Kafka topic (with `kafka`).
-    topic: Option<String>,
+    #[schemars(with = "Option<String>")]
+    topic: Option<Spanned<String>>,
     /// The file's path (with `file`).
-    path: Option<String>,
+    #[schemars(with = "Option<String>")]
+    path: Option<Spanned<String>>,
     /// `json` or `csv`.
     #[schemars(with = "String")]
     format: Spanned<String>,
@@ -396,6 +401,12 @@ pub fn is_target_name(name: &str) -> bool {
 /// there, host (brackets kept for IPv6), port. `None` unless the scheme is http or https
 /// and there is a host.
 fn split_address(address: &str) -> Option<(&str, bool, &str, Option<&str>)> {
+    if address
+        .chars()
+        .any(|c| c.is_whitespace() || streamform_ir::is_hostile(c))
+    {
+        return None;
+    }
     let (scheme, rest) = address.split_once("://")?;
     if scheme != "http" && scheme != "https" {
         return None;
@@ -465,11 +476,13 @@ fn connector(
     text: &str,
     what: &str,
     raw_connector: &Spanned<String>,
-    topic: Option<&String>,
-    location: Option<&String>,
+    topic: Option<&Spanned<String>>,
+    location: Option<&Spanned<String>>,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<Connector> {
     let span = Some(span_of(raw_connector, text));
+    // Where a topic or path is wrong, the value itself.
+    let at = |v: &Spanned<String>| Some(span_of(v, text));
     match raw_connector.value.as_str() {
         "kafka" => {
             if location.is_some() {
@@ -483,20 +496,25 @@ fn connector(
                 );
             }
             match topic {
-                Some(t) if !is_topic_name(t) && !t.trim().is_empty() => {
+                Some(t) if !is_topic_name(&t.value) && !t.value.trim().is_empty() => {
                     diags.push(
                         Diagnostic::error(
                             Code::InvalidTopic,
-                            format!("{what}: `{t}` is not a Kafka topic name"),
+                            format!(
+                                "{what}: `{}` is not a Kafka topic name",
+                                streamform_ir::printable(&t.value)
+                            ),
                         )
-                        .with_span(span)
+                        .with_span(at(t))
                         .with_help(
                             "a topic name is 1 to 249 characters from letters, digits, `.`, `_` and `-`",
                         ),
                     );
                     None
                 }
-                Some(t) if !t.trim().is_empty() => Some(Connector::Kafka { topic: t.clone() }),
+                Some(t) if !t.value.trim().is_empty() => Some(Connector::Kafka {
+                    topic: t.value.clone(),
+                }),
                 _ => {
                     diags.push(
                         Diagnostic::error(
@@ -522,7 +540,23 @@ fn connector(
                 );
             }
             match location {
-                Some(p) if !p.trim().is_empty() => Some(Connector::File { path: p.clone() }),
+                Some(p) if p.value.chars().any(streamform_ir::is_hostile) => {
+                    diags.push(
+                        Diagnostic::error(
+                            Code::ConnectorOptions,
+                            format!(
+                                "{what}: the path `{}` holds a control character",
+                                streamform_ir::printable(&p.value)
+                            ),
+                        )
+                        .with_span(at(p))
+                        .with_help("write the file's path as it is named on disk, on one line"),
+                    );
+                    None
+                }
+                Some(p) if !p.value.trim().is_empty() => Some(Connector::File {
+                    path: p.value.clone(),
+                }),
                 _ => {
                     diags.push(
                         Diagnostic::error(
@@ -618,6 +652,26 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
             .as_ref()
             .map(|k| k.value.clone())
             .unwrap_or_default();
+        if let Some(k) = &m.value.key
+            && let Some(twice) = key
+                .iter()
+                .enumerate()
+                .find_map(|(i, c)| key[..i].contains(c).then_some(c))
+        {
+            diags.push(
+                Diagnostic::error(
+                    Code::RepeatedKeyColumn,
+                    format!(
+                        "{what} lists `{}` twice in its key",
+                        streamform_ir::printable(twice)
+                    ),
+                )
+                .with_span(Some(span_of(k, text)))
+                .with_help(
+                    "name each key column once; Flink refuses a primary key that repeats a column",
+                ),
+            );
+        }
         let materialized = match m.value.materialized.as_ref().map(|s| s.value.as_str()) {
             None | Some("append") => {
                 if let Some(k) = &m.value.key {
@@ -851,7 +905,7 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
                         Code::InvalidAddress,
                         format!(
                             "target `{name}`: flink.{field} `{}` is not an http:// or https:// address",
-                            without_userinfo(&address.value)
+                            streamform_ir::printable(&without_userinfo(&address.value))
                         ),
                     )
                     .with_span(at)
@@ -859,13 +913,31 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
                 )),
             }
         }
+        let servers = &kafka.bootstrap_servers.value;
+        if servers.trim().is_empty()
+            || servers
+                .chars()
+                .any(|c| c.is_whitespace() || streamform_ir::is_hostile(c))
+        {
+            diags.push(
+                Diagnostic::error(
+                    Code::InvalidAddress,
+                    format!(
+                        "target `{name}`: kafka.bootstrap_servers `{}` is not a list of host:port",
+                        streamform_ir::printable(servers)
+                    ),
+                )
+                .with_span(Some(span_of(&kafka.bootstrap_servers, text)))
+                .with_help("write host:port, or several separated by commas without spaces: kafka-1:9092,kafka-2:9092"),
+            );
+        }
         if let Some(savepoints) = &flink.savepoints
             && (savepoints.value.trim().is_empty() || !savepoints.value.contains(':'))
         {
             diags.push(
                 Diagnostic::error(
                     Code::InvalidAddress,
-                    format!("target `{name}`: flink.savepoints `{}` is not a URI", savepoints.value),
+                    format!("target `{name}`: flink.savepoints `{}` is not a URI", streamform_ir::printable(&savepoints.value)),
                 )
                 .with_span(Some(span_of(savepoints, text)))
                 .with_help("name a directory every Flink process can write, as a URI: file:///data/savepoints, s3://bucket/savepoints"),
@@ -945,7 +1017,7 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
                 backend: "flink".into(),
                 gateway: Some(flink.gateway.value.clone()),
                 kafka: Some(KafkaTarget {
-                    bootstrap_servers: kafka.bootstrap_servers.clone(),
+                    bootstrap_servers: kafka.bootstrap_servers.value.clone(),
                     startup,
                 }),
                 flink: Some(FlinkTarget {

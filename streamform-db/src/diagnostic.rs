@@ -52,6 +52,8 @@ pub enum Code {
     InvalidName,
     /// An append model declares a key.
     KeyOnAppend,
+    /// A key lists one column twice.
+    RepeatedKeyColumn,
     /// A materialization other than append or upsert.
     UnknownMaterialization,
     /// A reference to a model that has no file (a configuration entry, a fixture, a
@@ -146,7 +148,7 @@ pub enum Code {
 impl Code {
     /// The codes of Streamform's own rules, in the order docs/diagnostics.md lists them
     /// (the Flink backend's follow, from [`FindingKind::ALL`]).
-    pub const OWN: [Code; 52] = [
+    pub const OWN: [Code; 53] = [
         Code::FileMissing,
         Code::FileNotUtf8,
         Code::FileUnreadable,
@@ -160,6 +162,7 @@ impl Code {
         Code::EmptyName,
         Code::InvalidName,
         Code::KeyOnAppend,
+        Code::RepeatedKeyColumn,
         Code::UnknownMaterialization,
         Code::UnknownModel,
         Code::InvalidRename,
@@ -230,6 +233,7 @@ impl Code {
             Code::EmptyName => "empty-name",
             Code::InvalidName => "invalid-name",
             Code::KeyOnAppend => "key-on-append",
+            Code::RepeatedKeyColumn => "repeated-key-column",
             Code::UnknownMaterialization => "unknown-materialization",
             Code::UnknownModel => "unknown-model",
             Code::InvalidRename => "invalid-rename",

@@ -82,15 +82,17 @@ pub struct ParsedModel {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// The most operators a model may hold. Planning walks an expression recursively, so one
-/// of tens of thousands of operators would exhaust the stack, and its cost grows faster than
-/// its size; a thousand is far beyond what a model written by hand holds.
+/// The most operators and list items a model may hold. Planning walks an expression
+/// recursively, so one of tens of thousands of operators would exhaust the stack (an
+/// `IN` list becomes a chain of `OR`s, one per value), and its cost grows faster than its
+/// size (so does a select list's); a thousand is far beyond what a model written by hand
+/// holds.
 pub const MOST_OPERATORS: usize = 1_000;
 
 /// Where the operator past [`MOST_OPERATORS`] is in `text`, if the model holds that many:
-/// arithmetic and comparison operators, `||`, `AND`, `OR`, `NOT` and `WHEN`, counted on the
-/// tokens (flat, so the count itself cannot overflow the stack). Text that does not
-/// tokenize is left to the parser, which reports it.
+/// arithmetic and comparison operators, `||`, `AND`, `OR`, `NOT`, `WHEN` and the commas
+/// between list items, counted on the tokens (flat, so the count itself cannot overflow the
+/// stack). Text that does not tokenize is left to the parser, which reports it.
 fn past_most_operators(text: &str) -> Option<Range<usize>> {
     use sqlparser::keywords::Keyword;
     use sqlparser::tokenizer::{Token, Tokenizer};
@@ -112,7 +114,8 @@ fn past_most_operators(text: &str) -> Option<Range<usize>> {
             | Token::Lt
             | Token::Gt
             | Token::LtEq
-            | Token::GtEq => true,
+            | Token::GtEq
+            | Token::Comma => true,
             Token::Word(w) => matches!(
                 w.keyword,
                 Keyword::AND | Keyword::OR | Keyword::NOT | Keyword::WHEN
@@ -144,7 +147,9 @@ pub fn parse_model(model: &str, text: &str) -> ParsedModel {
         return fail(
             Diagnostic::error(
                 Code::SqlTooLarge,
-                format!("model `{model}` holds more than {MOST_OPERATORS} operators"),
+                format!(
+                    "model `{model}` holds more than {MOST_OPERATORS} operators and list items"
+                ),
             )
             .with_span(Some(at))
             .with_help("split the computation into models that read one another with ref()"),

@@ -93,6 +93,13 @@ fn project_file_problems() {
     assert_eq!(
         codes(&[(
             "streamform.yml",
+            "name: p\nversion: 1\nmodels:\n  m:\n    materialized: upsert\n    key: [id, id]\n"
+        )]),
+        one(Code::RepeatedKeyColumn, "streamform.yml")
+    );
+    assert_eq!(
+        codes(&[(
+            "streamform.yml",
             "name: p\nversion: 1\nmodels:\n  gone:\n    materialized: append\n"
         )]),
         one(Code::UnknownModel, "streamform.yml")

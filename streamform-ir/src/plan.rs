@@ -370,11 +370,15 @@ impl Materialized {
         }
     }
 
-    /// `append` or `upsert(customer_id)`.
+    /// `append` or `upsert(customer_id)`, for display (a key column as written in
+    /// streamform.yml may hold anything, so control characters are escaped).
     pub fn summary(&self) -> String {
         match self {
             Materialized::Append => "append".into(),
-            Materialized::Upsert { key } => format!("upsert({})", key.join(", ")),
+            Materialized::Upsert { key } => {
+                let key: Vec<_> = key.iter().map(|k| crate::printable(k)).collect();
+                format!("upsert({})", key.join(", "))
+            }
         }
     }
 }

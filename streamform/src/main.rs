@@ -608,7 +608,15 @@ fn compiled_plans(
             return Err(unknown_model(db, project, m));
         }
         Some(m) => vec![m.to_string()],
-        None => dependency_graph(db, project).order.clone(),
+        None => {
+            let order = &dependency_graph(db, project).order;
+            // The models of a cycle have no place in the order: say so rather than leave
+            // them out.
+            if order.len() < model_files(db, project).len() {
+                return Err(graph_cycle(db, project, color));
+            }
+            order.clone()
+        }
     };
     names
         .iter()

@@ -63,6 +63,34 @@ fn a_failing_row_wider_than_a_format_width_is_listed() {
     );
 }
 
+/// An IN list becomes a chain of ORs, one per value: 30,000 values overflowed the stack
+/// (abort, exit 134) in every command.
+#[test]
+fn an_in_list_of_thirty_thousand_values_is_refused_not_a_stack_overflow() {
+    let dir = customer_metrics();
+    let values: Vec<String> = (0..30_000).map(|v| v.to_string()).collect();
+    let model = format!(
+        "SELECT customer_id, SUM(amount) AS total_spend FROM source('orders') WHERE customer_id IN ({}) GROUP BY customer_id\n",
+        values.join(",")
+    );
+    std::fs::write(dir.path().join("models/customer_metrics.sql"), model).unwrap();
+    for command in ["check", "explain"] {
+        let out = streamform(&[command], dir.path());
+        assert_ne!(
+            out.status.code(),
+            Some(134),
+            "{command}: {}",
+            text(&out.stderr)
+        );
+        let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert!(
+            all.contains("error: model `customer_metrics` holds more than 1000 operators and list items\n  --> models/customer_metrics.sql:1:3981\n"),
+            "{command}: {}",
+            &all[..all.len().min(2000)]
+        );
+    }
+}
+
 #[cfg(unix)]
 #[test]
 fn a_fixture_whose_name_is_not_utf8_is_reported_not_skipped() {
@@ -242,7 +270,7 @@ fn a_model_of_thirty_thousand_operators_is_refused_not_a_stack_overflow() {
     let stdout = text(&out.stdout);
     assert!(
         stdout.contains(
-            "error: model `customer_metrics` holds more than 1000 operators\n  --> models/customer_metrics.sql:1:4083\n"
+            "error: model `customer_metrics` holds more than 1000 operators and list items\n  --> models/customer_metrics.sql:1:4079\n"
         ),
         "{}",
         &stdout[..stdout.len().min(2000)]

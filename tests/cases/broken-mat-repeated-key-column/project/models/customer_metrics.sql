@@ -1,0 +1,2 @@
+SELECT customer_id, amount
+FROM source('orders')
