@@ -1611,14 +1611,17 @@ fn unknown_column(e: &DataFusionError, fields: &[Field]) -> Option<(String, Stri
     Some((format!("unknown column `{name}`"), help))
 }
 
-/// The planner's type errors in Streamform's words: operands that do not combine, and two
-/// aggregate calls the planner names alike (it leaves a CAST out of a call's name).
-fn type_problem(e: &DataFusionError, at: Option<&str>) -> Option<(String, String)> {
+/// The planner's type errors in Streamform's words, with their code: operands that do not
+/// combine, a condition or a `NOT` or `-` over a value of the wrong type, two output columns
+/// with one name, and two aggregate calls the planner names alike (it leaves a CAST out of
+/// a call's name).
+fn type_problem(e: &DataFusionError, at: Option<&str>) -> Option<(Code, String, String)> {
     let raw = datafusion_message(e);
     let help = "combine values of the same kind (numbers with numbers, strings with strings, a timestamp with a timestamp or an INTERVAL), or CAST one side".to_string();
     if let Some(rest) = raw.strip_prefix("Cannot coerce arithmetic expression ") {
         let operands = rest.strip_suffix(" to valid types").unwrap_or(rest);
         return Some((
+            Code::TypeMismatch,
             format!(
                 "the operands of `{}` do not combine",
                 our_type_names(operands)
@@ -1630,8 +1633,63 @@ fn type_problem(e: &DataFusionError, at: Option<&str>) -> Option<(String, String
     if raw.contains("incompatible types") || diagnostic.contains("incompatible types") {
         let what = at.map_or_else(String::new, |t| format!("`{t}` "));
         return Some((
+            Code::TypeMismatch,
             format!("{what}meets a value of a type it does not combine or compare with"),
             help,
+        ));
+    }
+    if let Some(rest) = raw.strip_prefix("Cannot create filter with non-boolean predicate ") {
+        let ty = rest.rsplit_once(" returning ").map_or("", |(_, t)| t);
+        return Some((
+            Code::TypeMismatch,
+            format!(
+                "a WHERE or HAVING condition is {}, not a boolean",
+                our_type_names(ty)
+            ),
+            "write a condition that is true or false, such as `qty > 0` or `note IS NOT NULL`"
+                .into(),
+        ));
+    }
+    let what = at.map_or_else(String::new, |t| format!("`{t}` "));
+    if let Some(ty) = raw.strip_prefix("Unary operator 'NOT' requires a boolean expression, got ") {
+        return Some((
+            Code::TypeMismatch,
+            format!(
+                "NOT applies to a boolean, and {what}is {}",
+                our_type_names(ty)
+            ),
+            "negate a condition, such as NOT (qty > 0), or compare the value: qty = 0".into(),
+        ));
+    }
+    if let Some(rest) = raw.strip_prefix("Unary operator '") {
+        let sign = rest.split('\'').next().unwrap_or("-");
+        return Some((
+            Code::TypeMismatch,
+            format!(
+                "unary {sign} applies to a number, an INTERVAL or a timestamp, and {what}is not one"
+            ),
+            "apply it to a numeric column, or CAST the value to a number first".into(),
+        ));
+    }
+    if raw.starts_with("Projections require unique expression names") {
+        // `... the expression "t.id AS a" at position 0 and "t.cat AS a" at position 1
+        // have the same name ...`: the name is the last one's alias, or its column.
+        let name = raw
+            .split(" have the same name")
+            .next()
+            .and_then(|head| head.rsplit_once('"'))
+            .and_then(|(head, _)| head.rsplit_once('"'))
+            .map(|(_, expr)| {
+                let name = expr.rsplit_once(" AS ").map_or(expr, |(_, alias)| alias);
+                name.rsplit_once('.').map_or(name, |(_, n)| n).to_string()
+            });
+        return Some((
+            Code::OutputColumns,
+            match name {
+                Some(n) => format!("two output columns are both named `{n}`"),
+                None => "two output columns have the same name".into(),
+            },
+            "give each output column its own name with AS".into(),
         ));
     }
     if let Some(rest) = raw.strip_prefix("Schema contains duplicate unqualified field name ") {
@@ -1644,6 +1702,7 @@ fn type_problem(e: &DataFusionError, at: Option<&str>) -> Option<(String, String
             })
             .unwrap_or_else(|| name.to_string());
         return Some((
+            Code::OutputColumns,
             format!(
                 "two columns of the query would both be named `{name}`: the planner leaves a CAST out of an aggregate call's name, so `avg(x)` and `avg(CAST(x AS ...))` collide"
             ),
@@ -1672,7 +1731,18 @@ fn our_type_names(text: &str) -> String {
     ] {
         out = out.replace(theirs, ours);
     }
-    out
+    // `decimal(12, 2)` as Streamform writes it: `decimal(12,2)`.
+    let mut rest = out.as_str();
+    let mut written = String::with_capacity(out.len());
+    while let Some(at) = rest.find("decimal(") {
+        let (head, tail) = rest.split_at(at + "decimal(".len());
+        written.push_str(head);
+        let end = tail.find(')').map_or(tail.len(), |e| e + 1);
+        written.push_str(&tail[..end].replace(", ", ","));
+        rest = &tail[end..];
+    }
+    written.push_str(rest);
+    written
 }
 
 /// Where the first selected column the planner refuses is: the SELECT list planned one
@@ -1699,6 +1769,29 @@ fn failing_item(
         }
     }
     None
+}
+
+/// Where a condition the planner refuses as not boolean is, when the query has one: its
+/// WHERE or its HAVING.
+fn failing_condition(
+    e: &DataFusionError,
+    query: &Query,
+    text: &str,
+) -> Option<std::ops::Range<usize>> {
+    use sqlparser::ast::{SetExpr, Spanned};
+    if !datafusion_message(e).starts_with("Cannot create filter with non-boolean predicate") {
+        return None;
+    }
+    let SetExpr::Select(select) = query.body.as_ref() else {
+        return None;
+    };
+    // With both, which one the planner refused is not said: no position rather than a
+    // wrong one.
+    let condition = match (&select.selection, &select.having) {
+        (Some(c), None) | (None, Some(c)) => c,
+        _ => return None,
+    };
+    crate::sql::byte_span(text, condition.span())
 }
 
 /// The code of a DataFusion planning error.
@@ -1786,13 +1879,22 @@ pub fn lower_model(
             let message = d.message.replace(&format!("'{table}."), "'");
             format!("`{}`: {}", text[at].trim(), message.trim_end_matches('.'))
         });
-        let (message, help) = unknown_column(&e, &input_fields)
+        let (code, message, help) = unknown_column(&e, &input_fields)
+            .map(|(m, h)| (Code::UnknownColumn, m, h))
             .or_else(|| type_problem(&e, span.as_ref().map(|at| text[at.clone()].trim())))
-            .unwrap_or_else(|| (short.unwrap_or_else(|| datafusion_message(&e)), help));
+            .unwrap_or_else(|| {
+                (
+                    planning_code(&e),
+                    short.unwrap_or_else(|| datafusion_message(&e)),
+                    help,
+                )
+            });
         // Without a position from the planner, find the selected column it failed on by
-        // planning the columns one at a time.
-        let span = span.or_else(|| failing_item(&planner, query, &table, text));
-        Diagnostic::error(planning_code(&e), format!("model `{model}`: {message}"))
+        // planning the columns one at a time, or the condition.
+        let span = span
+            .or_else(|| failing_condition(&e, query, text))
+            .or_else(|| failing_item(&planner, query, &table, text));
+        Diagnostic::error(code, format!("model `{model}`: {message}"))
             .with_span(span)
             .with_help(help)
     })?;
