@@ -339,20 +339,37 @@ impl<'de> Deserialize<'de> for YamlValue {
 /// `12345678901234567890.123456789` is not the float serde saw.
 pub fn with_source_text(v: &mut Spanned<YamlValue>, source: &str) {
     let span = span_of(v, source);
+    let raw = || {
+        let raw = source.get(span.clone()).unwrap_or("").trim();
+        raw.split(['#', ',', '}', ']', '\n'])
+            .next()
+            .unwrap_or("")
+            .trim()
+    };
+    // An alias, an anchor or a tag: the parser's value is the one to keep.
+    let plain = |raw: &str| !raw.is_empty() && !raw.starts_with(['*', '&', '!']);
     match &mut v.value {
         YamlValue::Number(n) => {
-            let raw = source.get(span.clone()).unwrap_or("").trim();
-            let raw = raw
-                .split(['#', ',', '}', ']', '\n'])
-                .next()
-                .unwrap_or("")
-                .trim();
-            if !raw.is_empty()
+            let raw = raw();
+            if plain(raw)
                 && raw
                     .chars()
                     .all(|c| c.is_ascii_digit() || "+-.eE_".contains(c))
             {
                 *n = raw.to_string();
+            } else if plain(raw) && raw.contains(['x', 'o', 'b', 'X', 'O', 'B']) {
+                // `0x10`, `0o7`, `0b11`: YAML 1.1 numbers that YAML 1.2's core schema
+                // reads as text; a fixture says what it means in decimal.
+                v.value = YamlValue::String(raw.to_string());
+            }
+        }
+        YamlValue::Bool(_) => {
+            // `yes`, `no`, `on`, `off`, `y`, `n` are booleans only to YAML 1.1; as in
+            // YAML 1.2, they are text here, so `note: no` is the string and a boolean
+            // column says what it accepts.
+            let raw = raw();
+            if plain(raw) && !["true", "false", "True", "False", "TRUE", "FALSE"].contains(&raw) {
+                v.value = YamlValue::String(raw.to_string());
             }
         }
         YamlValue::Map(m) => m.values_mut().for_each(|x| with_source_text(x, source)),
