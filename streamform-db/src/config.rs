@@ -358,14 +358,18 @@ pub fn key_span(text: &str, name: &str, value: Range<usize>) -> Range<usize> {
     for (needle_end, _) in before.rmatch_indices(':') {
         let head = &before[..needle_end];
         let start = head.trim_end().len();
-        let key_start = start.saturating_sub(name.len());
-        if head[..start].ends_with(name)
-            && head[..key_start]
-                .chars()
-                .last()
-                .is_none_or(|c| c.is_whitespace() || c == '{' || c == ',')
-        {
-            return key_start..start;
+        // The key as written: plain, or quoted (`"count(x)": 2`).
+        for quote in ["", "\"", "'"] {
+            let written = format!("{quote}{name}{quote}");
+            let key_start = start.saturating_sub(written.len());
+            if head[..start].ends_with(&written)
+                && head[..key_start]
+                    .chars()
+                    .last()
+                    .is_none_or(|c| c.is_whitespace() || c == '{' || c == ',')
+            {
+                return key_start..start;
+            }
         }
     }
     value
