@@ -605,7 +605,11 @@ fn format_of(
             format!("{what} has unknown format `{}`", raw.value),
         )
         .with_span(Some(span_of(raw, text)))
-        .with_help(format!("the formats are: {}", FORMATS.join(", "))),
+        .with_help(crate::diagnostic::suggest(
+            &raw.value,
+            FORMATS,
+            "the formats are",
+        )),
     );
     None
 }
@@ -1010,7 +1014,11 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
                         format!("target `{name}`: unknown kafka.startup `{other}`"),
                     )
                     .with_span(kafka.startup.as_ref().map(|s| span_of(s, text)))
-                    .with_help("kafka.startup is earliest or latest"),
+                    .with_help(crate::diagnostic::suggest(
+                        other,
+                        &["earliest", "latest"],
+                        "kafka.startup is one of",
+                    )),
                 );
                 continue;
             }

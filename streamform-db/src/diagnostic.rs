@@ -534,12 +534,17 @@ pub fn did_you_mean<'a>(
         return None;
     }
     let limit = (name.chars().count() / 3).max(2);
+    // Distance counted without case, so `KAFKA` finds `kafka`; the written case breaks ties.
+    let lower = name.to_lowercase();
     candidates
         .into_iter()
-        .map(|c| (strsim::osa_distance(name, c), c))
-        .filter(|(d, _)| *d <= limit)
-        .min_by_key(|(d, c)| (*d, *c))
-        .map(|(_, c)| c)
+        .map(|c| {
+            let d = strsim::osa_distance(&lower, &c.to_lowercase());
+            (d, strsim::osa_distance(name, c), c)
+        })
+        .filter(|(d, _, _)| *d <= limit)
+        .min_by_key(|(d, exact, c)| (*d, *exact, *c))
+        .map(|(_, _, c)| c)
 }
 
 /// A `help:` text for an unknown name among `candidates`: `did you mean `x`? <listing>: a, b`
@@ -558,6 +563,17 @@ pub fn suggest(name: &str, candidates: &[&str], listing: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn did_you_mean_sees_past_case() {
+        assert_eq!(did_you_mean("KAFKA", ["kafka", "file"]), Some("kafka"));
+        assert_eq!(
+            did_you_mean("INSERT", ["insert", "update", "delete"]),
+            Some("insert")
+        );
+        assert_eq!(did_you_mean("jsn", ["json", "csv"]), Some("json"));
+        assert_eq!(did_you_mean("parquet", ["json", "csv"]), None);
+    }
 
     #[test]
     fn positions_round_trip() {

@@ -385,7 +385,14 @@ pub fn type_expectations(
                         format!("expect record {n} has op {}", other.describe()),
                     )
                     .with_span(Some(span.clone()))
-                    .with_help("op is insert, update or delete"),
+                    .with_help(match other {
+                        YamlValue::String(s) => crate::diagnostic::suggest(
+                            s,
+                            &["insert", "update", "delete"],
+                            "op is one of",
+                        ),
+                        _ => "op is insert, update or delete".into(),
+                    }),
                 );
                 None
             }
