@@ -126,6 +126,36 @@ fn past_most_operators(text: &str) -> Option<Range<usize>> {
         .and_then(|t| byte_span(text, t.span))
 }
 
+/// The deepest a model may nest parentheses and CASE expressions. Past the parser's own
+/// recursion limit (50), some forms (`CAST(CAST(...))`, `EXTRACT`, `SUBSTRING ... FROM`)
+/// send it retrying alternatives level by level, which never ends; a model written by hand
+/// nests a few levels.
+pub const DEEPEST_NESTING: usize = 32;
+
+/// Where the parenthesis or CASE past [`DEEPEST_NESTING`] levels is in `text`, counted on
+/// the tokens (flat). Text that does not tokenize is left to the parser.
+fn past_deepest_nesting(text: &str) -> Option<Range<usize>> {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let tokens = Tokenizer::new(&GenericDialect {}, text)
+        .tokenize_with_location()
+        .ok()?;
+    let mut depth = 0usize;
+    for t in &tokens {
+        match &t.token {
+            Token::LParen | Token::LBracket => depth += 1,
+            Token::Word(w) if w.keyword == Keyword::CASE => depth += 1,
+            Token::RParen | Token::RBracket => depth = depth.saturating_sub(1),
+            Token::Word(w) if w.keyword == Keyword::END => depth = depth.saturating_sub(1),
+            _ => continue,
+        }
+        if depth > DEEPEST_NESTING {
+            return byte_span(text, t.span);
+        }
+    }
+    None
+}
+
 /// Parses `text` as exactly one SELECT statement.
 pub fn parse_model(model: &str, text: &str) -> ParsedModel {
     let fail = |d: Diagnostic| ParsedModel {
@@ -153,6 +183,18 @@ pub fn parse_model(model: &str, text: &str) -> ParsedModel {
             )
             .with_span(Some(at))
             .with_help("split the computation into models that read one another with ref()"),
+        );
+    }
+    if let Some(at) = past_deepest_nesting(text) {
+        return fail(
+            Diagnostic::error(
+                Code::SqlTooLarge,
+                format!(
+                    "model `{model}` nests parentheses or CASE expressions more than {DEEPEST_NESTING} levels deep"
+                ),
+            )
+            .with_span(Some(at))
+            .with_help("compute the inner part as a column of a model this one reads with ref()"),
         );
     }
     let statements = match Parser::parse_sql(&GenericDialect {}, text) {

@@ -63,6 +63,26 @@ fn a_failing_row_wider_than_a_format_width_is_listed() {
     );
 }
 
+/// Past the parser's recursion limit, nested CASTs sent it retrying alternatives at every
+/// level: 48 of them (about 1 kB) made every command spin without end.
+#[test]
+fn casts_nested_48_deep_are_refused_at_once_not_a_hang() {
+    let dir = customer_metrics();
+    let mut e = String::from("customer_id");
+    for _ in 0..48 {
+        e = format!("CAST({e} AS BIGINT)");
+    }
+    let model = format!(
+        "SELECT {e} AS customer_id, SUM(amount) AS total_spend FROM source('orders') GROUP BY 1\n"
+    );
+    std::fs::write(dir.path().join("models/customer_metrics.sql"), model).unwrap();
+    let out = streamform(&["check"], dir.path());
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains(
+        "error: model `customer_metrics` nests parentheses or CASE expressions more than 32 levels deep\n  --> models/customer_metrics.sql:1:172\n"
+    ));
+}
+
 /// An IN list becomes a chain of ORs, one per value: 30,000 values overflowed the stack
 /// (abort, exit 134) in every command.
 #[test]
