@@ -89,19 +89,34 @@ pub struct ParsedModel {
 /// holds.
 pub const MOST_OPERATORS: usize = 1_000;
 
-/// Where the operator past [`MOST_OPERATORS`] is in `text`, if the model holds that many:
-/// arithmetic and comparison operators, `||`, `AND`, `OR`, `NOT`, `WHEN` and the commas
-/// between list items, counted on the tokens (flat, so the count itself cannot overflow the
-/// stack). Text that does not tokenize is left to the parser, which reports it.
-fn past_most_operators(text: &str) -> Option<Range<usize>> {
+/// The deepest a model may nest parentheses and CASE expressions. Past the parser's own
+/// recursion limit (50), some forms (`CAST(CAST(...))`, `EXTRACT`, `SUBSTRING ... FROM`)
+/// send it retrying alternatives level by level, which never ends; a model written by hand
+/// nests a few levels.
+pub const DEEPEST_NESTING: usize = 32;
+
+/// Which size limit a model passes.
+enum Limit {
+    /// More than [`MOST_OPERATORS`] operators and list items.
+    Operators,
+    /// Parentheses or CASE nested more than [`DEEPEST_NESTING`] levels.
+    Nesting,
+}
+
+/// The first limit `text` passes, and the token where it does, counted on the tokens in one
+/// flat pass (so the count itself cannot overflow the stack): operators are arithmetic and
+/// comparison operators, `||`, `AND`, `OR`, `NOT`, `WHEN` and the commas between list
+/// items; nesting counts parentheses, brackets and CASE ... END. Text that does not
+/// tokenize is left to the parser, which reports it.
+fn past_limits(text: &str) -> Option<(Limit, Range<usize>)> {
     use sqlparser::keywords::Keyword;
     use sqlparser::tokenizer::{Token, Tokenizer};
     let tokens = Tokenizer::new(&GenericDialect {}, text)
         .tokenize_with_location()
         .ok()?;
-    tokens
-        .iter()
-        .filter(|t| match &t.token {
+    let (mut operators, mut depth) = (0usize, 0usize);
+    for t in &tokens {
+        match &t.token {
             Token::Plus
             | Token::Minus
             | Token::Mul
@@ -115,43 +130,29 @@ fn past_most_operators(text: &str) -> Option<Range<usize>> {
             | Token::Gt
             | Token::LtEq
             | Token::GtEq
-            | Token::Comma => true,
-            Token::Word(w) => matches!(
-                w.keyword,
-                Keyword::AND | Keyword::OR | Keyword::NOT | Keyword::WHEN
-            ),
-            _ => false,
-        })
-        .nth(MOST_OPERATORS)
-        .and_then(|t| byte_span(text, t.span))
-}
-
-/// The deepest a model may nest parentheses and CASE expressions. Past the parser's own
-/// recursion limit (50), some forms (`CAST(CAST(...))`, `EXTRACT`, `SUBSTRING ... FROM`)
-/// send it retrying alternatives level by level, which never ends; a model written by hand
-/// nests a few levels.
-pub const DEEPEST_NESTING: usize = 32;
-
-/// Where the parenthesis or CASE past [`DEEPEST_NESTING`] levels is in `text`, counted on
-/// the tokens (flat). Text that does not tokenize is left to the parser.
-fn past_deepest_nesting(text: &str) -> Option<Range<usize>> {
-    use sqlparser::keywords::Keyword;
-    use sqlparser::tokenizer::{Token, Tokenizer};
-    let tokens = Tokenizer::new(&GenericDialect {}, text)
-        .tokenize_with_location()
-        .ok()?;
-    let mut depth = 0usize;
-    for t in &tokens {
-        match &t.token {
+            | Token::Comma => operators += 1,
+            Token::Word(w)
+                if matches!(
+                    w.keyword,
+                    Keyword::AND | Keyword::OR | Keyword::NOT | Keyword::WHEN
+                ) =>
+            {
+                operators += 1
+            }
             Token::LParen | Token::LBracket => depth += 1,
             Token::Word(w) if w.keyword == Keyword::CASE => depth += 1,
             Token::RParen | Token::RBracket => depth = depth.saturating_sub(1),
             Token::Word(w) if w.keyword == Keyword::END => depth = depth.saturating_sub(1),
             _ => continue,
         }
-        if depth > DEEPEST_NESTING {
-            return byte_span(text, t.span);
-        }
+        let passed = if operators > MOST_OPERATORS {
+            Limit::Operators
+        } else if depth > DEEPEST_NESTING {
+            Limit::Nesting
+        } else {
+            continue;
+        };
+        return byte_span(text, t.span).map(|at| (passed, at));
     }
     None
 }
@@ -173,28 +174,25 @@ pub fn parse_model(model: &str, text: &str) -> ParsedModel {
             ),
         );
     }
-    if let Some(at) = past_most_operators(text) {
-        return fail(
-            Diagnostic::error(
-                Code::SqlTooLarge,
+    if let Some((limit, at)) = past_limits(text) {
+        let (message, help) = match limit {
+            Limit::Operators => (
                 format!(
                     "model `{model}` holds more than {MOST_OPERATORS} operators and list items"
                 ),
-            )
-            .with_span(Some(at))
-            .with_help("split the computation into models that read one another with ref()"),
-        );
-    }
-    if let Some(at) = past_deepest_nesting(text) {
-        return fail(
-            Diagnostic::error(
-                Code::SqlTooLarge,
+                "split the computation into models that read one another with ref()",
+            ),
+            Limit::Nesting => (
                 format!(
                     "model `{model}` nests parentheses or CASE expressions more than {DEEPEST_NESTING} levels deep"
                 ),
-            )
-            .with_span(Some(at))
-            .with_help("compute the inner part as a column of a model this one reads with ref()"),
+                "compute the inner part as a column of a model this one reads with ref()",
+            ),
+        };
+        return fail(
+            Diagnostic::error(Code::SqlTooLarge, message)
+                .with_span(Some(at))
+                .with_help(help),
         );
     }
     let statements = match Parser::parse_sql(&GenericDialect {}, text) {
