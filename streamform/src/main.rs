@@ -609,13 +609,13 @@ fn compiled_plans(
         }
         Some(m) => vec![m.to_string()],
         None => {
-            let order = &dependency_graph(db, project).order;
+            let graph = dependency_graph(db, project);
             // The models of a cycle have no place in the order: say so rather than leave
             // them out.
-            if order.len() < model_files(db, project).len() {
+            if !graph.cycles.is_empty() {
                 return Err(graph_cycle(db, project, color));
             }
-            order.clone()
+            graph.order.clone()
         }
     };
     names
