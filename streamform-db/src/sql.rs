@@ -95,6 +95,107 @@ pub const MOST_OPERATORS: usize = 1_000;
 /// nests a few levels.
 pub const DEEPEST_NESTING: usize = 32;
 
+/// The most expressions a model may hold once the constructs that repeat an argument are
+/// written out: `COALESCE` and `NULLIF` test a value and then return it, and `IN`,
+/// `BETWEEN` and `CASE x WHEN` compare `x` once per value. Each level of nesting multiplies
+/// the size, so twenty nested `NULLIF`s in a few hundred bytes stand for a million
+/// expressions; a model written by hand stays far below this.
+pub const MOST_EXPANDED: u64 = 10_000;
+
+/// The size of `e` once written out as the simulator and Flink evaluate it, counted in
+/// expressions: a construct that repeats an argument counts it as often as it is repeated.
+/// Counted bottom-up in one walk, so the count itself costs the text's size.
+struct Expanded {
+    /// The sizes of the children seen so far, one list per expression being walked.
+    children: Vec<Vec<u64>>,
+    /// The sum over the model's outermost expressions.
+    total: u64,
+}
+
+impl Expanded {
+    /// The size of `e` from its children's sizes, in the order they are walked.
+    fn size(e: &SqlExpr, kids: &[u64]) -> u64 {
+        let sum = |k: &[u64]| k.iter().fold(0u64, |a, b| a.saturating_add(*b));
+        let twice = |k: u64| k.saturating_mul(2);
+        let plain = 1u64.saturating_add(sum(kids));
+        match e {
+            // CASE WHEN a = b THEN NULL ELSE a END
+            SqlExpr::Function(f)
+                if kids.len() == 2 && f.name.to_string().eq_ignore_ascii_case("nullif") =>
+            {
+                twice(kids[0]).saturating_add(kids[1]).saturating_add(3)
+            }
+            // CASE WHEN a IS NOT NULL THEN a ... ELSE last END
+            SqlExpr::Function(f)
+                if !kids.is_empty() && f.name.to_string().eq_ignore_ascii_case("coalesce") =>
+            {
+                let (last, first) = kids.split_last().expect("not empty");
+                twice(sum(first))
+                    .saturating_add(*last)
+                    .saturating_add(kids.len() as u64)
+            }
+            // x = a OR x = b ...
+            SqlExpr::InList { list, .. } if kids.len() == list.len() + 1 => kids[0]
+                .saturating_mul(list.len() as u64)
+                .saturating_add(sum(&kids[1..]))
+                .saturating_add(2 * list.len() as u64),
+            // x >= low AND x <= high
+            SqlExpr::Between { .. } if kids.len() == 3 => twice(kids[0])
+                .saturating_add(sum(&kids[1..]))
+                .saturating_add(4),
+            // CASE WHEN x = v THEN ... per branch
+            SqlExpr::Case {
+                operand: Some(_),
+                conditions,
+                ..
+            } if !kids.is_empty() => kids[0]
+                .saturating_mul(conditions.len() as u64)
+                .saturating_add(sum(&kids[1..]))
+                .saturating_add(1 + conditions.len() as u64),
+            _ => plain,
+        }
+    }
+}
+
+impl ast::Visitor for Expanded {
+    /// The smallest expression past [`MOST_EXPANDED`], or the outermost one that takes the
+    /// model's total past it; `true` for a call, whose span stops before its `)`.
+    type Break = (sqlparser::tokenizer::Span, bool);
+
+    fn pre_visit_expr(&mut self, _: &SqlExpr) -> std::ops::ControlFlow<Self::Break> {
+        self.children.push(Vec::new());
+        std::ops::ControlFlow::Continue(())
+    }
+
+    fn post_visit_expr(&mut self, e: &SqlExpr) -> std::ops::ControlFlow<Self::Break> {
+        let kids = self.children.pop().unwrap_or_default();
+        let size = Self::size(e, &kids);
+        match self.children.last_mut() {
+            Some(parent) => parent.push(size),
+            None => self.total = self.total.saturating_add(size),
+        }
+        if size > MOST_EXPANDED || self.total > MOST_EXPANDED {
+            return std::ops::ControlFlow::Break((e.span(), matches!(e, SqlExpr::Function(_))));
+        }
+        std::ops::ControlFlow::Continue(())
+    }
+}
+
+/// Where `query`, read from `text`, passes [`MOST_EXPANDED`], if it does.
+fn past_expansion(text: &str, query: &Query) -> Option<Range<usize>> {
+    let mut walk = Expanded {
+        children: Vec::new(),
+        total: 0,
+    };
+    let (span, call) = ast::Visit::visit(query, &mut walk).break_value()?;
+    let at = byte_span(text, span).unwrap_or(0..text.len());
+    let open = text[at.start..].find('(').map(|i| at.start + i);
+    Some(match open {
+        Some(open) if call => at.start..through_parenthesis(text, open),
+        _ => at,
+    })
+}
+
 /// Which size limit a model passes.
 enum Limit {
     /// More than [`MOST_OPERATORS`] operators and list items.
@@ -253,9 +354,19 @@ pub fn parse_model(model: &str, text: &str) -> ParsedModel {
             Diagnostic::error(Code::NotOneSelect, format!("model `{model}` is empty"))
                 .with_help("a model file holds one SELECT statement"),
         ),
-        [Statement::Query(q)] => ParsedModel {
-            query: Some(q.clone()),
-            diagnostics: Vec::new(),
+        [Statement::Query(q)] => match past_expansion(text, q) {
+            Some(at) => fail(
+                Diagnostic::error(
+                    Code::SqlTooLarge,
+                    format!("model `{model}` grows past {MOST_EXPANDED} expressions once COALESCE, NULLIF, IN, BETWEEN and CASE x WHEN are written out"),
+                )
+                .with_span(Some(at))
+                .with_help("each of these repeats its first argument, so nesting them multiplies the size; compute the inner part as a column of a model this one reads with ref()"),
+            ),
+            None => ParsedModel {
+                query: Some(q.clone()),
+                diagnostics: Vec::new(),
+            },
         },
         [one] => fail(
             Diagnostic::error(
@@ -1409,5 +1520,61 @@ mod tests {
             d.message
         );
         assert!(d.span.is_some());
+    }
+
+    /// The written-out size of each model's one select item, or `None` past the limit.
+    fn expanded(item: &str) -> u64 {
+        let sql = format!("SELECT {item} FROM source('o')");
+        let q = Parser::parse_sql(&GenericDialect {}, &sql).unwrap();
+        let Statement::Query(q) = &q[0] else {
+            unreachable!()
+        };
+        let mut walk = Expanded {
+            children: Vec::new(),
+            total: 0,
+        };
+        assert!(ast::Visit::visit(q.as_ref(), &mut walk).is_continue());
+        walk.total
+    }
+
+    #[test]
+    fn counts_a_repeated_argument_as_often_as_it_is_written_out() {
+        // `a + 1` is three expressions; the source('o') argument is one more.
+        assert_eq!(expanded("a + 1"), 3 + 1);
+        // CASE WHEN (a + 1) = b THEN NULL ELSE (a + 1) END
+        assert_eq!(expanded("NULLIF(a + 1, b)"), 2 * 3 + 1 + 3 + 1);
+        // CASE WHEN a IS NOT NULL THEN a WHEN b IS NOT NULL THEN b ELSE c END
+        assert_eq!(expanded("COALESCE(a, b, c)"), 2 + 2 + 1 + 3 + 1);
+        // (a + 1) = 1 OR (a + 1) = 2 OR (a + 1) = 3
+        assert_eq!(expanded("a + 1 IN (1, 2, 3)"), 3 * 3 + 3 + 6 + 1);
+        // (a + 1) >= 1 AND (a + 1) <= 2
+        assert_eq!(expanded("a + 1 BETWEEN 1 AND 2"), 2 * 3 + 2 + 4 + 1);
+        // CASE WHEN (a + 1) = 1 THEN 'x' WHEN (a + 1) = 2 THEN 'y' END
+        assert_eq!(
+            expanded("CASE a + 1 WHEN 1 THEN 'x' WHEN 2 THEN 'y' END"),
+            2 * 3 + 4 + 3 + 1
+        );
+    }
+
+    #[test]
+    fn nesting_that_multiplies_past_the_limit_is_refused_where_it_passes_it() {
+        let nested =
+            |levels: usize| (0..levels).fold("a".to_string(), |e, _| format!("NULLIF({e}, 1)"));
+        // n levels write out to 5 * 2^n - 4 expressions: 5,116 for ten, 10,236 for eleven.
+        assert!(
+            parse_model("m", &format!("SELECT {} FROM source('o')", nested(10)))
+                .query
+                .is_some()
+        );
+        let sql = format!("SELECT {} AS x FROM source('o')", nested(20));
+        let p = parse_model("m", &sql);
+        let d = &p.diagnostics[0];
+        assert_eq!(d.code, Code::SqlTooLarge);
+        assert_eq!(
+            d.message,
+            "model `m` grows past 10000 expressions once COALESCE, NULLIF, IN, BETWEEN and CASE x WHEN are written out"
+        );
+        // The innermost call that alone passes the limit: the eleventh level.
+        assert_eq!(&sql[d.span.clone().unwrap()], nested(11));
     }
 }

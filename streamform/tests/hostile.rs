@@ -83,6 +83,49 @@ fn casts_nested_48_deep_are_refused_at_once_not_a_hang() {
     ));
 }
 
+/// NULLIF(a, b) is evaluated as CASE WHEN a = b THEN NULL ELSE a END, so each level of
+/// nesting doubled the model: 20 levels (300 bytes) made `check` run without end.
+#[test]
+fn nullif_nested_20_deep_is_refused_at_once_not_a_hang() {
+    let dir = customer_metrics();
+    let e = (0..20).fold("amount".to_string(), |e, _| format!("NULLIF({e}, 1)"));
+    let model = format!(
+        "SELECT customer_id, SUM({e}) AS total_spend FROM source('orders') GROUP BY customer_id\n"
+    );
+    std::fs::write(dir.path().join("models/customer_metrics.sql"), model).unwrap();
+    for command in ["check", "test"] {
+        let out = streamform(&[command], dir.path());
+        let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert!(
+            all.contains("error: model `customer_metrics` grows past 10000 expressions once COALESCE, NULLIF, IN, BETWEEN and CASE x WHEN are written out\n  --> models/customer_metrics.sql:1:88\n"),
+            "{command}: {all}"
+        );
+        assert!(all.contains("  help: each of these repeats its first argument, so nesting them multiplies the size; compute the inner part as a column of a model this one reads with ref()\n"), "{command}: {all}");
+    }
+}
+
+/// `x IN (1, 2, 3)` compares `x` once per value: twelve nested `CASE WHEN ... IN (...)`
+/// built 29 MB of Flink SQL.
+#[test]
+fn in_lists_nested_12_deep_are_refused_not_built() {
+    let dir = customer_metrics();
+    let e = (0..12).fold("customer_id".to_string(), |e, _| {
+        format!("CASE WHEN {e} IN (1, 2, 3) THEN 1 ELSE 2 END")
+    });
+    let model = format!(
+        "SELECT {e} AS customer_id, SUM(amount) AS total_spend FROM source('orders') GROUP BY 1\n"
+    );
+    std::fs::write(dir.path().join("models/customer_metrics.sql"), model).unwrap();
+    let out = streamform(&["build", "--backend", "flink"], dir.path());
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("error: model `customer_metrics` grows past 10000 expressions once COALESCE, NULLIF, IN, BETWEEN and CASE x WHEN are written out\n"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!dir.path().join("build").exists());
+}
+
 /// An IN list becomes a chain of ORs, one per value: 30,000 values overflowed the stack
 /// (abort, exit 134) in every command.
 #[test]
