@@ -224,31 +224,38 @@ pub struct SourcesResult {
     pub readable: bool,
 }
 
-/// One diagnostic per reference cycle of two or more models (a model that reads itself is
-/// reported by its lowering), pointing at the first model's `ref()`.
+/// One diagnostic per reference cycle, pointing at the first model's `ref()`: a model that
+/// reads itself is a `self-reference`, a longer cycle lists its models.
 pub fn cycle_diagnostics(db: &dyn Db, project: Project) -> Vec<Diagnostic> {
     let models = model_files(db, project);
     dependency_graph(db, project)
         .cycles
         .iter()
-        .filter(|cycle| cycle.len() > 1)
         .map(|cycle| {
-            let mut listed = cycle.clone();
-            listed.push(cycle[0].clone());
             let file = models[&cycle[0]];
             let span = model_syntax(db, file)
                 .reads
                 .as_ref()
                 .and_then(|r| r.span.clone());
-            Diagnostic::error(
-                Code::ReferenceCycle,
-                format!("models form a reference cycle: {}", listed.join(" → ")),
-            )
-            .in_file(file)
-            .with_span(span)
-            .with_help(
-                "a model cannot depend on itself, directly or through other models; break the cycle",
-            )
+            let d = match cycle.as_slice() {
+                [only] => Diagnostic::error(
+                    Code::SelfReference,
+                    format!("model `{only}` reads itself with ref('{only}')"),
+                )
+                .with_help("a model reads a source or another model"),
+                _ => {
+                    let mut listed = cycle.clone();
+                    listed.push(cycle[0].clone());
+                    Diagnostic::error(
+                        Code::ReferenceCycle,
+                        format!("models form a reference cycle: {}", listed.join(" → ")),
+                    )
+                    .with_help(
+                        "a model cannot depend on itself, directly or through other models; break the cycle",
+                    )
+                }
+            };
+            d.in_file(file).with_span(span)
         })
         .collect()
 }
@@ -617,12 +624,9 @@ pub fn lower_model(db: &dyn Db, project: Project, name: String) -> LowerResult {
             }
         },
         Input::Model(m) => {
+            // A model that reads itself is a cycle; `cycle_diagnostics` reports it.
             if *m == name {
-                return fail(vec![err(
-                    Code::SelfReference,
-                    format!("model `{name}` reads itself with ref('{m}')"),
-                    "a model reads a source or another model".into(),
-                )]);
+                return fail(Vec::new());
             }
             if !models.contains_key(m) {
                 let help = if source_defs(db, project)

@@ -573,6 +573,16 @@ impl Validator<'_> {
         {
             self.refuse("this clause", s.span(), HELP_SURFACE);
         }
+        if s.projection.is_empty() {
+            self.diags.push(
+                Diagnostic::error(
+                    Code::OutputColumns,
+                    format!("model `{}` selects no columns", self.model),
+                )
+                .with_span(byte_span(self.text, s.select_token.0.span))
+                .with_help("list the columns after SELECT, or write SELECT * for all of them"),
+            );
+        }
         for item in &s.projection {
             match item {
                 SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {

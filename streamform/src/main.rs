@@ -971,6 +971,7 @@ fn graph_cycle(db: &Database, project: Project, color: bool) -> (Output, u8) {
     let mut out = Output::default();
     for d in &db::cycle_diagnostics(db, project) {
         out.stderr.push_str(&render::diagnostic(db, d, color));
+        out.stderr.push('\n');
     }
     out.stderr
         .push_str("error: the model graph has a reference cycle\n");

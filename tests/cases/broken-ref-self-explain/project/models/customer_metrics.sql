@@ -1,0 +1,5 @@
+SELECT
+    customer_id,
+    SUM(total_spend) AS total_spend
+FROM ref('customer_metrics')
+GROUP BY customer_id
