@@ -309,6 +309,17 @@ fn run(cli: Cli) -> ExitCode {
     let color = std::io::stdout().is_terminal()
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let db = Database::default();
+    let shown = match &cli.command {
+        Command::Build { stdout: true, .. } => render::Shown::Exact,
+        Command::Check { json: true, .. }
+        | Command::Explain { json: true, .. }
+        | Command::InspectPlan { json: true, .. }
+        | Command::Test { json: true, .. }
+        | Command::Status { json: true, .. }
+        | Command::Plan { json: true, .. }
+        | Command::Graph { json: true, .. } => render::Shown::Json,
+        _ => render::Shown::Text,
+    };
     let (out, code) = match cli.command {
         Command::Check {
             project,
@@ -433,11 +444,13 @@ fn run(cli: Cli) -> ExitCode {
             ..
         } => schema(document.as_deref(), list, version),
     };
+    // The last line of defence: text from the project reaches the terminal only as text.
     let mut stdout = std::io::stdout().lock();
     let written = stdout
-        .write_all(out.stdout.as_bytes())
+        .write_all(render::harmless_output(&out.stdout, shown, color).as_bytes())
         .and_then(|()| stdout.flush());
-    let _ = std::io::stderr().write_all(out.stderr.as_bytes());
+    let _ = std::io::stderr()
+        .write_all(render::harmless_output(&out.stderr, render::Shown::Text, color).as_bytes());
     if let Err(e) = written {
         // A report that did not reach its reader (a full disk, a closed pipe) is not a
         // result a script may act on.

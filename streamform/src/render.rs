@@ -252,6 +252,64 @@ pub(crate) fn harmless(text: &str) -> std::borrow::Cow<'_, str> {
     )
 }
 
+/// What a command's standard output holds, for [`harmless_output`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Shown {
+    /// Text for a person.
+    Text,
+    /// A JSON document.
+    Json,
+    /// An artifact printed as written (`build --stdout`): Flink reads it, not a terminal.
+    Exact,
+}
+
+/// A command's output as it is written: whatever a project's files put in it (a name, a SQL
+/// string, a path) cannot drive the terminal. In text every control character but the line
+/// break and the tab, and every bidirectional or invisible character, is escaped as Rust
+/// writes it (`\u{1b}`); with colour on, the colour codes Streamform itself writes
+/// (`ESC [ ... m`) pass. In JSON those characters become `\uXXXX` escapes, the same string
+/// to a JSON reader.
+pub fn harmless_output(text: &str, shown: Shown, color: bool) -> std::borrow::Cow<'_, str> {
+    use streamform_ir::is_hostile;
+    let kept = |c: char| matches!(c, '\n' | '\t') || (color && c == '\u{1b}');
+    if shown == Shown::Exact || !text.chars().any(|c| is_hostile(c) && !kept(c)) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        let width = c.len_utf8();
+        if c == '\u{1b}' && color && shown == Shown::Text {
+            // A colour code: ESC [ digits and semicolons m.
+            let code = rest[1..]
+                .strip_prefix('[')
+                .map(|r| {
+                    r.len()
+                        - r.trim_start_matches(|d: char| d.is_ascii_digit() || d == ';')
+                            .len()
+                })
+                .filter(|&n| rest[2 + n..].starts_with('m'));
+            if let Some(n) = code {
+                out.push_str(&rest[..3 + n]);
+                rest = &rest[3 + n..];
+                continue;
+            }
+        }
+        if matches!(c, '\n' | '\t') || !is_hostile(c) {
+            out.push(c);
+        } else if shown == Shown::Json {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                let _ = write!(out, "\\u{unit:04x}");
+            }
+        } else {
+            out.extend(c.escape_default());
+        }
+        rest = &rest[width..];
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 fn record(schema: &[streamform_ir::Field], r: Option<&Expected>) -> String {
     let Some(r) = r else { return "(none)".into() };
     let mut s = r.op.to_string();
@@ -674,5 +732,46 @@ mod tests {
             super::xml_chars("a\u{1}b\tc\nd\u{ffff}é"),
             "a\u{fffd}b\tc\nd\u{fffd}é"
         );
+    }
+
+    #[test]
+    fn text_output_escapes_what_would_drive_a_terminal_and_keeps_lines() {
+        let shown = super::harmless_output(
+            "a\u{1b}[2Jb\tc\nd\u{7f}\u{202e}e\r",
+            super::Shown::Text,
+            false,
+        );
+        assert_eq!(shown, "a\\u{1b}[2Jb\tc\nd\\u{7f}\\u{202e}e\\r");
+    }
+
+    #[test]
+    fn with_colour_on_only_colour_codes_pass() {
+        let shown = super::harmless_output(
+            "\u{1b}[1;31merror\u{1b}[0m \u{1b}]0;title\u{7}\u{1b}[2J",
+            super::Shown::Text,
+            true,
+        );
+        assert_eq!(
+            shown,
+            "\u{1b}[1;31merror\u{1b}[0m \\u{1b}]0;title\\u{7}\\u{1b}[2J"
+        );
+    }
+
+    #[test]
+    fn json_output_escapes_as_json_reads_it() {
+        let shown = super::harmless_output(
+            "{\"a\": \"x\u{7f}\u{85}\u{202e}\u{e0041}\"}\n",
+            super::Shown::Json,
+            false,
+        );
+        assert_eq!(shown, "{\"a\": \"x\\u007f\\u0085\\u202e\\udb40\\udc41\"}\n");
+        let back: serde_json::Value = serde_json::from_str(&shown).unwrap();
+        assert_eq!(back["a"], "x\u{7f}\u{85}\u{202e}\u{e0041}");
+    }
+
+    #[test]
+    fn an_artifact_is_printed_as_written() {
+        let sql = "SELECT '\u{1b}[2J'";
+        assert_eq!(super::harmless_output(sql, super::Shown::Exact, true), sql);
     }
 }

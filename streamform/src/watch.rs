@@ -99,10 +99,12 @@ pub fn watch(root: &Path, model: Option<String>, clear: bool, color: bool) -> (O
     say(
         &first_report(&session, &last, started.elapsed(), color),
         clear,
+        color,
     );
     say(
         &format!("watching {} for changes (Ctrl-C to stop)\n", root.display()),
         false,
+        color,
     );
 
     let mut generation = 0u64;
@@ -186,7 +188,7 @@ pub fn watch(root: &Path, model: Option<String>, clear: bool, color: bool) -> (O
                     batch_started.elapsed(),
                     color,
                 );
-                say(&report, clear);
+                say(&report, clear, color);
                 last = snapshot;
                 touched_since.clear();
             }
@@ -196,12 +198,14 @@ pub fn watch(root: &Path, model: Option<String>, clear: bool, color: bool) -> (O
     }
 }
 
-/// Prints `text`, after clearing the terminal when asked.
-fn say(text: &str, clear: bool) {
+/// Prints `text`, after clearing the terminal when asked; text from the project cannot
+/// drive the terminal (see [`crate::render::harmless_output`]).
+fn say(text: &str, clear: bool, color: bool) {
     let mut stdout = std::io::stdout().lock();
     if clear {
         let _ = write!(stdout, "\x1b[2J\x1b[H");
     }
+    let text = crate::render::harmless_output(text, crate::render::Shown::Text, color);
     let _ = write!(stdout, "{text}");
     let _ = stdout.flush();
 }

@@ -320,6 +320,51 @@ fn a_fixture_with_an_error_on_every_one_of_20000_events_gets_a_bounded_report() 
     assert_eq!(report["diagnostics"].as_array().unwrap().len(), 20_000);
 }
 
+/// A SQL string and a quoted column name are the user's text: `explain` printed them raw,
+/// so a model could clear the screen of whoever explains it.
+#[test]
+fn explain_shows_escape_sequences_in_sql_as_text() {
+    let dir = customer_metrics();
+    std::fs::write(
+        dir.path().join("models/customer_metrics.sql"),
+        "SELECT customer_id, SUM(amount) AS \"to\u{1b}[2Jtal\", MAX(CONCAT('a\u{1b}[31m', 'b')) AS m FROM source('orders') GROUP BY customer_id\n",
+    )
+    .unwrap();
+    let out = streamform(&["explain", "customer_metrics"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(!stdout.contains('\u{1b}'), "{stdout}");
+    assert!(
+        stdout.contains("  columns=customer_id, sum(amount) AS to\\u{1b}[2Jtal, max(CONCAT('a\\u{1b}[31m', 'b')) AS m\n"),
+        "{stdout}"
+    );
+}
+
+/// serde_json leaves DEL, the C1 controls and the bidirectional overrides raw; they are
+/// escaped as JSON escapes, so the document reads back the same.
+#[test]
+fn json_output_escapes_del_c1_and_overrides() {
+    let dir = customer_metrics();
+    std::fs::write(
+        dir.path().join("models/customer_metrics.sql"),
+        "SELECT customer_id, SUM(amount) AS total_spend, MAX(CONCAT('\u{7f}\u{9b}\u{202e}', 'b')) AS m FROM source('orders') GROUP BY customer_id\n",
+    )
+    .unwrap();
+    let out = streamform(&["explain", "--json", "customer_metrics"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        !stdout.contains(['\u{7f}', '\u{9b}', '\u{202e}']),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("CONCAT('\\u007f\\u009b\\u202e', 'b')"),
+        "{stdout}"
+    );
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert!(doc.to_string().contains("\u{7f}\u{9b}\u{202e}"));
+}
+
 #[test]
 fn a_model_of_thirty_thousand_operators_is_refused_not_a_stack_overflow() {
     let dir = customer_metrics();
