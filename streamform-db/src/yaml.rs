@@ -36,7 +36,16 @@ pub fn span_of<T>(s: &Spanned<T>, text: &str) -> Range<usize> {
 /// # Errors
 /// One diagnostic: YAML syntax, unknown field, duplicate key, missing field, wrong type.
 pub fn parse<T: for<'de> Deserialize<'de>>(path: &str, text: &str) -> Result<T, Diagnostic> {
-    parse_with(path, text, serde_saphyr::Options::default())
+    parse_with(path, text, yaml_12())
+}
+
+/// The parser's options for YAML 1.2's core schema: `yes`, `no`, `on` and `off` are text,
+/// not booleans, and so is `1_000` (YAML 1.1 read it as a number).
+fn yaml_12() -> serde_saphyr::Options {
+    let mut options = serde_saphyr::Options::default();
+    options.strict_booleans = true;
+    options.underscored_numbers_as_strings = true;
+    options
 }
 
 /// Like [`parse`], for fixtures: a fixture may hold hundreds of thousands of events, so the
@@ -45,7 +54,7 @@ pub fn parse_large<T: for<'de> Deserialize<'de>>(path: &str, text: &str) -> Resu
     let mut budget = serde_saphyr::Budget::default();
     budget.max_events = 100_000_000;
     budget.max_nodes = 50_000_000;
-    let mut options = serde_saphyr::Options::default();
+    let mut options = yaml_12();
     options.budget = Some(budget);
     parse_with(path, text, options)
 }
@@ -336,42 +345,36 @@ impl<'de> Deserialize<'de> for YamlValue {
 }
 
 /// Replaces every number's text with the exact text at its span in `source`, so that
-/// `12345678901234567890.123456789` is not the float serde saw.
+/// `12345678901234567890.123456789` is not the float serde saw. An alias's number is read
+/// where its anchor defines it.
 pub fn with_source_text(v: &mut Spanned<YamlValue>, source: &str) {
-    let span = span_of(v, source);
-    let raw = || {
-        let raw = source.get(span.clone()).unwrap_or("").trim();
-        raw.split(['#', ',', '}', ']', '\n'])
+    if let YamlValue::Number(n) = &mut v.value {
+        let at = &v.defined;
+        let start = at.span().byte_offset().map_or(0, |o| o as usize);
+        let len = at.span().byte_len().unwrap_or(0) as usize;
+        let raw = source
+            .get(start..start + len)
+            .unwrap_or("")
+            .split(['#', ',', '}', ']', '\n'])
             .next()
             .unwrap_or("")
-            .trim()
-    };
-    // An alias, an anchor or a tag: the parser's value is the one to keep.
-    let plain = |raw: &str| !raw.is_empty() && !raw.starts_with(['*', '&', '!']);
+            .trim();
+        if raw.is_empty() {
+            return;
+        }
+        if raw
+            .chars()
+            .all(|c| c.is_ascii_digit() || "+-.eE".contains(c))
+        {
+            *n = raw.to_string();
+        } else if raw.contains(['x', 'o', 'b', 'X', 'O', 'B']) && !raw.starts_with(['\'', '"']) {
+            // `0x10`, `0o7`: numbers to YAML 1.2's core schema, text here; a fixture says
+            // what it means in decimal.
+            v.value = YamlValue::String(raw.to_string());
+        }
+        return;
+    }
     match &mut v.value {
-        YamlValue::Number(n) => {
-            let raw = raw();
-            if plain(raw)
-                && raw
-                    .chars()
-                    .all(|c| c.is_ascii_digit() || "+-.eE_".contains(c))
-            {
-                *n = raw.to_string();
-            } else if plain(raw) && raw.contains(['x', 'o', 'b', 'X', 'O', 'B']) {
-                // `0x10`, `0o7`, `0b11`: YAML 1.1 numbers that YAML 1.2's core schema
-                // reads as text; a fixture says what it means in decimal.
-                v.value = YamlValue::String(raw.to_string());
-            }
-        }
-        YamlValue::Bool(_) => {
-            // `yes`, `no`, `on`, `off`, `y`, `n` are booleans only to YAML 1.1; as in
-            // YAML 1.2, they are text here, so `note: no` is the string and a boolean
-            // column says what it accepts.
-            let raw = raw();
-            if plain(raw) && !["true", "false", "True", "False", "TRUE", "FALSE"].contains(&raw) {
-                v.value = YamlValue::String(raw.to_string());
-            }
-        }
         YamlValue::Map(m) => m.values_mut().for_each(|x| with_source_text(x, source)),
         YamlValue::Seq(s) => s.iter_mut().for_each(|x| with_source_text(x, source)),
         _ => {}
