@@ -1692,6 +1692,61 @@ fn type_problem(e: &DataFusionError, at: Option<&str>) -> Option<(Code, String, 
             "give each output column its own name with AS".into(),
         ));
     }
+    if let Some(rest) = raw.strip_prefix("Cannot get result type for decimal operation ") {
+        // `Decimal128(38, 36) * Decimal128(38, 9): Invalid argument error: Output scale ...`
+        let operation = rest.split(':').next().unwrap_or(rest);
+        return Some((
+            Code::TypeMismatch,
+            format!(
+                "the exact result of {} needs more than the 38 digits a DECIMAL holds",
+                our_type_names(operation)
+            ),
+            "CAST an operand to a DECIMAL with fewer places first, e.g. CAST(x AS DECIMAL(18, 2))"
+                .into(),
+        ));
+    }
+    if raw.starts_with("HAVING clause references") {
+        return Some((
+            Code::InvalidAggregate,
+            "HAVING filters groups, and its condition uses a column that is neither grouped nor inside an aggregate".into(),
+            "filter rows with WHERE; a HAVING condition reads GROUP BY columns and aggregates such as SUM(x) > 10".into(),
+        ));
+    }
+    // `Column in SELECT must be in GROUP BY or an aggregate function: ... column
+    // "orders.amount" must appear ...`, for a column, a wildcard or a HAVING condition.
+    if let Some(rest) = raw.strip_prefix("Column in ") {
+        let column = raw
+            .split("column \"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .map_or("", |c| c.rsplit_once('.').map_or(c, |(_, n)| n));
+        return Some(if rest.starts_with("HAVING") {
+            (
+                Code::InvalidAggregate,
+                format!("HAVING reads `{column}`, which is neither in GROUP BY nor inside an aggregate"),
+                "filter rows with WHERE; a HAVING condition reads GROUP BY columns and aggregates such as SUM(x) > 10".into(),
+            )
+        } else {
+            (
+                Code::InvalidAggregate,
+                format!("`{column}` is selected, but is neither in GROUP BY nor inside an aggregate"),
+                "group by it or aggregate it (sum, count, min, max); with GROUP BY, list the columns rather than SELECT *".into(),
+            )
+        });
+    }
+    if let Some(rest) = raw.strip_prefix("Schema contains qualified field name ") {
+        // `orders.customer_id and unqualified field name customer_id which would be ...`
+        let name = rest
+            .split(" and unqualified field name ")
+            .nth(1)
+            .and_then(|n| n.split(' ').next())
+            .unwrap_or("");
+        return Some((
+            Code::OutputColumns,
+            format!("two output columns are both named `{name}`"),
+            "give each output column its own name with AS".into(),
+        ));
+    }
     if let Some(rest) = raw.strip_prefix("Schema contains duplicate unqualified field name ") {
         let name = rest.trim_matches('"');
         let name = name
@@ -1771,20 +1826,24 @@ fn failing_item(
     None
 }
 
-/// Where a condition the planner refuses as not boolean is, when the query has one: its
-/// WHERE or its HAVING.
+/// Where a condition the planner refuses is, when the query has one: its WHERE or its
+/// HAVING for one that is not boolean, its HAVING for one over an ungrouped column.
 fn failing_condition(
     e: &DataFusionError,
     query: &Query,
     text: &str,
 ) -> Option<std::ops::Range<usize>> {
     use sqlparser::ast::{SetExpr, Spanned};
-    if !datafusion_message(e).starts_with("Cannot create filter with non-boolean predicate") {
-        return None;
-    }
+    let message = datafusion_message(e);
     let SetExpr::Select(select) = query.body.as_ref() else {
         return None;
     };
+    if message.starts_with("HAVING clause references") {
+        return crate::sql::byte_span(text, select.having.as_ref()?.span());
+    }
+    if !message.starts_with("Cannot create filter with non-boolean predicate") {
+        return None;
+    }
     // With both, which one the planner refused is not said: no position rather than a
     // wrong one.
     let condition = match (&select.selection, &select.having) {
@@ -1869,7 +1928,11 @@ pub fn lower_model(
             .and_then(|d| d.helps.first().map(|h| h.message.clone()))
             .filter(|h| !h.contains("ANY_VALUE"))
             .unwrap_or_else(|| {
-                "every selected column must be in GROUP BY or inside an aggregate (sum, count, min, max); docs/sql.md lists what a model can use".into()
+                if datafusion_message(&e).contains("GROUP BY") {
+                    "every selected column must be in GROUP BY or inside an aggregate (sum, count, min, max); docs/sql.md lists what a model can use".into()
+                } else {
+                    "docs/sql.md lists what a model can use".into()
+                }
             });
         // With a position, the planner's short message and the text it points at read
         // better than its full one, which names columns by internal qualified names.

@@ -756,12 +756,67 @@ impl Validator<'_> {
         }
     }
 
+    /// A number literal as written (`negated` after a minus sign): digits with an optional
+    /// point, an integer within BIGINT, at most 38 digits. Flink reads exponent notation
+    /// as a DOUBLE, which the planner here would read as a DECIMAL, so it is refused.
+    fn number(&mut self, text: &str, negated: bool, span: sqlparser::tokenizer::Span) {
+        let problem = if text.contains(['e', 'E']) {
+            Some((
+                format!(
+                    "model `{}`: a number in exponent notation (`{text}`) is not supported yet",
+                    self.model
+                ),
+                "write the digits out, with a point for a fraction: 10000000000, 0.15".to_string(),
+            ))
+        } else {
+            let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+            let digits = whole.trim_start_matches('0').len() + fraction.len();
+            if digits > 38 {
+                Some((
+                    format!(
+                        "model `{}`: the number `{text}` has more digits than a DECIMAL holds (38)",
+                        self.model
+                    ),
+                    "write it with 38 digits at most".to_string(),
+                ))
+            } else if fraction.is_empty()
+                && !text.contains('.')
+                && text.parse::<i128>().is_ok_and(|v| {
+                    let v = if negated { -v } else { v };
+                    i64::try_from(v).is_err()
+                })
+            {
+                Some((
+                    format!(
+                        "model `{}`: the integer `{}{text}` is outside what a BIGINT holds",
+                        self.model,
+                        if negated { "-" } else { "" }
+                    ),
+                    if digits < 38 {
+                        format!("write it with a decimal point ({text}.0) to make it a DECIMAL")
+                    } else {
+                        "a DECIMAL literal holds 38 digits, the point's fraction included".into()
+                    },
+                ))
+            } else {
+                None
+            }
+        };
+        if let Some((message, help)) = problem {
+            self.diags.push(
+                Diagnostic::error(Code::UnsupportedSql, message)
+                    .with_span(byte_span(self.text, span))
+                    .with_help(help),
+            );
+        }
+    }
+
     fn expr(&mut self, e: &SqlExpr, aggregates_allowed: bool) {
         match e {
             SqlExpr::Identifier(_) | SqlExpr::CompoundIdentifier(_) => {}
             SqlExpr::Value(v) => match &v.value {
-                SqlValue::Number(..)
-                | SqlValue::SingleQuotedString(_)
+                SqlValue::Number(n, _) => self.number(n, false, e.span()),
+                SqlValue::SingleQuotedString(_)
                 | SqlValue::Boolean(_)
                 | SqlValue::Null => {}
                 _ => self.refuse(
@@ -781,7 +836,17 @@ impl Validator<'_> {
                 ) {
                     self.refuse(&format!("the operator `{op}`"), e.span(), HELP_SURFACE);
                 }
-                self.expr(expr, aggregates_allowed);
+                match (op, expr.as_ref()) {
+                    (ast::UnaryOperator::Minus, SqlExpr::Value(v))
+                        if matches!(v.value, SqlValue::Number(..)) =>
+                    {
+                        let SqlValue::Number(n, _) = &v.value else {
+                            unreachable!("matched")
+                        };
+                        self.number(n, true, expr.span());
+                    }
+                    _ => self.expr(expr, aggregates_allowed),
+                }
             }
             SqlExpr::BinaryOp { left, op, right } => {
                 use ast::BinaryOperator as B;

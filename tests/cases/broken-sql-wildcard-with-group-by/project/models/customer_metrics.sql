@@ -1,0 +1,3 @@
+SELECT *
+FROM source('orders')
+GROUP BY customer_id
