@@ -79,11 +79,13 @@ fn parse_with<T: for<'de> Deserialize<'de>>(
             let start = offset_of(text, l.line() as usize, l.column() as usize);
             start..(start + 1).min(text.len()).max(start)
         });
-        let message = match innermost(&e) {
-            serde_saphyr::Error::Budget { breach, .. } => over_budget(breach),
-            _ => clean_message(&e.without_snippet().to_string()),
-        };
+        let at = span.as_ref().map_or(0, |s| s.start);
         let (code, help) = classify(innermost(&e));
+        let (message, code, help) = match (innermost(&e), value_problem(innermost(&e), text, at)) {
+            (_, Some((message, help))) => (message, Code::WrongShape, help),
+            (serde_saphyr::Error::Budget { breach, .. }, None) => (over_budget(breach), code, help),
+            _ => (clean_message(&e.without_snippet().to_string()), code, help),
+        };
         // A missing field is about the whole mapping; the parser reports wherever it noticed
         // (a key of that mapping), so the span moves to the key that names the mapping.
         let span = if code == Code::MissingField {
@@ -219,6 +221,51 @@ fn classify(e: &serde_saphyr::Error) -> (Code, String) {
             "fix the YAML at this position (indentation, a missing `:` or an unclosed bracket are the usual causes)".into(),
         ),
     }
+}
+
+/// A value of the wrong kind at byte `at` of `text`, in words with its help: an empty value
+/// where text or a number belongs (`name:`), or text where a number or a boolean does
+/// (`version: one`).
+fn value_problem(e: &serde_saphyr::Error, text: &str, at: usize) -> Option<(String, String)> {
+    use serde_saphyr::Error as E;
+    let line_start = text[..at.min(text.len())].rfind('\n').map_or(0, |i| i + 1);
+    let through = text.get(line_start..(at + 1).min(text.len())).unwrap_or("");
+    let key = through.rfind(':').and_then(|colon| {
+        let key = through[..colon]
+            .rsplit(|c: char| c.is_whitespace() || c == '{' || c == ',')
+            .next()?
+            .trim_matches(['"', '\'']);
+        (!key.is_empty()).then_some(key)
+    });
+    // The parser points at an empty value's `:`.
+    let value = text
+        .get(at..)
+        .unwrap_or("")
+        .trim_start_matches(':')
+        .split(['\n', '#', ',', '}', ']'])
+        .next()
+        .unwrap_or("")
+        .trim();
+    let expected = match e {
+        E::NullIntoString { .. } => "text",
+        E::InvalidScalar { ty, .. } if *ty == "bool" => "true or false",
+        E::InvalidScalar { ty, .. } if ty.starts_with(['i', 'u']) => "a whole number",
+        E::InvalidScalar { .. } => "a number",
+        _ => return None,
+    };
+    let help = match key {
+        Some(key) => format!("write {expected} after `{key}:`"),
+        None => format!("write {expected} here"),
+    };
+    let message = match (
+        key,
+        value.is_empty() || matches!(e, E::NullIntoString { .. }),
+    ) {
+        (Some(key), true) => format!("`{key}` has no value"),
+        (None, true) => "a value is missing here".to_string(),
+        (_, false) => format!("`{value}` is not {expected}"),
+    };
+    Some((message, help))
 }
 
 /// Strips serde-saphyr's `error: line N column M:` prefix and its advice about options.
