@@ -354,7 +354,14 @@ pub struct SourceDef {
 /// positions of values; a diagnostic about an entry reads best at its key). Falls back to
 /// the value's span.
 pub fn key_span(text: &str, name: &str, value: Range<usize>) -> Range<usize> {
-    let before = &text[..value.start.min(text.len())];
+    // The parser places an empty value at its key's `:`.
+    let end = value.start.min(text.len());
+    let end = if text[end..].starts_with(':') {
+        end + 1
+    } else {
+        end
+    };
+    let before = &text[..end];
     for (needle_end, _) in before.rmatch_indices(':') {
         let head = &before[..needle_end];
         let start = head.trim_end().len();

@@ -880,7 +880,7 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
         _ => None,
     };
     if let Some(column) = event_time {
-        fixture::require_event_time(&shape, &column, &source_name, &mut diagnostics);
+        fixture::require_event_time(&shape, &column, &source_name, &columns, &mut diagnostics);
         def.watermarks = fixture::type_watermarks(&shape, &mut diagnostics);
         def.late = fixture::type_late(&shape, &source_name, &columns, &mut diagnostics);
     } else {

@@ -246,34 +246,51 @@ pub fn type_events(
     type_rows(shape, &shape.given, "event", source, columns, diags)
 }
 
-/// Every `given` event of a source on event time needs its time: one without it (missing or
-/// null) is an error at the event, found before anything runs.
+/// Every `given` event, and every `late` one, of a source on event time needs its time:
+/// one without it (missing or null) is an error at the event, found before anything runs.
 pub fn require_event_time(
     shape: &FixtureShape,
     column: &str,
     source: &str,
+    columns: &[(String, DataType)],
     diags: &mut Vec<Diagnostic>,
 ) {
-    for (i, (map, item)) in shape.given.iter().enumerate() {
-        let span = match map.get(column) {
-            None => item.clone(),
-            Some(v) if matches!(v.value, YamlValue::Null) => shape.field_span(column, v),
-            // A value that is not a timestamp is reported where it is typed.
-            Some(_) => continue,
-        };
-        diags.push(
-            Diagnostic::error(
-                Code::FixtureShape,
-                format!(
-                    "event {} has no `{column}`; source `{source}` runs on event time, so every event needs one",
-                    i + 1
-                ),
-            )
-            .with_span(Some(span))
-            .with_help(format!(
-                "give the event its time, `{column}: 2026-08-30T10:00:00Z`; an event without one is neither on time nor late"
-            )),
-        );
+    for (what, rows) in [("event", &shape.given), ("late event", &shape.late)] {
+        for (i, (map, item)) in rows.iter().enumerate() {
+            let span = match map.get(column) {
+                // Reported as an `event:` without columns.
+                None if stray_event(map, columns).is_some() => continue,
+                None => item.clone(),
+                Some(v) if matches!(v.value, YamlValue::Null) => shape.field_span(column, v),
+                // A value that is not a timestamp is reported where it is typed.
+                Some(_) => continue,
+            };
+            diags.push(
+                Diagnostic::error(
+                    Code::FixtureShape,
+                    format!(
+                        "{what} {} has no `{column}`; source `{source}` runs on event time, so every event needs one",
+                        i + 1
+                    ),
+                )
+                .with_span(Some(span))
+                .with_help(format!(
+                    "give the event its time, `{column}: 2026-08-30T10:00:00Z`; an event without one is neither on time nor late"
+                )),
+            );
+        }
+    }
+}
+
+/// The value of an item written `- event:` with no map under it (empty, or a single
+/// value), when the source has no column named `event` that it could be.
+fn stray_event<'a>(
+    map: &'a BTreeMap<String, Spanned<YamlValue>>,
+    columns: &[(String, DataType)],
+) -> Option<&'a Spanned<YamlValue>> {
+    match map.get("event") {
+        Some(v) if map.len() == 1 && !columns.iter().any(|(c, _)| c == "event") => Some(v),
+        _ => None,
     }
 }
 
@@ -320,6 +337,28 @@ fn type_rows(
     let mut events = Vec::new();
     for (i, (map, _)) in rows.iter().enumerate() {
         let mut row = vec![Value::Null; columns.len()];
+        if let Some(v) = stray_event(map, columns) {
+            let (message, help) = match v.value {
+                YamlValue::Null => (
+                    format!("{what} {} has an empty `event:`", i + 1),
+                    "write the event's columns under it: - event: { column: value, ... }",
+                ),
+                _ => (
+                    format!(
+                        "{what} {} has an `event:` that is not a map of columns",
+                        i + 1
+                    ),
+                    "write - event: { column: value, ... }",
+                ),
+            };
+            diags.push(
+                Diagnostic::error(Code::FixtureShape, message)
+                    .with_span(Some(shape.field_span("event", v)))
+                    .with_help(help),
+            );
+            events.push(row);
+            continue;
+        }
         for (col, v) in map {
             let Some(idx) = columns.iter().position(|(c, _)| c == col) else {
                 let names: Vec<&str> = columns.iter().map(|(c, _)| c.as_str()).collect();

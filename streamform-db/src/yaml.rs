@@ -84,6 +84,11 @@ fn parse_with<T: for<'de> Deserialize<'de>>(
         let (message, code, help) = match (innermost(&e), value_problem(innermost(&e), text, at)) {
             (_, Some((message, help))) => (message, Code::WrongShape, help),
             (serde_saphyr::Error::Budget { breach, .. }, None) => (over_budget(breach), code, help),
+            (serde_saphyr::Error::MultipleDocuments { .. }, None) => (
+                format!("{path} holds more than one YAML document"),
+                code,
+                "a file holds one document: remove the `---` line, or move what follows it into a file of its own".into(),
+            ),
             _ => (clean_message(&e.without_snippet().to_string()), code, help),
         };
         // A missing field is about the whole mapping; the parser reports wherever it noticed
