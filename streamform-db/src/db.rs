@@ -3,7 +3,7 @@
 //!
 //! Spec: DECISIONS.md D1; ../shared/design/query-graph.md.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
 use streamform_ir::diff::{Hints, PlanDiff, UnusedHint};
@@ -502,39 +502,54 @@ pub fn dependency_graph(db: &dyn Db, project: Project) -> Graph {
             (n, up)
         })
         .collect();
+    // Each model reads at most one other, so one walk from each model not yet placed finds
+    // its depth (hops to a source) or the cycle it ends in, and every model is walked once.
+    // `None` is a model on a cycle or reading into one: it cannot be planned.
+    let mut placed: HashMap<&String, Option<usize>> = HashMap::new();
     let mut cyclic = BTreeSet::new();
     let mut cycles = Vec::new();
     for start in reads.keys() {
-        let mut path: Vec<&String> = vec![start];
+        let mut path: Vec<&String> = Vec::new();
+        let mut on_path: HashMap<&String, usize> = HashMap::new();
         let mut cur = *start;
-        while let Some(Some(next)) = reads.get(cur) {
-            if let Some(pos) = path.iter().position(|p| *p == next) {
-                let cycle: Vec<String> = path[pos..].iter().map(|s| s.to_string()).collect();
-                if cycle.iter().min() == Some(&start.to_string()) && pos == 0 {
-                    cycles.push(cycle.clone());
-                }
-                cyclic.extend(cycle);
-                break;
+        // The depth of the model the path's last model reads (`Some(None)` for none).
+        let after: Option<Option<usize>> = loop {
+            if let Some(known) = placed.get(cur) {
+                break Some(*known);
             }
-            path.push(next);
-            cur = next;
+            if let Some(&pos) = on_path.get(cur) {
+                let mut cycle: Vec<String> = path[pos..].iter().map(|s| s.to_string()).collect();
+                let first = (0..cycle.len()).min_by_key(|&i| &cycle[i]).unwrap_or(0);
+                cycle.rotate_left(first);
+                cyclic.extend(cycle.iter().cloned());
+                cycles.push(cycle);
+                break Some(None);
+            }
+            on_path.insert(cur, path.len());
+            path.push(cur);
+            match reads.get(cur) {
+                Some(Some(next)) => cur = next,
+                _ => break None,
+            }
+        };
+        let base = match after {
+            // The last model reads a source: depth 0.
+            None => {
+                let last = path.pop().expect("the walk placed a model");
+                placed.insert(last, Some(0));
+                Some(0)
+            }
+            Some(known) => known,
+        };
+        for (i, name) in path.iter().rev().enumerate() {
+            placed.insert(name, base.map(|d| d + i + 1));
         }
     }
-    // Depth from the source: a model after what it reads; ties by name.
-    let mut depth: BTreeMap<&String, usize> = BTreeMap::new();
-    'models: for name in reads.keys().filter(|n| !cyclic.contains(**n)) {
-        let mut d = 0;
-        let mut cur = *name;
-        while let Some(Some(next)) = reads.get(cur) {
-            if cyclic.contains(next) {
-                // It reads into a cycle: it cannot be planned either.
-                continue 'models;
-            }
-            d += 1;
-            cur = next;
-        }
-        depth.insert(name, d);
-    }
+    cycles.sort();
+    let depth: BTreeMap<&String, usize> = placed
+        .into_iter()
+        .filter_map(|(n, d)| Some((n, d?)))
+        .collect();
     let mut order: Vec<(usize, &String)> = depth.into_iter().map(|(n, d)| (d, n)).collect();
     order.sort();
     Graph {
