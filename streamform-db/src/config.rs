@@ -53,7 +53,7 @@ struct RawModel {
     materialized: Option<Spanned<String>>,
     /// An upsert model's key columns.
     #[schemars(with = "Option<Vec<String>>")]
-    key: Option<Spanned<Vec<String>>>,
+    key: Option<Spanned<Vec<Spanned<String>>>>,
     /// Where the model's changelog goes outside the application.
     #[schemars(with = "Option<RawSink>")]
     sink: Option<Spanned<RawSink>>,
@@ -242,6 +242,8 @@ pub struct ModelConfig {
     pub span: Range<usize>,
     /// Where `key:` is, when written.
     pub key_span: Option<Range<usize>>,
+    /// Where each column of `key:` is, in its order.
+    pub key_columns: Vec<Range<usize>>,
     /// `retention:` in milliseconds, with where it is in streamform.yml.
     pub retention: Option<(u64, Range<usize>)>,
     /// Whether the entry itself has errors (its model is then not compiled, to avoid
@@ -665,13 +667,14 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
             .value
             .key
             .as_ref()
-            .map(|k| k.value.clone())
+            .map(|k| k.value.iter().map(|c| c.value.clone()).collect())
             .unwrap_or_default();
         if let Some(k) = &m.value.key
-            && let Some(twice) = key
+            && let Some((twice, at)) = key
                 .iter()
+                .zip(&k.value)
                 .enumerate()
-                .find_map(|(i, c)| key[..i].contains(c).then_some(c))
+                .find_map(|(i, (c, at))| key[..i].contains(c).then_some((c, at)))
         {
             diags.push(
                 Diagnostic::error(
@@ -681,7 +684,7 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
                         streamform_ir::printable(twice)
                     ),
                 )
-                .with_span(Some(span_of(k, text)))
+                .with_span(Some(span_of(at, text)))
                 .with_help(
                     "name each key column once; Flink refuses a primary key that repeats a column",
                 ),
@@ -837,6 +840,12 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
                     .key
                     .as_ref()
                     .map(|k| key_span(text, "key", span_of(k, text))),
+                key_columns: m
+                    .value
+                    .key
+                    .as_ref()
+                    .map(|k| k.value.iter().map(|c| span_of(c, text)).collect())
+                    .unwrap_or_default(),
                 retention,
                 invalid: diags.len() > before,
             },

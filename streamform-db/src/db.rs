@@ -316,6 +316,13 @@ pub fn resolve_anchor(db: &dyn Db, project: Project, d: &Diagnostic) -> Diagnost
                 .models
                 .get(m)
                 .map(|m| m.key_span.clone().unwrap_or_else(|| m.span.clone())),
+            Anchor::ModelKeyColumn(m, i) => config.models.get(m).map(|m| {
+                m.key_columns
+                    .get(*i)
+                    .or(m.key_span.as_ref())
+                    .unwrap_or(&m.span)
+                    .clone()
+            }),
             Anchor::ModelRetention(m) => config.models.get(m).map(|m| {
                 m.retention
                     .as_ref()

@@ -315,6 +315,8 @@ pub enum Anchor {
     ModelEntry(String),
     /// A model's `key:` (its entry when it has none).
     ModelKey(String),
+    /// One column of a model's `key:`, by its place in the list (`key:` when not found).
+    ModelKeyColumn(String, usize),
     /// A model's `retention:` (its entry when it has none).
     ModelRetention(String),
 }

@@ -2097,12 +2097,14 @@ fn sink_changelog(l: &Lowering<'_>, declared: &Declared<'_>) -> Result<Changelog
                     format!("declare `key:` with the columns that identify a row of {model}, or materialize it as append"),
                 ));
             }
-            if let Some(missing) = key.iter().find(|k| !l.schema.iter().any(|f| &f.name == *k)) {
+            if let Some((i, missing)) = key.iter().enumerate().find(|(_, k)| !l.schema.iter().any(|f| &f.name == *k)) {
                 let cols: Vec<&str> = l.schema.iter().map(|f| f.name.as_str()).collect();
-                return Err(key_err(
+                return Err(Diagnostic::error(
+                    Code::DeclarationMismatch,
                     format!("model `{model}` declares key column `{missing}`, which it does not output"),
-                    format!("its columns are: {}", cols.join(", ")),
-                ));
+                )
+                .anchored(Anchor::ModelKeyColumn(model.to_string(), i))
+                .with_help(crate::diagnostic::suggest(missing, &cols, "its columns are")));
             }
             Ok(Changelog::Upsert(key.clone()))
         }
