@@ -945,6 +945,8 @@ pub struct RunError {
     pub message: String,
     /// What to do about it.
     pub help: &'static str,
+    /// Line and column of the event that stopped the run, in the fixture.
+    pub at: Option<(usize, usize)>,
 }
 
 impl From<&streamform_sim::SimError> for RunError {
@@ -974,6 +976,7 @@ impl From<&streamform_sim::SimError> for RunError {
                     "the plan cannot run; this is a bug in Streamform, please report it with the model"
                 }
             },
+            at: None,
         }
     }
 }
@@ -1052,10 +1055,22 @@ pub fn fixture_result(db: &dyn Db, project: Project, file: SourceFile) -> Option
         }
         Err((e, delivered)) => {
             run.events_processed = delivered;
-            run.error = Some(RunError::from(&e));
+            let mut error = RunError::from(&e);
+            error.at = event_position(db, file, e.event);
+            run.error = Some(error);
         }
     }
     Some(run)
+}
+
+/// Line and column of `given` event `n` (1-based, as the simulator counts) in a fixture.
+/// Read only when a run fails, so a passing run does not depend on where its events are
+/// written (moving them re-runs nothing).
+fn event_position(db: &dyn Db, file: SourceFile, n: usize) -> Option<(usize, usize)> {
+    let text = file_text(db, file)?;
+    let shape = fixture::parse_shape(file.path(db), text).ok()?;
+    let (_, span) = shape.given.get(n.checked_sub(1)?)?;
+    Some(position(db, file, span.start))
 }
 
 /// Runs a fixture's events through the chain, with its watermark items between them;

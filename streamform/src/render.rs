@@ -335,7 +335,15 @@ pub fn fixture_run(run: &FixtureRun, runs: &[FixtureRun]) -> String {
         let _ = writeln!(out, "FAIL\n  --> {}\n", streamform_ir::printable(&run.path));
     }
     if let Some(e) = &run.error {
-        let _ = writeln!(out, "error: {}\n  help: {}", e.message, e.help);
+        let _ = writeln!(out, "error: {}", e.message);
+        if let Some((line, column)) = e.at {
+            let _ = writeln!(
+                out,
+                "  --> {}:{line}:{column}",
+                streamform_ir::printable(&run.path)
+            );
+        }
+        let _ = writeln!(out, "  help: {}", e.help);
         return out;
     }
     let _ = writeln!(out, "{} processed", plural(run.events_processed, "event"));
