@@ -5,7 +5,7 @@
 //! backend reference (1227-1284).
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use streamform_db::backend::flink_application;
 use streamform_db::db::{application_manifest, application_plans, project_config};
@@ -116,17 +116,16 @@ pub fn build(
     let manifest = application_manifest(db, project)
         .as_ref()
         .expect("every model compiled");
-    for (path, text) in [
-        (SCRIPT_PATH, script.as_str()),
-        (MANIFEST_PATH, manifest.to_json_pretty().as_str()),
-    ] {
-        if let Err(e) = write_atomically(&root.join(path), text.as_bytes()) {
-            out.stderr.push_str(&format!(
-                "error: could not write {}: {e}\n  help: check that the project directory is writable\n",
-                root.join(path).display()
-            ));
-            return (out, CANNOT_RUN);
-        }
+    let manifest_text = manifest.to_json_pretty();
+    if let Err((path, e)) = write_together(&[
+        (root.join(SCRIPT_PATH), script.as_bytes()),
+        (root.join(MANIFEST_PATH), manifest_text.as_bytes()),
+    ]) {
+        out.stderr.push_str(&format!(
+            "error: could not write {}: {e}\n  help: check that the project directory is writable and that the path is not a folder; nothing was written\n",
+            streamform_ir::printable(&path.display().to_string())
+        ));
+        return (out, CANNOT_RUN);
     }
     let for_target = target
         .map(|t| format!(" for target `{t}`"))
@@ -155,18 +154,54 @@ pub fn cannot_run(message: String, help: Option<String>) -> (Output, u8) {
     )
 }
 
+/// Writes files that belong together (a script and its manifest): each is written to a
+/// temporary file beside it first, and only when all are written are they moved into place;
+/// if a move fails, the files already moved get their previous contents back. A reader never
+/// sees the new script beside the old manifest for long, and a failure leaves the old pair.
+///
+/// # Errors
+/// The path that could not be written, and why.
+pub fn write_together(files: &[(PathBuf, &[u8])]) -> Result<(), (PathBuf, std::io::Error)> {
+    let mut staged = Vec::with_capacity(files.len());
+    for (path, bytes) in files {
+        let stage = || -> std::io::Result<tempfile::NamedTempFile> {
+            if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::IsADirectory,
+                    "it is a folder",
+                ));
+            }
+            let dir = path.parent().unwrap_or(Path::new("."));
+            std::fs::create_dir_all(dir)?;
+            let mut builder = tempfile::Builder::new();
+            #[cfg(unix)]
+            builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
+            let mut file = builder.tempfile_in(dir)?;
+            file.write_all(bytes)?;
+            file.as_file().sync_all()?;
+            Ok(file)
+        };
+        staged.push(stage().map_err(|e| (path.clone(), e))?);
+    }
+    let mut moved: Vec<(&PathBuf, Option<Vec<u8>>)> = Vec::new();
+    for ((path, _), file) in files.iter().zip(staged) {
+        let previous = std::fs::read(path).ok();
+        if let Err(e) = file.persist(path) {
+            for (done, before) in moved {
+                let _ = match before {
+                    Some(bytes) => write_atomically(done, &bytes),
+                    None => std::fs::remove_file(done),
+                };
+            }
+            return Err((path.clone(), e.error));
+        }
+        moved.push((path, previous));
+    }
+    Ok(())
+}
+
 /// Writes `bytes` to `path` through a temporary file in the same directory, so a reader
 /// sees the old file or the new one, never a part.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    // Readable by others, as a file written directly would be: Flink may run as another user.
-    let mut builder = tempfile::Builder::new();
-    #[cfg(unix)]
-    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
-    let mut file = builder.tempfile_in(dir)?;
-    file.write_all(bytes)?;
-    file.as_file().sync_all()?;
-    file.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    write_together(&[(path.to_path_buf(), bytes)]).map_err(|(_, e)| e)
 }

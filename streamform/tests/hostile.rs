@@ -365,6 +365,32 @@ fn json_output_escapes_del_c1_and_overrides() {
     assert!(doc.to_string().contains("\u{7f}\u{9b}\u{202e}"));
 }
 
+/// `build` wrote application.sql, then failed on a plan.json that was a folder, leaving a
+/// new script beside no manifest. Both are staged first now: a failure writes neither.
+#[test]
+fn a_build_that_cannot_write_its_manifest_leaves_the_previous_script() {
+    let dir = customer_metrics();
+    let out = streamform(&["build", "--backend", "flink"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let script = dir.path().join("build/flink/application.sql");
+    let before = std::fs::read_to_string(&script).unwrap();
+    std::fs::remove_file(dir.path().join("build/plan.json")).unwrap();
+    std::fs::create_dir(dir.path().join("build/plan.json")).unwrap();
+    std::fs::write(
+        dir.path().join("models/customer_metrics.sql"),
+        "SELECT customer_id, SUM(amount) AS total_spend FROM source('orders') WHERE amount > 0 GROUP BY customer_id\n",
+    )
+    .unwrap();
+    let out = streamform(&["build", "--backend", "flink"], dir.path());
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("build/plan.json: it is a folder\n  help: check that the project directory is writable and that the path is not a folder; nothing was written\n"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&script).unwrap(), before);
+}
+
 #[test]
 fn a_model_of_thirty_thousand_operators_is_refused_not_a_stack_overflow() {
     let dir = customer_metrics();
