@@ -1650,7 +1650,7 @@ fn type_problem(e: &DataFusionError, at: Option<&str>) -> Option<(Code, String, 
                 .into(),
         ));
     }
-    let what = at.map_or_else(String::new, |t| format!("`{t}` "));
+    let what = at.map_or_else(|| "its operand ".to_string(), |t| format!("`{t}` "));
     if let Some(ty) = raw.strip_prefix("Unary operator 'NOT' requires a boolean expression, got ") {
         return Some((
             Code::TypeMismatch,
@@ -1820,7 +1820,24 @@ fn failing_item(
         }
         let statement = Statement::Query(Box::new(with_plain_relation(&one, table)));
         if planner.sql_statement_to_plan(statement).is_err() {
-            return crate::sql::byte_span(text, item.span());
+            let at = crate::sql::byte_span(text, item.span())?;
+            // The parser's span of `-x` or `CAST(x AS t)` starts at `x`: the item starts
+            // where the one before it (or SELECT) ends, past the comma.
+            let before = match i {
+                0 => select.select_token.0.span,
+                _ => select.projection[i - 1].span(),
+            };
+            let start = crate::sql::byte_span(text, before)
+                .map(|b| b.end)
+                .filter(|&end| end <= at.start)
+                .map_or(at.start, |end| {
+                    let gap = &text[end..at.start];
+                    end + gap.len()
+                        - gap
+                            .trim_start_matches(|c: char| c.is_whitespace() || c == ',')
+                            .len()
+                });
+            return Some(start..at.end);
         }
     }
     None
