@@ -334,6 +334,67 @@ struct Lowering<'a> {
     time: Option<String>,
     /// Whether an event-time source is upstream.
     clock: bool,
+    /// Where the query's parts are, for an error past the aggregation, where the planner's
+    /// columns no longer say where they were written.
+    parts: Parts,
+    /// Whether an aggregation has been lowered: a filter after it is the HAVING.
+    aggregated: bool,
+}
+
+/// Where a query's select items, WHERE and HAVING are in the model's text.
+#[derive(Default)]
+struct Parts {
+    items: Vec<std::ops::Range<usize>>,
+    selection: Option<std::ops::Range<usize>>,
+    having: Option<std::ops::Range<usize>>,
+}
+
+impl Parts {
+    fn of(query: &Query, text: &str) -> Parts {
+        use sqlparser::ast::{SetExpr, Spanned};
+        let SetExpr::Select(select) = query.body.as_ref() else {
+            return Parts::default();
+        };
+        Parts {
+            items: (0..select.projection.len())
+                .map_while(|i| item_span(select, i, text))
+                .collect(),
+            selection: select
+                .selection
+                .as_ref()
+                .and_then(|w| crate::sql::byte_span(text, w.span())),
+            having: select
+                .having
+                .as_ref()
+                .and_then(|h| crate::sql::byte_span(text, h.span())),
+        }
+    }
+}
+
+/// Where select item `i` is: the parser's span of `-x` or `CAST(x AS t)` starts at `x`, so
+/// the item starts where the one before it (or SELECT) ends, past the comma.
+fn item_span(
+    select: &sqlparser::ast::Select,
+    i: usize,
+    text: &str,
+) -> Option<std::ops::Range<usize>> {
+    use sqlparser::ast::Spanned;
+    let at = crate::sql::byte_span(text, select.projection.get(i)?.span())?;
+    let before = match i {
+        0 => select.select_token.0.span,
+        _ => select.projection[i - 1].span(),
+    };
+    let start = crate::sql::byte_span(text, before)
+        .map(|b| b.end)
+        .filter(|&end| end <= at.start)
+        .map_or(at.start, |end| {
+            let gap = &text[end..at.start];
+            end + gap.len()
+                - gap
+                    .trim_start_matches(|c: char| c.is_whitespace() || c == ',')
+                    .len()
+        });
+    Some(start..at.end)
 }
 
 type Lowered<T> = Result<T, Diagnostic>;
@@ -390,16 +451,24 @@ impl Lowering<'_> {
     /// Where `e` is in the model's text: the earliest column it reads, when the planner
     /// recorded where.
     fn span_of(&self, e: &DfExpr) -> Option<std::ops::Range<usize>> {
-        let span = e
-            .column_refs()
-            .into_iter()
-            .filter_map(|c| c.spans().first())
-            .min_by_key(|s| (s.start.line, s.start.column))?;
         let at = |l: &datafusion_common::Location| {
             crate::diagnostic::offset_of(self.text, l.line as usize, l.column as usize)
         };
-        let start = at(&span.start);
-        Some(start..at(&span.end).max(start + 1).min(self.text.len()))
+        // Past an aggregation, a column of its output is placed at the FROM relation.
+        let outside_from = |r: &std::ops::Range<usize>| {
+            self.from_span
+                .as_ref()
+                .is_none_or(|from| r.end <= from.start || r.start >= from.end)
+        };
+        e.column_refs()
+            .into_iter()
+            .filter_map(|c| c.spans().first())
+            .map(|span| {
+                let start = at(&span.start);
+                start..at(&span.end).max(start + 1).min(self.text.len())
+            })
+            .filter(outside_from)
+            .min_by_key(|r| r.start)
     }
 
     fn expr_at(&self, df: &DFSchemaRef, e: &DfExpr) -> Lowered<Expr> {
@@ -719,7 +788,18 @@ impl Lowering<'_> {
             LogicalPlan::Filter(f) => {
                 self.plan(&f.input, upstream)?;
                 let df = f.input.schema();
-                let predicate = self.expr(df, &f.predicate)?;
+                let condition = if self.aggregated {
+                    self.parts.having.clone()
+                } else {
+                    self.parts.selection.clone()
+                };
+                let predicate = self.expr(df, &f.predicate).map_err(|d| {
+                    if d.span.is_none() {
+                        d.with_span(condition)
+                    } else {
+                        d
+                    }
+                })?;
                 let predicate = retype_null(predicate, DataType::Boolean);
                 self.expect_boolean(&predicate, "a filter")?;
                 let mut schema = self.schema.clone();
@@ -736,8 +816,16 @@ impl Lowering<'_> {
                 let df = p.input.schema();
                 let mut items = Vec::new();
                 let mut schema = Vec::new();
-                for e in &p.expr {
-                    let lowered = self.expr(df, e)?;
+                let written = p.expr.len() == self.parts.items.len();
+                for (i, e) in p.expr.iter().enumerate() {
+                    let lowered = self
+                        .expr(df, e)
+                        .map_err(|d| match self.parts.items.get(i) {
+                            Some(at) if written && d.span.is_none() => {
+                                d.with_span(Some(at.clone()))
+                            }
+                            _ => d,
+                        })?;
                     let name = match e {
                         DfExpr::Alias(a) => a.name.clone(),
                         DfExpr::Column(_) => lowered.to_string(),
@@ -826,6 +914,7 @@ impl Lowering<'_> {
             }
             LogicalPlan::Aggregate(a) => {
                 self.plan(&a.input, upstream)?;
+                self.aggregated = true;
                 if self.changelog.is_updating() {
                     return Err(Diagnostic::error(Code::UpdatingInput, format!("model `{}`: aggregation over an updating stream is not supported yet", self.model))
                         .with_span(self.from_span.clone())
@@ -1652,12 +1741,14 @@ fn type_problem(e: &DataFusionError, at: Option<&str>) -> Option<(Code, String, 
     }
     let what = at.map_or_else(|| "its operand ".to_string(), |t| format!("`{t}` "));
     if let Some(ty) = raw.strip_prefix("Unary operator 'NOT' requires a boolean expression, got ") {
+        // Without a position the planner may name the type before an aggregation.
+        let is = match at {
+            Some(_) => format!("is {}", our_type_names(ty)),
+            None => "is not one".into(),
+        };
         return Some((
             Code::TypeMismatch,
-            format!(
-                "NOT applies to a boolean, and {what}is {}",
-                our_type_names(ty)
-            ),
+            format!("NOT applies to a boolean, and {what}{is}"),
             "negate a condition, such as NOT (qty > 0), or compare the value: qty = 0".into(),
         ));
     }
@@ -1800,10 +1891,10 @@ fn our_type_names(text: &str) -> String {
     written
 }
 
-/// Where the first selected column the planner refuses is: the SELECT list planned one
-/// more item at a time, with the same FROM, until it fails (so a column that clashes with
-/// an earlier one is found too).
-fn failing_item(
+/// Where in the query the planner failed, found by planning parts of it: the first select
+/// item that fails with the items before it (WHERE, HAVING and ORDER BY left out), else the
+/// WHERE, else the HAVING.
+fn failing_part(
     planner: &SqlToRel<'_, Catalog>,
     query: &Query,
     table: &str,
@@ -1813,61 +1904,32 @@ fn failing_item(
     let SetExpr::Select(select) = query.body.as_ref() else {
         return None;
     };
-    for (i, item) in select.projection.iter().enumerate() {
+    let plans = |q: &Query| {
+        let statement = Statement::Query(Box::new(with_plain_relation(q, table)));
+        planner.sql_statement_to_plan(statement).is_ok()
+    };
+    for i in 0..select.projection.len() {
         let mut one = query.clone();
+        one.order_by = None;
+        one.limit_clause = None;
         if let SetExpr::Select(s) = one.body.as_mut() {
             s.projection.truncate(i + 1);
+            s.selection = None;
+            s.having = None;
         }
-        let statement = Statement::Query(Box::new(with_plain_relation(&one, table)));
-        if planner.sql_statement_to_plan(statement).is_err() {
-            let at = crate::sql::byte_span(text, item.span())?;
-            // The parser's span of `-x` or `CAST(x AS t)` starts at `x`: the item starts
-            // where the one before it (or SELECT) ends, past the comma.
-            let before = match i {
-                0 => select.select_token.0.span,
-                _ => select.projection[i - 1].span(),
-            };
-            let start = crate::sql::byte_span(text, before)
-                .map(|b| b.end)
-                .filter(|&end| end <= at.start)
-                .map_or(at.start, |end| {
-                    let gap = &text[end..at.start];
-                    end + gap.len()
-                        - gap
-                            .trim_start_matches(|c: char| c.is_whitespace() || c == ',')
-                            .len()
-                });
-            return Some(start..at.end);
+        if !plans(&one) {
+            return item_span(select, i, text);
         }
     }
-    None
-}
-
-/// Where a condition the planner refuses is, when the query has one: its WHERE or its
-/// HAVING for one that is not boolean, its HAVING for one over an ungrouped column.
-fn failing_condition(
-    e: &DataFusionError,
-    query: &Query,
-    text: &str,
-) -> Option<std::ops::Range<usize>> {
-    use sqlparser::ast::{SetExpr, Spanned};
-    let message = datafusion_message(e);
-    let SetExpr::Select(select) = query.body.as_ref() else {
-        return None;
-    };
-    if message.starts_with("HAVING clause references") {
-        return crate::sql::byte_span(text, select.having.as_ref()?.span());
+    let mut without_having = query.clone();
+    if let SetExpr::Select(s) = without_having.body.as_mut() {
+        s.having = None;
     }
-    if !message.starts_with("Cannot create filter with non-boolean predicate") {
-        return None;
+    match (&select.selection, &select.having) {
+        (Some(w), _) if !plans(&without_having) => crate::sql::byte_span(text, w.span()),
+        (_, Some(h)) => crate::sql::byte_span(text, h.span()),
+        _ => None,
     }
-    // With both, which one the planner refused is not said: no position rather than a
-    // wrong one.
-    let condition = match (&select.selection, &select.having) {
-        (Some(c), None) | (None, Some(c)) => c,
-        _ => return None,
-    };
-    crate::sql::byte_span(text, condition.span())
 }
 
 /// The code of a DataFusion planning error.
@@ -1938,6 +2000,14 @@ pub fn lower_model(
                 crate::diagnostic::offset_of(text, s.end.line as usize, s.end.column as usize);
             start..end.max(start + 1).min(text.len())
         });
+        // Past an aggregation the planner points at the FROM relation, whatever failed:
+        // no position is better, and the query's parts are tried below.
+        let span = span.filter(|at| {
+            reads
+                .span
+                .as_ref()
+                .is_none_or(|from| at.end <= from.start || at.start >= from.end)
+        });
         // The planner's own advice, unless it names a function Streamform does not have
         // (for a column outside GROUP BY it suggests ANY_VALUE).
         let help = e
@@ -1969,11 +2039,8 @@ pub fn lower_model(
                     help,
                 )
             });
-        // Without a position from the planner, find the selected column it failed on by
-        // planning the columns one at a time, or the condition.
-        let span = span
-            .or_else(|| failing_condition(&e, query, text))
-            .or_else(|| failing_item(&planner, query, &table, text));
+        // Without a position from the planner, find the part of the query it failed on.
+        let span = span.or_else(|| failing_part(&planner, query, &table, text));
         Diagnostic::error(code, format!("model `{model}`: {message}"))
             .with_span(span)
             .with_help(help)
@@ -1988,6 +2055,8 @@ pub fn lower_model(
         from_span: reads.span.clone(),
         time: None,
         clock: false,
+        parts: Parts::of(query, text),
+        aggregated: false,
     };
     l.plan(&plan, upstream).map_err(|d| {
         if d.span.is_none() {

@@ -196,27 +196,48 @@ fn past_expansion(text: &str, query: &Query) -> Option<Range<usize>> {
     })
 }
 
-/// Which size limit a model passes.
+/// What one pass over a model's tokens finds before it is parsed.
 enum Limit {
     /// More than [`MOST_OPERATORS`] operators and list items.
     Operators,
-    /// Parentheses or CASE nested more than [`DEEPEST_NESTING`] levels.
+    /// Parentheses, CASE or prefix operators (`NOT`, a sign) nested more than
+    /// [`DEEPEST_NESTING`] levels.
     Nesting,
+    /// A number run into a name (`1_000`, `10abc`, `1e`): the parser reads the name as the
+    /// column's alias.
+    GluedNumber,
 }
 
 /// The first limit `text` passes, and the token where it does, counted on the tokens in one
 /// flat pass (so the count itself cannot overflow the stack): operators are arithmetic and
 /// comparison operators, `||`, `AND`, `OR`, `NOT`, `WHEN` and the commas between list
-/// items; nesting counts parentheses, brackets and CASE ... END. Text that does not
-/// tokenize is left to the parser, which reports it.
+/// items; nesting counts parentheses, brackets and CASE ... END, and a run of prefix
+/// operators (`NOT NOT x`, `- - x`) as deep as it is long. Text that does not tokenize is
+/// left to the parser, which reports it.
 fn past_limits(text: &str) -> Option<(Limit, Range<usize>)> {
     use sqlparser::keywords::Keyword;
     use sqlparser::tokenizer::{Token, Tokenizer};
     let tokens = Tokenizer::new(&GenericDialect {}, text)
         .tokenize_with_location()
         .ok()?;
-    let (mut operators, mut depth) = (0usize, 0usize);
-    for t in &tokens {
+    let (mut operators, mut depth, mut prefixes) = (0usize, 0usize, 0usize);
+    for (i, t) in tokens.iter().enumerate() {
+        if let Token::Number(..) = &t.token
+            && let Some(next) = tokens.get(i + 1)
+            && matches!(next.token, Token::Word(_))
+            && next.span.start == t.span.end
+        {
+            let at = byte_span(text, t.span)?;
+            let end = byte_span(text, next.span).map_or(at.end, |n| n.end);
+            return Some((Limit::GluedNumber, at.start..end));
+        }
+        let prefix = matches!(&t.token, Token::Plus | Token::Minus)
+            || matches!(&t.token, Token::Word(w) if w.keyword == Keyword::NOT);
+        match &t.token {
+            Token::Whitespace(_) => continue,
+            _ if prefix => prefixes += 1,
+            _ => prefixes = 0,
+        }
         match &t.token {
             Token::Plus
             | Token::Minus
@@ -248,7 +269,7 @@ fn past_limits(text: &str) -> Option<(Limit, Range<usize>)> {
         }
         let passed = if operators > MOST_OPERATORS {
             Limit::Operators
-        } else if depth > DEEPEST_NESTING {
+        } else if depth + prefixes > DEEPEST_NESTING {
             Limit::Nesting
         } else {
             continue;
@@ -285,10 +306,23 @@ pub fn parse_model(model: &str, text: &str) -> ParsedModel {
             ),
             Limit::Nesting => (
                 format!(
-                    "model `{model}` nests parentheses or CASE expressions more than {DEEPEST_NESTING} levels deep"
+                    "model `{model}` nests parentheses, CASE expressions or prefix operators (NOT, a sign) more than {DEEPEST_NESTING} levels deep"
                 ),
                 "compute the inner part as a column of a model this one reads with ref()",
             ),
+            Limit::GluedNumber => {
+                return fail(
+                    Diagnostic::error(
+                        Code::SqlSyntax,
+                        format!(
+                            "model `{model}`: `{}` is a number run into a name",
+                            &text[at.clone()]
+                        ),
+                    )
+                    .with_span(Some(at))
+                    .with_help("write a number with digits only (1000, 0.5), and put a space before an alias"),
+                );
+            }
         };
         return fail(
             Diagnostic::error(Code::SqlTooLarge, message)
@@ -333,6 +367,19 @@ pub fn parse_model(model: &str, text: &str) -> ParsedModel {
                 )
                 .with_span(Some(at..at + name.len()))
                 .with_help(WINDOWS_HELP),
+            );
+        }
+        // Nesting the token pass does not see (a prefix operator over a parenthesis, a
+        // function's arguments) can still reach the parser's own depth limit.
+        Err(sqlparser::parser::ParserError::RecursionLimitExceeded) => {
+            return fail(
+                Diagnostic::error(
+                    Code::SqlTooLarge,
+                    format!("model `{model}` nests its expressions too deeply for the parser"),
+                )
+                .with_help(
+                    "compute the inner part as a column of a model this one reads with ref()",
+                ),
             );
         }
         Err(e) => {
@@ -626,9 +673,25 @@ impl Validator<'_> {
                         "group by plain columns",
                     );
                 }
+                let mut grouped: Vec<String> = Vec::new();
                 for e in exprs {
                     match e {
-                        SqlExpr::Identifier(_) | SqlExpr::CompoundIdentifier(_) => {}
+                        SqlExpr::Identifier(_) | SqlExpr::CompoundIdentifier(_) => {
+                            // Flink would group once; the key Streamform derives would
+                            // repeat the column, and a key may not.
+                            let name = e.to_string();
+                            if grouped.contains(&name) {
+                                self.diags.push(
+                                    Diagnostic::error(
+                                        Code::InvalidAggregate,
+                                        format!("model `{}` groups by `{name}` twice", self.model),
+                                    )
+                                    .with_span(byte_span(self.text, e.span()))
+                                    .with_help("name each grouping column once"),
+                                );
+                            }
+                            grouped.push(name);
+                        }
                         SqlExpr::Rollup(_) | SqlExpr::Cube(_) | SqlExpr::GroupingSets(_) => self
                             .refuse(
                                 "ROLLUP, CUBE and GROUPING SETS",

@@ -79,7 +79,7 @@ fn casts_nested_48_deep_are_refused_at_once_not_a_hang() {
     let out = streamform(&["check"], dir.path());
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains(
-        "error: model `customer_metrics` nests parentheses or CASE expressions more than 32 levels deep\n  --> models/customer_metrics.sql:1:172\n"
+        "error: model `customer_metrics` nests parentheses, CASE expressions or prefix operators (NOT, a sign) more than 32 levels deep\n  --> models/customer_metrics.sql:1:172\n"
     ));
 }
 
@@ -124,6 +124,39 @@ fn in_lists_nested_12_deep_are_refused_not_built() {
         text(&out.stderr)
     );
     assert!(!dir.path().join("build").exists());
+}
+
+/// Past the parser's recursion limit a run of NOTs read as a syntax error at its operand,
+/// and a run of signs as "recursion limit exceeded".
+#[test]
+fn a_run_of_48_nots_is_refused_as_too_deep() {
+    let dir = customer_metrics();
+    let model = format!(
+        "SELECT customer_id, SUM(amount) AS total_spend FROM source('orders') WHERE {}customer_id > 1 GROUP BY customer_id\n",
+        "NOT ".repeat(48)
+    );
+    std::fs::write(dir.path().join("models/customer_metrics.sql"), model).unwrap();
+    let out = streamform(&["check"], dir.path());
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains(
+        "error: model `customer_metrics` nests parentheses, CASE expressions or prefix operators (NOT, a sign) more than 32 levels deep\n  --> models/customer_metrics.sql:1:204\n"
+    ), "{}", text(&out.stdout));
+}
+
+/// `1_000` read as the number 1 with the alias `_000`, a column nobody asked for.
+#[test]
+fn a_number_run_into_a_name_is_refused_not_read_as_an_alias() {
+    let dir = customer_metrics();
+    std::fs::write(
+        dir.path().join("models/customer_metrics.sql"),
+        "SELECT customer_id, SUM(amount) AS total_spend, 1_000 FROM source('orders') GROUP BY customer_id\n",
+    )
+    .unwrap();
+    let out = streamform(&["check"], dir.path());
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains(
+        "error: model `customer_metrics`: `1_000` is a number run into a name\n  --> models/customer_metrics.sql:1:49\n"
+    ), "{}", text(&out.stdout));
 }
 
 /// An IN list becomes a chain of ORs, one per value: 30,000 values overflowed the stack

@@ -1,0 +1,4 @@
+SELECT customer_id,
+  UPPER(SUM(amount)) AS total_spend
+FROM source('orders')
+GROUP BY customer_id
