@@ -1773,7 +1773,9 @@ fn type_problem(e: &DataFusionError, at: Option<&str>) -> Option<(Code, String, 
             .map(|(_, expr)| {
                 let name = expr.rsplit_once(" AS ").map_or(expr, |(_, alias)| alias);
                 name.rsplit_once('.').map_or(name, |(_, n)| n).to_string()
-            });
+            })
+            // An unnamed column is named in the planner's notation (`sum(t.a + Int64(1))`).
+            .filter(|n| crate::config::is_identifier(n));
         return Some((
             Code::OutputColumns,
             match name {
@@ -1838,21 +1840,13 @@ fn type_problem(e: &DataFusionError, at: Option<&str>) -> Option<(Code, String, 
             "give each output column its own name with AS".into(),
         ));
     }
-    if let Some(rest) = raw.strip_prefix("Schema contains duplicate unqualified field name ") {
-        let name = rest.trim_matches('"');
-        let name = name
-            .split_once('(')
-            .map(|(f, arg)| {
-                let arg = arg.rsplit_once('.').map_or(arg, |(_, a)| a);
-                format!("{f}({arg}")
-            })
-            .unwrap_or_else(|| name.to_string());
+    if raw.starts_with("Schema contains duplicate unqualified field name ") {
+        // The planner names an unnamed column after its expression in its own notation
+        // (`sum(t.a + Int64(1))`), and leaves a CAST out of an aggregate call's name.
         return Some((
             Code::OutputColumns,
-            format!(
-                "two columns of the query would both be named `{name}`: the planner leaves a CAST out of an aggregate call's name, so `avg(x)` and `avg(CAST(x AS ...))` collide"
-            ),
-            "compute the CAST as a column in an upstream model and aggregate that column".into(),
+            "two columns of the query would get the same name".into(),
+            "name each output column with AS; two aggregate calls that differ only by a CAST inside, avg(x) and avg(CAST(x AS DOUBLE)), collide even so: compute the CAST as a column in an upstream model".into(),
         ));
     }
     None

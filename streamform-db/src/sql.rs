@@ -27,7 +27,37 @@ pub fn byte_span(text: &str, span: sqlparser::tokenizer::Span) -> Option<Range<u
     } else {
         offset_of(text, span.end.line as usize, span.end.column as usize)
     };
+    let end = closing_parentheses(text, start, end);
     Some(start..end.max(start + 1).min(text.len().max(start + 1)))
+}
+
+/// `end` moved past the `)`s that close what `text[start..end]` opens: the parser's span of
+/// a call stops at its last argument (`sum(a` for `sum(a)`).
+fn closing_parentheses(text: &str, start: usize, end: usize) -> usize {
+    let Some(inside) = text.get(start..end) else {
+        return end;
+    };
+    let mut open = 0usize;
+    let mut quoted = false;
+    for c in inside.chars() {
+        match c {
+            '\'' => quoted = !quoted,
+            '(' if !quoted => open += 1,
+            ')' if !quoted => open = open.saturating_sub(1),
+            _ => {}
+        }
+    }
+    let mut end = end;
+    while open > 0 {
+        let rest = &text[end..];
+        let skipped = rest.len() - rest.trim_start().len();
+        if !rest[skipped..].starts_with(')') {
+            break;
+        }
+        end += skipped + 1;
+        open -= 1;
+    }
+    end
 }
 
 /// The whole call `keyword(...)` around `inner`, a range inside its parentheses (the
