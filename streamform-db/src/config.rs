@@ -1317,6 +1317,22 @@ pub fn parse_sources(path: &str, text: &str) -> ParsedSources {
                     .with_help("list each column under `schema:` as `name: type`"),
             );
         }
+        // `SELECT *` would select them all, past what a model's select list may hold (the
+        // planner's cost grows with the square of the columns).
+        let columns = s.value.schema.value.len();
+        if columns > crate::sql::MOST_OPERATORS {
+            diags.push(
+                Diagnostic::error(
+                    Code::SchemaTooWide,
+                    format!(
+                        "{what} declares {columns} columns; a source may declare at most {}",
+                        crate::sql::MOST_OPERATORS
+                    ),
+                )
+                .with_span(Some(key_span(text, "schema", span_of(&s.value.schema, text))))
+                .with_help("declare only the fields the models read (a JSON event's other fields are ignored when it is read)"),
+            );
+        }
         if diags.len() > before {
             broken.insert(name);
             continue;

@@ -92,6 +92,8 @@ pub enum Code {
     UnknownType,
     /// A source without columns.
     EmptySchema,
+    /// A source declares more columns than a model may select.
+    SchemaTooWide,
     /// A name used by both a source and a model.
     NameClash,
     /// A `source()` naming no declared source.
@@ -148,7 +150,7 @@ pub enum Code {
 impl Code {
     /// The codes of Streamform's own rules, in the order docs/diagnostics.md lists them
     /// (the Flink backend's follow, from [`FindingKind::ALL`]).
-    pub const OWN: [Code; 53] = [
+    pub const OWN: [Code; 54] = [
         Code::FileMissing,
         Code::FileNotUtf8,
         Code::FileUnreadable,
@@ -181,6 +183,7 @@ impl Code {
         Code::UnknownFormat,
         Code::UnknownType,
         Code::EmptySchema,
+        Code::SchemaTooWide,
         Code::NameClash,
         Code::UnknownSource,
         Code::SqlSyntax,
@@ -252,6 +255,7 @@ impl Code {
             Code::UnknownFormat => "unknown-format",
             Code::UnknownType => "unknown-type",
             Code::EmptySchema => "empty-schema",
+            Code::SchemaTooWide => "schema-too-wide",
             Code::NameClash => "name-clash",
             Code::UnknownSource => "unknown-source",
             Code::SqlSyntax => "sql-syntax",

@@ -137,6 +137,16 @@ fn sources_file_problems() {
         )]),
         one(Code::InvalidName, "sources.yml")
     );
+    let wide: String = (0..1001).map(|i| format!("      c{i}: int64\n")).collect();
+    assert_eq!(
+        codes(&[(
+            "sources.yml",
+            &format!(
+                "sources:\n  orders:\n    connector: kafka\n    topic: orders\n    format: json\n    schema:\n      id: int64\n      amount: decimal\n{wide}"
+            )
+        )]),
+        one(Code::SchemaTooWide, "sources.yml")
+    );
 }
 
 #[test]
