@@ -885,11 +885,10 @@ impl Validator<'_> {
                         self.model,
                         if negated { "-" } else { "" }
                     ),
-                    if digits < 38 {
-                        format!("write it with a decimal point ({text}.0) to make it a DECIMAL")
-                    } else {
-                        "a DECIMAL literal holds 38 digits, the point's fraction included".into()
-                    },
+                    format!(
+                        "end it with a decimal point ({}{text}.) to make it a DECIMAL",
+                        if negated { "-" } else { "" }
+                    ),
                 ))
             } else {
                 None
