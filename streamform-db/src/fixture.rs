@@ -195,11 +195,23 @@ pub fn type_value(v: &YamlValue, ty: DataType) -> Result<Value, String> {
                 FitError::Overflow => format!("{n} has more digits than {ty} holds"),
             })
         }
-        (YamlValue::Number(n), DataType::Float64) => n.replace('_', "").parse::<f64>().map(|f| Value::Float64(F64(f))).map_err(|_| wrong()),
+        (YamlValue::Number(n), DataType::Float64) => match n.parse::<f64>() {
+            Ok(f) if f.is_finite() => Ok(Value::Float64(F64(f))),
+            Ok(_) => Err(format!("{n} is beyond what a float64 holds; write .inf or -.inf for an infinity")),
+            Err(_) => Err(wrong()),
+        },
         (YamlValue::Number(n), DataType::Timestamp) => n
             .parse::<i64>()
             .map_err(|_| format!("{n} is not a timestamp; write an RFC 3339 instant such as 2026-08-30T10:00:00Z or whole milliseconds since the epoch"))
             .and_then(|ms| in_range(n, ms)),
+        (YamlValue::String(s), DataType::Float64) if crate::yaml::is_non_finite(s) => {
+            let f = match s.trim_start_matches('+') {
+                n if n.starts_with('-') => f64::NEG_INFINITY,
+                n if n.ends_with(['f', 'F']) => f64::INFINITY,
+                _ => f64::NAN,
+            };
+            Ok(Value::Float64(F64(f)))
+        }
         (YamlValue::String(s), DataType::String) => Ok(Value::String(s.clone())),
         (YamlValue::String(s), DataType::Timestamp) => match streamform_ir::time::parse_rfc3339(s) {
             Some(ms) => in_range(&format!("{s:?}"), ms),

@@ -45,7 +45,16 @@ fn yaml_12() -> serde_saphyr::Options {
     let mut options = serde_saphyr::Options::default();
     options.strict_booleans = true;
     options.underscored_numbers_as_strings = true;
+    // `.nan`, `.inf` and `-.inf` reach the reader as text, which a float64 column reads.
+    options.non_finite_float_policy = serde_saphyr::options::NonFiniteFloatPolicy::AsString;
     options
+}
+
+/// Whether `text` is YAML 1.2's spelling of a float that is not finite: `.nan`, `.inf`,
+/// `-.inf`, `+.inf`, in lower case, capitalized or upper case.
+pub fn is_non_finite(text: &str) -> bool {
+    let unsigned = text.strip_prefix(['-', '+']).unwrap_or(text);
+    matches!(unsigned, ".inf" | ".Inf" | ".INF") || matches!(text, ".nan" | ".NaN" | ".NAN")
 }
 
 /// Like [`parse`], for fixtures: a fixture may hold hundreds of thousands of events, so the
@@ -400,6 +409,20 @@ impl<'de> Deserialize<'de> for YamlValue {
 /// `12345678901234567890.123456789` is not the float serde saw. An alias's number is read
 /// where its anchor defines it.
 pub fn with_source_text(v: &mut Spanned<YamlValue>, source: &str) {
+    // A number too large for a float (`1e400`) reaches the reader as `.inf`: it is the
+    // number written, which a column then refuses in its own words.
+    if let YamlValue::String(text) = &v.value
+        && matches!(text.as_str(), ".nan" | ".inf" | "-.inf")
+    {
+        let at = &v.defined;
+        let start = at.span().byte_offset().map_or(0, |o| o as usize);
+        let len = at.span().byte_len().unwrap_or(0) as usize;
+        let raw = source.get(start..start + len).unwrap_or("").trim();
+        if !raw.is_empty() && !raw.starts_with(['\'', '"']) && !is_non_finite(raw) {
+            v.value = YamlValue::Number(raw.to_string());
+        }
+        return;
+    }
     if let YamlValue::Number(n) = &mut v.value {
         let at = &v.defined;
         let start = at.span().byte_offset().map_or(0, |o| o as usize);

@@ -1,0 +1,1 @@
+SELECT id, CAST(note AS DOUBLE) AS x FROM source('ev')
