@@ -244,6 +244,19 @@ fn value_problem(e: &serde_saphyr::Error, text: &str, at: usize) -> Option<(Stri
     use serde_saphyr::Error as E;
     let line_start = text[..at.min(text.len())].rfind('\n').map_or(0, |i| i + 1);
     let through = text.get(line_start..(at + 1).min(text.len())).unwrap_or("");
+    // A value that starts on the line below its key (`given:` then `  id: 1`) belongs to
+    // the key that ends the line above.
+    let before = text.get(line_start..at).unwrap_or("").trim();
+    let through = if before.is_empty() || before == "-" {
+        text[..line_start]
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+            .filter(|l| l.trim_end().ends_with(':'))
+            .unwrap_or(through)
+    } else {
+        through
+    };
     let key = through.rfind(':').and_then(|colon| {
         let key = through[..colon]
             .rsplit(|c: char| c.is_whitespace() || c == '{' || c == ',')
@@ -265,6 +278,42 @@ fn value_problem(e: &serde_saphyr::Error, text: &str, at: usize) -> Option<(Stri
         E::InvalidScalar { ty, .. } if *ty == "bool" => "true or false",
         E::InvalidScalar { ty, .. } if ty.starts_with(['i', 'u']) => "a whole number",
         E::InvalidScalar { .. } => "a number",
+        E::TaggedScalarCannotDeserializeIntoString { .. } => {
+            return Some((
+                "a tag (`!!...`) makes this value something other than text".into(),
+                "remove the tag; quote the value to keep it as text".into(),
+            ));
+        }
+        E::UnknownAnchor { .. } => {
+            return Some((
+                "this alias names no anchor defined before it".into(),
+                "define the anchor with `&name` before the alias `*name`, or write the value out"
+                    .into(),
+            ));
+        }
+        E::Unexpected { expected, .. } => {
+            let shape = match *expected {
+                "sequence start" => "a list",
+                "mapping start" | "empty mapping start" => "a mapping of keys and values",
+                "string scalar" | "scalar" => "a single value",
+                _ => return None,
+            };
+            let message = match key {
+                Some(key) if value.is_empty() => format!("`{key}` has no value"),
+                Some(key) => format!("`{key}` should hold {shape}"),
+                None => format!("{shape} belongs here"),
+            };
+            let example = match shape {
+                "a list" => ", as [a, b] or one `- item` per line",
+                "a mapping of keys and values" => ", one `key: value` per line below it",
+                _ => "",
+            };
+            let help = match key {
+                Some(key) => format!("write {shape} after `{key}:`{example}"),
+                None => format!("write {shape} here{example}"),
+            };
+            return Some((message, help));
+        }
         _ => return None,
     };
     let help = match key {
