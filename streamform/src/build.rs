@@ -122,7 +122,7 @@ pub fn build(
         (root.join(MANIFEST_PATH), manifest_text.as_bytes()),
     ]) {
         out.stderr.push_str(&format!(
-            "error: could not write {}: {e}\n  help: check that the project directory is writable and that the path is not a folder; nothing was written\n",
+            "error: could not write {}: {e}\n  help: check that build/ can be written: no file where a folder belongs, no folder where a file belongs, and write permission; nothing was written\n",
             streamform_ir::printable(&path.display().to_string())
         ));
         return (out, CANNOT_RUN);
@@ -181,7 +181,7 @@ pub fn write_together(files: &[(PathBuf, &[u8])]) -> Result<(), (PathBuf, std::i
             file.as_file().sync_all()?;
             Ok(file)
         };
-        staged.push(stage().map_err(|e| (path.clone(), e))?);
+        staged.push(stage().map_err(|e| (path.clone(), in_words(e)))?);
     }
     let mut moved: Vec<(&PathBuf, Option<Vec<u8>>)> = Vec::new();
     for ((path, _), file) in files.iter().zip(staged) {
@@ -193,11 +193,31 @@ pub fn write_together(files: &[(PathBuf, &[u8])]) -> Result<(), (PathBuf, std::i
                     None => std::fs::remove_file(done),
                 };
             }
-            return Err((path.clone(), e.error));
+            return Err((path.clone(), in_words(e.error)));
         }
         moved.push((path, previous));
     }
     Ok(())
+}
+
+/// An error writing a file, said in words: the kinds a project folder meets, without the
+/// operating system's error number or the temporary file's name.
+fn in_words(e: std::io::Error) -> std::io::Error {
+    use std::io::ErrorKind as K;
+    let words = match e.kind() {
+        K::PermissionDenied | K::ReadOnlyFilesystem => "permission denied".to_string(),
+        K::NotADirectory | K::AlreadyExists => {
+            "a file is in the way of a folder on its path".to_string()
+        }
+        K::IsADirectory => "it is a folder".to_string(),
+        K::StorageFull => "the disk is full".to_string(),
+        _ => {
+            let text = e.to_string();
+            let text = text.split(" (os error").next().unwrap_or(&text);
+            text.split(" at path ").next().unwrap_or(text).to_string()
+        }
+    };
+    std::io::Error::new(e.kind(), words)
 }
 
 /// Writes `bytes` to `path` through a temporary file in the same directory, so a reader

@@ -417,7 +417,7 @@ fn a_build_that_cannot_write_its_manifest_leaves_the_previous_script() {
     let out = streamform(&["build", "--backend", "flink"], dir.path());
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(
-        text(&out.stderr).contains("build/plan.json: it is a folder\n  help: check that the project directory is writable and that the path is not a folder; nothing was written\n"),
+        text(&out.stderr).contains("build/plan.json: it is a folder\n  help: check that build/ can be written: no file where a folder belongs, no folder where a file belongs, and write permission; nothing was written\n"),
         "{}",
         text(&out.stderr)
     );
