@@ -849,10 +849,14 @@ impl Validator<'_> {
         }
     }
 
-    /// A number literal as written (`negated` after a minus sign): digits with an optional
-    /// point, an integer within BIGINT, at most 38 digits. Flink reads exponent notation
-    /// as a DOUBLE, which the planner here would read as a DECIMAL, so it is refused.
+    /// A number literal as written (`negated` after a minus sign). Flink reads exponent
+    /// notation as a DOUBLE, which the planner here would read as a DECIMAL, so it is
+    /// refused; and Flink reads an exact literal only when its digits, the point left out,
+    /// stay within a BIGINT (`-9223372036854775808` and `922337203685477580.7` read,
+    /// `9223372036854775808` and `0.12345678901234567890` do not), so neither does
+    /// Streamform.
     fn number(&mut self, text: &str, negated: bool, span: sqlparser::tokenizer::Span) {
+        let sign = if negated { "-" } else { "" };
         let problem = if text.contains(['e', 'E']) {
             Some((
                 format!(
@@ -863,36 +867,28 @@ impl Validator<'_> {
             ))
         } else {
             let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
-            let digits = whole.trim_start_matches('0').len() + fraction.len();
-            if digits > 38 {
-                Some((
+            let digits = format!("{whole}{fraction}");
+            let digits = digits.trim_start_matches('0');
+            let most = if negated {
+                1u128 << 63
+            } else {
+                (1u128 << 63) - 1
+            };
+            let fits = digits.len() <= 19
+                && digits
+                    .parse::<u128>()
+                    .map_or(digits.is_empty(), |v| v <= most);
+            (!fits).then(|| {
+                (
                     format!(
-                        "model `{}`: the number `{text}` has more digits than a DECIMAL holds (38)",
+                        "model `{}`: the number `{sign}{text}` has more digits than Flink reads in a literal",
                         self.model
                     ),
-                    "write it with 38 digits at most".to_string(),
-                ))
-            } else if fraction.is_empty()
-                && !text.contains('.')
-                && text.parse::<i128>().is_ok_and(|v| {
-                    let v = if negated { -v } else { v };
-                    i64::try_from(v).is_err()
-                })
-            {
-                Some((
                     format!(
-                        "model `{}`: the integer `{}{text}` is outside what a BIGINT holds",
-                        self.model,
-                        if negated { "-" } else { "" }
+                        "a literal's digits, the point left out, must stay within a BIGINT (9223372036854775807); write fewer, or CAST text: CAST('{sign}{text}' AS DECIMAL(p, s))"
                     ),
-                    format!(
-                        "end it with a decimal point ({}{text}.) to make it a DECIMAL",
-                        if negated { "-" } else { "" }
-                    ),
-                ))
-            } else {
-                None
-            }
+                )
+            })
         };
         if let Some((message, help)) = problem {
             self.diags.push(

@@ -20,3 +20,7 @@ FROM source('events')
 WHERE id <> 99
   AND (flag = TRUE OR note IS NOT NULL)
   AND NOT (qty > 5)
+  -- The widest literals Flink reads: their digits, the point left out, within a BIGINT.
+  AND qty > -9223372036854775808
+  AND qty < 922337203685477580.7
+  AND qty > -922337203685477580.8
