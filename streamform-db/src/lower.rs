@@ -1789,9 +1789,9 @@ fn type_problem(e: &DataFusionError, at: Option<&str>) -> Option<(Code, String, 
         // `Decimal128(38, 36) * Decimal128(38, 9): Invalid argument error: Output scale ...`
         let operation = rest.split(':').next().unwrap_or(rest);
         return Some((
-            Code::TypeMismatch,
+            Code::UnsupportedSql,
             format!(
-                "the exact result of {} needs more than the 38 digits a DECIMAL holds",
+                "{} is not supported yet: its exact result needs more places than a DECIMAL's 38 digits hold (Flink would give some up; Streamform's planner cannot type it)",
                 our_type_names(operation)
             ),
             "CAST an operand to a DECIMAL with fewer places first, e.g. CAST(x AS DECIMAL(18, 2))"
