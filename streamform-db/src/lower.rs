@@ -334,9 +334,9 @@ struct Lowering<'a> {
     time: Option<String>,
     /// Whether an event-time source is upstream.
     clock: bool,
-    /// Where the query's parts are, for an error past the aggregation, where the planner's
-    /// columns no longer say where they were written.
-    parts: Parts,
+    /// The query, to find where its parts are for an error past the aggregation, where the
+    /// planner's columns no longer say where they were written (read only on an error).
+    query: &'a Query,
     /// Whether an aggregation has been lowered: a filter after it is the HAVING.
     aggregated: bool,
 }
@@ -788,17 +788,16 @@ impl Lowering<'_> {
             LogicalPlan::Filter(f) => {
                 self.plan(&f.input, upstream)?;
                 let df = f.input.schema();
-                let condition = if self.aggregated {
-                    self.parts.having.clone()
-                } else {
-                    self.parts.selection.clone()
-                };
                 let predicate = self.expr(df, &f.predicate).map_err(|d| {
-                    if d.span.is_none() {
-                        d.with_span(condition)
-                    } else {
-                        d
+                    if d.span.is_some() {
+                        return d;
                     }
+                    let parts = Parts::of(self.query, self.text);
+                    d.with_span(if self.aggregated {
+                        parts.having
+                    } else {
+                        parts.selection
+                    })
                 })?;
                 let predicate = retype_null(predicate, DataType::Boolean);
                 self.expect_boolean(&predicate, "a filter")?;
@@ -816,16 +815,19 @@ impl Lowering<'_> {
                 let df = p.input.schema();
                 let mut items = Vec::new();
                 let mut schema = Vec::new();
-                let written = p.expr.len() == self.parts.items.len();
                 for (i, e) in p.expr.iter().enumerate() {
-                    let lowered = self
-                        .expr(df, e)
-                        .map_err(|d| match self.parts.items.get(i) {
-                            Some(at) if written && d.span.is_none() => {
+                    let lowered = self.expr(df, e).map_err(|d| {
+                        if d.span.is_some() {
+                            return d;
+                        }
+                        let items = Parts::of(self.query, self.text).items;
+                        match items.get(i) {
+                            Some(at) if items.len() == p.expr.len() => {
                                 d.with_span(Some(at.clone()))
                             }
                             _ => d,
-                        })?;
+                        }
+                    })?;
                     let name = match e {
                         DfExpr::Alias(a) => a.name.clone(),
                         DfExpr::Column(_) => lowered.to_string(),
@@ -1700,6 +1702,9 @@ fn unknown_column(e: &DataFusionError, fields: &[Field]) -> Option<(String, Stri
     Some((format!("unknown column `{name}`"), help))
 }
 
+/// What a HAVING condition may read.
+const HAVING_HELP: &str = "filter rows with WHERE; a HAVING condition reads GROUP BY columns and aggregates such as SUM(x) > 10";
+
 /// The planner's type errors in Streamform's words, with their code: operands that do not
 /// combine, a condition or a `NOT` or `-` over a value of the wrong type, two output columns
 /// with one name, and two aggregate calls the planner names alike (it leaves a CAST out of
@@ -1802,7 +1807,7 @@ fn type_problem(e: &DataFusionError, at: Option<&str>) -> Option<(Code, String, 
         return Some((
             Code::InvalidAggregate,
             "HAVING filters groups, and its condition uses a column that is neither grouped nor inside an aggregate".into(),
-            "filter rows with WHERE; a HAVING condition reads GROUP BY columns and aggregates such as SUM(x) > 10".into(),
+            HAVING_HELP.into(),
         ));
     }
     // `Column in SELECT must be in GROUP BY or an aggregate function: ... column
@@ -1816,8 +1821,10 @@ fn type_problem(e: &DataFusionError, at: Option<&str>) -> Option<(Code, String, 
         return Some(if rest.starts_with("HAVING") {
             (
                 Code::InvalidAggregate,
-                format!("HAVING reads `{column}`, which is neither in GROUP BY nor inside an aggregate"),
-                "filter rows with WHERE; a HAVING condition reads GROUP BY columns and aggregates such as SUM(x) > 10".into(),
+                format!(
+                    "HAVING reads `{column}`, which is neither in GROUP BY nor inside an aggregate"
+                ),
+                HAVING_HELP.into(),
             )
         } else {
             (
@@ -2049,7 +2056,7 @@ pub fn lower_model(
         from_span: reads.span.clone(),
         time: None,
         clock: false,
-        parts: Parts::of(query, text),
+        query,
         aggregated: false,
     };
     l.plan(&plan, upstream).map_err(|d| {

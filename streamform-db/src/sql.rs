@@ -189,8 +189,8 @@ impl Expanded {
 
 impl ast::Visitor for Expanded {
     /// The smallest expression past [`MOST_EXPANDED`], or the outermost one that takes the
-    /// model's total past it; `true` for a call, whose span stops before its `)`.
-    type Break = (sqlparser::tokenizer::Span, bool);
+    /// model's total past it.
+    type Break = sqlparser::tokenizer::Span;
 
     fn pre_visit_expr(&mut self, _: &SqlExpr) -> std::ops::ControlFlow<Self::Break> {
         self.children.push(Vec::new());
@@ -205,7 +205,7 @@ impl ast::Visitor for Expanded {
             None => self.total = self.total.saturating_add(size),
         }
         if size > MOST_EXPANDED || self.total > MOST_EXPANDED {
-            return std::ops::ControlFlow::Break((e.span(), matches!(e, SqlExpr::Function(_))));
+            return std::ops::ControlFlow::Break(e.span());
         }
         std::ops::ControlFlow::Continue(())
     }
@@ -217,13 +217,9 @@ fn past_expansion(text: &str, query: &Query) -> Option<Range<usize>> {
         children: Vec::new(),
         total: 0,
     };
-    let (span, call) = ast::Visit::visit(query, &mut walk).break_value()?;
-    let at = byte_span(text, span).unwrap_or(0..text.len());
-    let open = text[at.start..].find('(').map(|i| at.start + i);
-    Some(match open {
-        Some(open) if call => at.start..through_parenthesis(text, open),
-        _ => at,
-    })
+    let span = ast::Visit::visit(query, &mut walk).break_value()?;
+    // `byte_span` carries a call through its closing parenthesis.
+    Some(byte_span(text, span).unwrap_or(0..text.len()))
 }
 
 /// What one pass over a model's tokens finds before it is parsed.
