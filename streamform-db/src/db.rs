@@ -998,8 +998,13 @@ pub struct FixtureRun {
     pub rows: Vec<RowComparison>,
     /// Number of late events dropped.
     pub late_dropped: usize,
+    /// How many of those a window dropped (its windows had fired), by window node id.
+    pub late_by_window: Vec<(String, usize)>,
     /// The `late` list against the events dropped, one entry per position.
     pub late: Vec<fixture::LateComparison>,
+    /// The windows still open when the fixture ended, which emitted nothing: per window
+    /// node, its id, the (key, window) pairs open and the watermark the first fires at.
+    pub open_windows: Vec<(String, usize, i64)>,
     /// The top source's columns, which the late events' values follow.
     pub source_columns: Vec<streamform_ir::Field>,
     /// The model's output columns, which the records' values follow.
@@ -1026,7 +1031,9 @@ pub fn fixture_result(db: &dyn Db, project: Project, file: SourceFile) -> Option
         error: None,
         rows: Vec::new(),
         late_dropped: 0,
+        late_by_window: Vec::new(),
         late: Vec::new(),
+        open_windows: Vec::new(),
         source_columns: def.source_columns.clone(),
         schema: schema.clone(),
         passed: false,
@@ -1037,6 +1044,19 @@ pub fn fixture_result(db: &dyn Db, project: Project, file: SourceFile) -> Option
             run.events_processed = out.events_processed;
             run.changes_emitted = out.changes.len();
             run.late_dropped = dropped.len();
+            for (_, by) in &dropped {
+                if let Some(node) = by {
+                    match run.late_by_window.iter_mut().find(|(n, _)| n == node) {
+                        Some((_, count)) => *count += 1,
+                        None => run.late_by_window.push((node.clone(), 1)),
+                    }
+                }
+            }
+            run.open_windows = out
+                .open_windows
+                .iter()
+                .map(|w| (w.node.to_string(), w.count, w.first_fires_at))
+                .collect();
             let actual: Vec<Expected> = out
                 .changes
                 .iter()
@@ -1074,29 +1094,35 @@ fn event_position(db: &dyn Db, file: SourceFile, n: usize) -> Option<(usize, usi
 }
 
 /// Runs a fixture's events through the chain, with its watermark items between them;
-/// the events dropped as late go to `dropped`, in delivery order. A failure comes with the
-/// number of events delivered before it.
+/// the events dropped as late go to `dropped`, in delivery order, with the window node that
+/// dropped each (none for the source's own rule). A failure comes with the number of events
+/// delivered before it.
 fn simulate(
     chain: &[ModelPlan],
     def: &FixtureDef,
-    dropped: &mut Vec<Vec<streamform_ir::Value>>,
+    dropped: &mut Vec<(Vec<streamform_ir::Value>, Option<String>)>,
 ) -> Result<streamform_sim::Output, (streamform_sim::SimError, usize)> {
     let mut sim = streamform_sim::Simulator::new(chain).map_err(|e| (e, 0))?;
     let mut watermarks = def.watermarks.iter().peekable();
     for (i, event) in def.events.iter().enumerate() {
         while let Some((_, at)) = watermarks.next_if(|(before, _)| *before <= i) {
-            sim.advance_watermark(*at);
+            let delivered = sim.events_processed();
+            sim.advance_watermark(*at).map_err(|e| (e, delivered))?;
         }
         let delivered = sim.events_processed();
         match sim.push(event) {
-            Ok(streamform_sim::Arrival::Dropped) => dropped.push(event.clone()),
+            Ok(streamform_sim::Arrival::Dropped) => dropped.push((event.clone(), None)),
+            Ok(streamform_sim::Arrival::DroppedByWindow(node)) => {
+                dropped.push((event.clone(), Some(node.to_string())));
+            }
             Ok(streamform_sim::Arrival::Delivered) => {}
             // The failing event is counted as pushed, not as delivered.
             Err(e) => return Err((e, delivered)),
         }
     }
     for (_, at) in watermarks {
-        sim.advance_watermark(*at);
+        let delivered = sim.events_processed();
+        sim.advance_watermark(*at).map_err(|e| (e, delivered))?;
     }
     let delivered = sim.events_processed();
     sim.finish().map_err(|e| (e, delivered))

@@ -543,6 +543,9 @@ pub struct LateComparison {
     pub listed: Option<Vec<Value>>,
     /// The event dropped at this position; `None` when fewer were dropped.
     pub dropped: Option<Vec<Value>>,
+    /// The window node that dropped it because every window it belongs to had fired;
+    /// `None` when the source dropped it as behind the watermark, or none was dropped.
+    pub by_window: Option<String>,
     /// `None` when the two are the same event; otherwise what is wrong.
     pub problem: Option<String>,
 }
@@ -553,7 +556,7 @@ pub struct LateComparison {
 pub fn compare_late(
     columns: &[Field],
     listed: &[Vec<Value>],
-    dropped: &[Vec<Value>],
+    dropped: &[(Vec<Value>, Option<String>)],
 ) -> Vec<LateComparison> {
     let differs = |l: &[Value], d: &[Value]| {
         columns
@@ -572,15 +575,21 @@ pub fn compare_late(
     (0..listed.len().max(dropped.len()))
         .map(|i| {
             let (l, d) = (listed.get(i), dropped.get(i));
+            let by_window = d.and_then(|(_, by)| by.clone());
+            let d = d.map(|(d, _)| d);
             let problem = match (l, d) {
                 (Some(l), Some(d)) => differs(l, d),
-                (None, Some(_)) => Some("dropped as late but not acknowledged; list it under `late:` or set `late_events: keep` on the source".to_string()),
+                (None, Some(_)) => Some(match &by_window {
+                    None => "dropped as late but not acknowledged; list it under `late:` or set `late_events: keep` on the source".to_string(),
+                    Some(node) => format!("dropped by window `{node}`, whose windows for it had already fired, but not acknowledged; list it under `late:` (`late_events: keep` does not bring it back: a window never reopens)"),
+                }),
                 (Some(_), None) => Some("listed under `late:` but not dropped; remove it from `late:`".to_string()),
                 (None, None) => None,
             };
             LateComparison {
                 listed: l.cloned(),
                 dropped: d.cloned(),
+                by_window,
                 problem,
             }
         })

@@ -22,6 +22,7 @@ pub mod report;
 pub mod sql;
 pub mod target;
 pub mod watch;
+pub mod window;
 pub mod yaml;
 
 pub use db::{Database, Db, FileContents, Project, SourceFile};

@@ -339,6 +339,10 @@ struct Lowering<'a> {
     query: &'a Query,
     /// Whether an aggregation has been lowered: a filter after it is the HAVING.
     aggregated: bool,
+    /// The window table the model reads, until its aggregation is lowered: the planner's
+    /// schema then has the window's three columns after the input's, which no node before
+    /// the window has.
+    window: Option<&'a crate::window::WindowRead>,
 }
 
 /// Where a query's select items, WHERE and HAVING are in the model's text.
@@ -406,16 +410,67 @@ impl Lowering<'_> {
 
     fn push(&mut self, op: Operator, schema: Vec<Field>, state: State) {
         let id = assign_id(self.model, &self.nodes, op.kind());
+        // Before its window, a node's rows do not have the window's columns yet.
+        let own: Vec<Field> = match self.window {
+            Some(_) => schema
+                .iter()
+                .filter(|f| !streamform_ir::WINDOW_COLUMNS.contains(&f.name.as_str()))
+                .cloned()
+                .collect(),
+            None => schema.clone(),
+        };
         self.nodes.push(Node {
             id,
             op,
-            schema: schema.clone(),
+            schema: own,
             boundedness: self.boundedness,
             changelog: self.changelog.clone(),
             state,
             time: self.time.clone(),
         });
         self.schema = schema;
+    }
+
+    /// After the input's scan, for a model that reads a window table: the window's column
+    /// must be the input's time attribute, and the planner's schema has the window's three
+    /// columns after the input's.
+    fn window_scan(&mut self, w: &crate::window::WindowRead) -> Lowered<()> {
+        let at = |d: Diagnostic| d.with_span(w.time_span.clone().or_else(|| w.span.clone()));
+        match &self.time {
+            None => {
+                return Err(at(self.err(
+                    Code::EventTime,
+                    format!("a window needs event time, and the input of DESCRIPTOR({}) has none", w.time),
+                    "declare `event_time:` on the source the model reads (sources.yml): a window closes when the watermark passes its end",
+                )));
+            }
+            Some(t) if *t != w.time => {
+                return Err(at(self.err(
+                    Code::EventTime,
+                    format!("DESCRIPTOR({}) names a column that is not the input's event-time attribute, `{t}`", w.time),
+                    &format!("windows are measured on the event time: write DESCRIPTOR({t})"),
+                )));
+            }
+            Some(_) => {}
+        }
+        for name in streamform_ir::WINDOW_COLUMNS {
+            self.schema.push(Field {
+                name: name.to_string(),
+                ty: DataType::Timestamp,
+                nullable: false,
+            });
+        }
+        Ok(())
+    }
+
+    /// A window table read without aggregating it by window.
+    fn unaggregated_window(&self, w: &crate::window::WindowRead) -> Diagnostic {
+        self.err(
+            Code::UnsupportedSql,
+            "reading a window table without aggregating it is not supported yet".into(),
+            "aggregate it by window: SELECT window_start, window_end, COUNT(*) AS views ... GROUP BY window_start, window_end",
+        )
+        .with_span(w.span.clone())
     }
 
     fn column(&self, df: &DFSchemaRef, col: &datafusion_common::Column) -> Lowered<Field> {
@@ -782,6 +837,9 @@ impl Lowering<'_> {
                         self.clock = c.clock;
                     }
                 }
+                if let Some(w) = self.window {
+                    self.window_scan(w)?;
+                }
                 Ok(())
             }
             LogicalPlan::SubqueryAlias(a) => self.plan(&a.input, upstream),
@@ -801,6 +859,20 @@ impl Lowering<'_> {
                 })?;
                 let predicate = retype_null(predicate, DataType::Boolean);
                 self.expect_boolean(&predicate, "a filter")?;
+                if self.window.is_some()
+                    && let Some(col) = predicate
+                        .columns()
+                        .into_iter()
+                        .find(|c| streamform_ir::WINDOW_COLUMNS.contains(c))
+                {
+                    return Err(self
+                        .err(
+                            Code::UnsupportedSql,
+                            format!("a WHERE over the window's column `{col}` is not supported yet"),
+                            "filter windows after aggregating them, with HAVING, or filter rows on their own columns",
+                        )
+                        .with_span(Parts::of(self.query, self.text).selection));
+                }
                 let mut schema = self.schema.clone();
                 for col in not_null_columns(&predicate) {
                     if let Some(field) = schema.iter_mut().find(|f| f.name == col) {
@@ -812,6 +884,9 @@ impl Lowering<'_> {
             }
             LogicalPlan::Projection(p) => {
                 self.plan(&p.input, upstream)?;
+                if let Some(w) = self.window {
+                    return Err(self.unaggregated_window(w));
+                }
                 let df = p.input.schema();
                 let mut items = Vec::new();
                 let mut schema = Vec::new();
@@ -937,6 +1012,23 @@ impl Lowering<'_> {
                     group_by.push(f.name.clone());
                     schema.push(f);
                 }
+                if let Some(w) = self.window {
+                    let has = |c: &str| group_by.iter().any(|g| g == c);
+                    if !has(streamform_ir::WINDOW_START) || !has(streamform_ir::WINDOW_END) {
+                        let missing = if has(streamform_ir::WINDOW_START) {
+                            "window_end"
+                        } else {
+                            "window_start"
+                        };
+                        return Err(self
+                            .err(
+                                Code::InvalidAggregate,
+                                format!("a window aggregation must group by window_start and window_end; this one leaves out {missing}"),
+                                "group by both, and by your key columns: GROUP BY window_start, window_end, page; without both, Flink silently builds an updating aggregate instead of a window",
+                            )
+                            .with_span(w.span.clone()));
+                    }
+                }
                 let mut calls: Vec<AggCall> = Vec::new();
                 // Arguments that are expressions (`sum(price * qty)`) are computed by a
                 // projection in front of the aggregate, as a column named after the
@@ -966,8 +1058,33 @@ impl Lowering<'_> {
                         "rename the source column, or group by it under another name in an upstream model",
                     ));
                 }
-                // An aggregate groups the time attribute away.
-                self.time = None;
+                if let Some(w) = self.window
+                    && let Some(call) = calls.iter().find(|c| {
+                        c.arg
+                            .as_ref()
+                            .is_some_and(|a| streamform_ir::WINDOW_COLUMNS.contains(&a.as_str()))
+                    })
+                {
+                    return Err(self
+                        .err(
+                            Code::UnsupportedSql,
+                            format!("the aggregate `{}` over the window's own column is not supported yet", call.name()),
+                            "aggregate the input's columns; the window's bounds are in window_start and window_end",
+                        )
+                        .with_span(w.span.clone()));
+                }
+                // An aggregate groups the time attribute away; a window keeps window_time
+                // as its output's time attribute when it groups by it.
+                self.time = match self.window {
+                    Some(_) if group_by.iter().any(|g| g == streamform_ir::WINDOW_TIME) => {
+                        Some(streamform_ir::WINDOW_TIME.to_string())
+                    }
+                    _ => None,
+                };
+                let window = self.window.map(|w| streamform_ir::Window {
+                    kind: w.kind,
+                    time: w.time.clone(),
+                });
                 let state = KeyedState {
                     key: group_by.clone(),
                     accumulators: calls
@@ -978,16 +1095,21 @@ impl Lowering<'_> {
                         })
                         .collect(),
                     retention: Retention::Unbounded,
+                    window: window.clone(),
                 };
                 if !computed.is_empty() {
                     let input = self.schema.clone();
                     // What the aggregate reads: its grouping columns and the columns its
-                    // calls take, in input order, then the computed arguments.
+                    // calls take, in input order, then the computed arguments (and the
+                    // time column a window needs).
                     let read: Vec<&Field> = input
                         .iter()
                         .filter(|f| {
-                            group_by.contains(&f.name)
-                                || calls.iter().any(|c| c.arg.as_ref() == Some(&f.name))
+                            !(window.is_some()
+                                && streamform_ir::WINDOW_COLUMNS.contains(&f.name.as_str()))
+                                && (group_by.contains(&f.name)
+                                    || calls.iter().any(|c| c.arg.as_ref() == Some(&f.name))
+                                    || window.as_ref().is_some_and(|w| w.time == f.name))
                         })
                         .collect();
                     let mut items: Vec<ProjectItem> = read
@@ -1025,6 +1147,20 @@ impl Lowering<'_> {
                         State::Stateless,
                     );
                     self.schema = fields;
+                }
+                if let Some(window) = window {
+                    self.window = None;
+                    self.changelog = Changelog::Append;
+                    self.push(
+                        Operator::Window {
+                            window,
+                            group_by,
+                            calls,
+                        },
+                        schema,
+                        State::Keyed(state),
+                    );
+                    return Ok(());
                 }
                 self.changelog = Changelog::Upsert(group_by.clone());
                 self.push(
@@ -1601,9 +1737,24 @@ fn interval(e: &DfExpr) -> Option<streamform_ir::Interval> {
     }
 }
 
-/// Replaces `source('x')` / `ref('m')` in FROM with the plain name, for DataFusion.
+/// Replaces `source('x')` / `ref('m')` in FROM, or the window table function that reads
+/// it, with the plain name, for DataFusion (whose catalog gives a window table's name the
+/// window's columns too).
 fn with_plain_relation(query: &Query, name: &str) -> Query {
     let mut q = query.clone();
+    if let sqlparser::ast::SetExpr::Select(s) = q.body.as_mut()
+        && let Some(relation) = s.from.first_mut().map(|t| &mut t.relation)
+        && matches!(relation, TableFactor::TableFunction { .. })
+        && let Ok(plain) = sqlparser::parser::Parser::parse_sql(
+            &sqlparser::dialect::GenericDialect {},
+            "SELECT * FROM t",
+        )
+        && let Some(Statement::Query(plain)) = plain.into_iter().next()
+        && let sqlparser::ast::SetExpr::Select(plain) = *plain.body
+        && let Some(from) = plain.from.into_iter().next()
+    {
+        *relation = from.relation;
+    }
     if let sqlparser::ast::SetExpr::Select(s) = q.body.as_mut()
         && let Some(TableFactor::Table {
             name: table, args, ..
@@ -1983,7 +2134,26 @@ pub fn lower_model(
     let table = match &reads.input {
         Input::Source(n) | Input::Model(n) => n.clone(),
     };
-    let catalog = Catalog::new(&table, &input_fields);
+    let mut planned_fields = input_fields.clone();
+    if let Some(w) = &reads.window {
+        if let Some(clash) = input_fields
+            .iter()
+            .find(|f| streamform_ir::WINDOW_COLUMNS.contains(&f.name.as_str()))
+        {
+            return Err(Diagnostic::error(
+                Code::OutputColumns,
+                format!("model `{model}`: the window's input already has a column `{}`, which the window adds", clash.name),
+            )
+            .with_span(w.span.clone())
+            .with_help(format!("rename it where it is made, e.g. `{} AS minute_{}` in the model this one reads", clash.name, clash.name.trim_start_matches("window_"))));
+        }
+        planned_fields.extend(streamform_ir::WINDOW_COLUMNS.iter().map(|c| Field {
+            name: c.to_string(),
+            ty: DataType::Timestamp,
+            nullable: false,
+        }));
+    }
+    let catalog = Catalog::new(&table, &planned_fields);
     let options = ParserOptions::new()
         .with_parse_float_as_decimal(true)
         .with_enable_ident_normalization(false);
@@ -2058,6 +2228,7 @@ pub fn lower_model(
         clock: false,
         query,
         aggregated: false,
+        window: reads.window.as_ref(),
     };
     l.plan(&plan, upstream).map_err(|d| {
         if d.span.is_none() {
@@ -2066,11 +2237,15 @@ pub fn lower_model(
             d
         }
     })?;
+    if let Some(w) = l.window {
+        return Err(l.unaggregated_window(w));
+    }
     let changelog = sink_changelog(&l, declared)?;
     // An upsert model over an append input keeps the last row per key (D13): a keyed node
     // whose state is that row.
     if let (false, Changelog::Upsert(key)) = (l.changelog.is_updating(), &changelog)
         && !key.is_empty()
+        && !keys_every_window(&l.nodes, key)
     {
         l.changelog = changelog.clone();
         let schema = l.schema.clone();
@@ -2098,6 +2273,39 @@ pub fn lower_model(
     })
 }
 
+/// Whether `key` (output columns) holds every grouping column of the model's window node,
+/// seen through the projections after it: then each key is emitted once, when its window
+/// fires, and an upsert sink keyed so needs no last-row state (docs/windows.md).
+fn keys_every_window(nodes: &[Node], key: &[String]) -> bool {
+    let Some(at) = nodes.iter().rposition(|n| n.id.kind == NodeKind::Window) else {
+        return false;
+    };
+    let Operator::Window { group_by, .. } = &nodes[at].op else {
+        return false;
+    };
+    // Each key column's name at the window's output, traced back through projections.
+    let mut names: Vec<Option<String>> = key.iter().cloned().map(Some).collect();
+    for node in nodes[at + 1..].iter().rev() {
+        if let Operator::Project { items } = &node.op {
+            for name in &mut names {
+                *name = name.as_ref().and_then(|n| {
+                    items
+                        .iter()
+                        .find(|i| &i.name == n)
+                        .and_then(|i| match &i.expr {
+                            Expr::Column { name, .. } => Some(name.clone()),
+                            _ => None,
+                        })
+                });
+            }
+        }
+    }
+    group_by
+        .iter()
+        .filter(|g| g.as_str() != streamform_ir::WINDOW_TIME)
+        .all(|g| names.iter().any(|n| n.as_ref() == Some(g)))
+}
+
 /// Gives every keyed node of the model the declared retention, which needs a clock (an
 /// event-time source upstream) and state to expire.
 fn retain(l: &mut Lowering<'_>, ms: u64) -> Result<(), Diagnostic> {
@@ -2117,7 +2325,10 @@ fn retain(l: &mut Lowering<'_>, ms: u64) -> Result<(), Diagnostic> {
     }
     let mut keyed = false;
     for node in &mut l.nodes {
-        if let State::Keyed(k) = &mut node.state {
+        // A window frees its state when it fires; retention does not apply to it.
+        if let State::Keyed(k) = &mut node.state
+            && k.window.is_none()
+        {
             k.retention = Retention::After(ms);
             keyed = true;
         }

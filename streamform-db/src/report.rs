@@ -401,8 +401,24 @@ pub struct LateRow {
     pub listed: Option<BTreeMap<String, serde_json::Value>>,
     /// The event dropped; `null` when fewer were dropped.
     pub dropped: Option<BTreeMap<String, serde_json::Value>>,
+    /// The window node that dropped it, every window it belongs to having fired; omitted
+    /// when the source dropped it as behind the watermark.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by_window: Option<String>,
     /// `null` when the two are the same event.
     pub problem: Option<String>,
+}
+
+/// The windows of one window node still open when a fixture ended: they emitted nothing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OpenWindows {
+    /// The window node's id.
+    pub node: String,
+    /// Its (key, window) pairs that hold a row and have not fired.
+    pub count: u64,
+    /// The watermark at which the first of them fires, RFC 3339.
+    pub first_fires_at: String,
 }
 
 /// Why the simulator refused a fixture's run.
@@ -440,6 +456,9 @@ pub struct FixtureReport {
     /// Why the simulator refused the run; then there are no rows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<RunFailure>,
+    /// The windows still open at the end of the fixture; omitted when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub open_windows: Vec<OpenWindows>,
 }
 
 /// What `test --json` prints.
@@ -516,6 +535,7 @@ impl TestReport {
                     .map(|l| LateRow {
                         listed: l.listed.as_ref().map(|v| object(&run.source_columns, v)),
                         dropped: l.dropped.as_ref().map(|v| object(&run.source_columns, v)),
+                        by_window: l.by_window.clone(),
                         problem: l.problem.clone(),
                     })
                     .collect(),
@@ -523,6 +543,15 @@ impl TestReport {
                     message: e.message.clone(),
                     help: e.help.into(),
                 }),
+                open_windows: run
+                    .open_windows
+                    .iter()
+                    .map(|(node, count, at)| OpenWindows {
+                        node: node.clone(),
+                        count: *count as u64,
+                        first_fires_at: streamform_ir::time::format_rfc3339(*at),
+                    })
+                    .collect(),
             })
             .collect();
         TestReport {

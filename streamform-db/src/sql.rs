@@ -356,7 +356,8 @@ pub fn parse_model(model: &str, text: &str) -> ParsedModel {
                 .with_help(help),
         );
     }
-    let statements = match Parser::parse_sql(&GenericDialect {}, text) {
+    let statements = match Parser::parse_sql(&GenericDialect {}, &crate::window::for_parsing(text))
+    {
         Ok(s) => s,
         // A window table function does not parse as our dialect reads FROM; say what it is
         // rather than where the parser gave up.
@@ -389,10 +390,15 @@ pub fn parse_model(model: &str, text: &str) -> ParsedModel {
             return fail(
                 Diagnostic::error(
                     Code::UnsupportedSql,
-                    format!("model `{model}`: a window ({name}) is not supported yet"),
+                    format!(
+                        "model `{model}`: {name}( here does not read as a window table function"
+                    ),
                 )
                 .with_span(Some(at..at + name.len()))
-                .with_help(WINDOWS_HELP),
+                .with_help(format!(
+                    "a window is a table function in FROM: {}",
+                    crate::window::WINDOW_FORM
+                )),
             );
         }
         // Nesting the token pass does not see (a prefix operator over a parenthesis, a
@@ -493,6 +499,8 @@ pub struct Reads {
     pub input: Input,
     /// Byte range of the `source('…')` or `ref('…')` call, when known.
     pub span: Option<Range<usize>>,
+    /// The window table function the input is read through, if any.
+    pub window: Option<crate::window::WindowRead>,
 }
 
 /// Walks the query and refuses every construct outside the supported surface.
@@ -726,9 +734,9 @@ impl Validator<'_> {
                             ),
                         SqlExpr::Function(f) if window_name(&f.name.to_string()).is_some() => self
                             .refuse(
-                                &format!("a window ({})", f.name.to_string().to_uppercase()),
+                                &format!("a group window (GROUP BY {}(...))", f.name.to_string().to_uppercase()),
                                 e.span(),
-                                WINDOWS_HELP,
+                                &format!("Flink deprecates group windows; write the window as a table function in FROM and group by its columns: {}", crate::window::WINDOW_FORM),
                             ),
                         _ => self.refuse(
                             "GROUP BY over an expression",
@@ -772,6 +780,22 @@ impl Validator<'_> {
             );
         }
         match &first.relation {
+            TableFactor::TableFunction {
+                expr: SqlExpr::Function(f),
+                ..
+            } if window_name(&f.name.to_string()).is_some() => {
+                let ((kind, args, span), window) =
+                    match crate::window::read(self.model, self.text, f) {
+                        Ok(read) => read,
+                        Err(d) => {
+                            self.diags.push(d);
+                            return None;
+                        }
+                    };
+                let mut reads = self.read_call(&kind, args, span)?;
+                reads.window = Some(window);
+                Some(reads)
+            }
             TableFactor::Table { name, args, .. } => {
                 let fname = name.to_string();
                 let Some(args) = args else {
@@ -791,40 +815,7 @@ impl Validator<'_> {
                     );
                     return None;
                 }
-                let arg = match args.args.as_slice() {
-                    [FunctionArg::Unnamed(FunctionArgExpr::Expr(SqlExpr::Value(v)))] => {
-                        match &v.value {
-                            SqlValue::SingleQuotedString(s) | SqlValue::DoubleQuotedString(s) => {
-                                Some(s.clone())
-                            }
-                            _ => None,
-                        }
-                    }
-                    _ => None,
-                };
-                let Some(arg) = arg else {
-                    self.diags.push(
-                        Diagnostic::error(
-                            Code::InvalidRead,
-                            format!("model `{}`: {kind}() takes one quoted name", self.model),
-                        )
-                        .with_span(byte_span(self.text, first.relation.span()))
-                        .with_help(format!("write {kind}('<name>')")),
-                    );
-                    return None;
-                };
-                let span = byte_span(self.text, first.relation.span()).map(|s| {
-                    let close = self.text[s.start..]
-                        .find(')')
-                        .map_or(s.end, |i| s.start + i + 1);
-                    s.start..close
-                });
-                let input = if kind == "source" {
-                    Input::Source(arg)
-                } else {
-                    Input::Model(arg)
-                };
-                Some(Reads { input, span })
+                self.read_call(&kind, &args.args, first.relation.span())
             }
             TableFactor::Derived { subquery, .. } => {
                 self.refuse(
@@ -843,6 +834,52 @@ impl Validator<'_> {
                 None
             }
         }
+    }
+
+    /// The input of `source('x')` or `ref('m')` (`kind`, lowercase) from its arguments,
+    /// written at `span`.
+    fn read_call(
+        &mut self,
+        kind: &str,
+        args: &[FunctionArg],
+        span: sqlparser::tokenizer::Span,
+    ) -> Option<Reads> {
+        let arg = match args {
+            [FunctionArg::Unnamed(FunctionArgExpr::Expr(SqlExpr::Value(v)))] => match &v.value {
+                SqlValue::SingleQuotedString(s) | SqlValue::DoubleQuotedString(s) => {
+                    Some(s.clone())
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some(arg) = arg else {
+            self.diags.push(
+                Diagnostic::error(
+                    Code::InvalidRead,
+                    format!("model `{}`: {kind}() takes one quoted name", self.model),
+                )
+                .with_span(byte_span(self.text, span))
+                .with_help(format!("write {kind}('<name>')")),
+            );
+            return None;
+        };
+        let span = byte_span(self.text, span).map(|s| {
+            let close = self.text[s.start..]
+                .find(')')
+                .map_or(s.end, |i| s.start + i + 1);
+            s.start..close
+        });
+        let input = if kind == "source" {
+            Input::Source(arg)
+        } else {
+            Input::Model(arg)
+        };
+        Some(Reads {
+            input,
+            span,
+            window: None,
+        })
     }
 
     /// A number literal as written (`negated` after a minus sign). Flink reads exponent
@@ -1151,11 +1188,15 @@ impl Validator<'_> {
                     field,
                     ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime)
                 ) {
-                    self.refuse(
-                        &format!("this form of {}", first_word(e)),
-                        e.span(),
-                        "write FLOOR(x) or CEIL(x) over a number",
-                    );
+                    let help = match field {
+                        ast::CeilFloorKind::DateTimeField(_) => format!(
+                            "{} of a timestamp to a unit is not supported yet; to count per minute or hour, aggregate over a window: {}",
+                            first_word(e),
+                            crate::window::WINDOW_FORM
+                        ),
+                        _ => "write FLOOR(x) or CEIL(x) over a number".to_string(),
+                    };
+                    self.refuse(&format!("this form of {}", first_word(e)), e.span(), &help);
                 }
                 self.expr(expr, aggregates_allowed);
             }
@@ -1419,8 +1460,6 @@ impl Validator<'_> {
     }
 }
 
-const WINDOWS_HELP: &str = "windows (TUMBLE, HOP, SESSION, CUMULATE) come with event time and are not supported yet; group by plain columns";
-
 /// Where `SYMMETRIC` follows a BETWEEN in `text`, if it does.
 fn symmetric_between(text: &str) -> Option<usize> {
     let upper = text.to_ascii_uppercase();
@@ -1452,12 +1491,7 @@ fn trim_without_characters(text: &str) -> Option<(usize, &'static str)> {
     })
 }
 
-/// The window function `name` is, in capitals.
-fn window_name(name: &str) -> Option<&'static str> {
-    ["TUMBLE", "HOP", "SESSION", "CUMULATE"]
-        .into_iter()
-        .find(|w| w.eq_ignore_ascii_case(name.trim()))
-}
+use crate::window::window_name;
 
 /// The first window call in `text` (`TUMBLE(`, any case, not inside a longer word): its
 /// byte offset and name.

@@ -208,6 +208,11 @@ pub fn generate(
 
     let mut statements = Vec::new();
     let mut created = BTreeSet::new();
+    // Every view's query with the views it reads written out, down to tables: a window
+    // table function over a temporary view fails in Flink's planner ("belongs to a different
+    // planner", found on Flink 2.0 through the SQL Gateway), so a model with a window reads
+    // its input this way (docs/windows.md).
+    let mut inlined: std::collections::HashMap<String, String> = std::collections::HashMap::new();
     for plan in plans {
         if let Some(first) = plan.nodes.first()
             && let Operator::Source {
@@ -242,6 +247,7 @@ pub fn generate(
                     kind: StatementKind::OnTime(name.clone()),
                     sql: on_time_view(name, &t.column),
                 });
+                inlined.insert(name.clone(), on_time_query(name, &t.column));
             }
         }
     }
@@ -253,13 +259,26 @@ pub fn generate(
                 .map(|p| p.sink().schema.as_slice()),
             Input::Source(_) => None,
         };
+        let input = match &plan.input {
+            Input::Source(n) | Input::Model(n) => n,
+        };
+        let written_out = inlined
+            .get(input)
+            .map(|q| format!("({q}) AS {}", ident(input)));
+        let expanded = view_query(plan, upstream.unwrap_or_default(), written_out.clone());
+        let windowed = plan
+            .nodes
+            .iter()
+            .any(|n| n.id.kind == streamform_ir::NodeKind::Window);
+        let query = if windowed {
+            expanded.clone()
+        } else {
+            view_query(plan, upstream.unwrap_or_default(), None)
+        };
+        inlined.insert(plan.name.clone(), expanded);
         statements.push(Statement {
             kind: StatementKind::Model(plan.name.clone()),
-            sql: format!(
-                "CREATE TEMPORARY VIEW {} AS\n{};",
-                ident(&plan.name),
-                view_query(plan, upstream.unwrap_or_default())
-            ),
+            sql: format!("CREATE TEMPORARY VIEW {} AS\n{query};", ident(&plan.name),),
         });
     }
     let mut inserts = Vec::new();
@@ -404,10 +423,18 @@ pub fn raw_table_name(source: &str) -> String {
 /// The view that keeps a source's rows at or after the watermark (an event exactly at the
 /// watermark is on time), as the simulator drops only the events strictly behind it.
 fn on_time_view(source: &str, column: &str) -> String {
+    format!(
+        "CREATE TEMPORARY VIEW {} AS {};",
+        ident(source),
+        on_time_query(source, column)
+    )
+}
+
+/// The query of [`on_time_view`].
+fn on_time_query(source: &str, column: &str) -> String {
     let c = ident(column);
     format!(
-        "CREATE TEMPORARY VIEW {} AS SELECT * FROM {} WHERE CURRENT_WATERMARK({c}) IS NULL OR {c} >= CURRENT_WATERMARK({c});",
-        ident(source),
+        "SELECT * FROM {} WHERE CURRENT_WATERMARK({c}) IS NULL OR {c} >= CURRENT_WATERMARK({c})",
         ident(&raw_table_name(source))
     )
 }
@@ -763,10 +790,12 @@ fn sink_table(plan: &ModelPlan, kafka: &KafkaSettings) -> Option<String> {
 
 /// The model's operator chain as one query of nested subqueries, innermost first: the
 /// first operator reads the source table or the upstream model's view by name, whose
-/// columns are `upstream` (empty for a source: its Source node holds them).
-fn view_query(plan: &ModelPlan, upstream: &[Field]) -> String {
-    let base = match &plan.input {
-        Input::Source(name) | Input::Model(name) => ident(name),
+/// columns are `upstream` (empty for a source: its Source node holds them), or `written_out`
+/// when given (the view's own query as a subquery with the view's name).
+fn view_query(plan: &ModelPlan, upstream: &[Field], written_out: Option<String>) -> String {
+    let base = match (&plan.input, written_out) {
+        (_, Some(q)) => q,
+        (Input::Source(name) | Input::Model(name), None) => ident(name),
     };
     let mut query: Option<(usize, String)> = None;
     for (i, node) in plan.nodes.iter().enumerate() {
@@ -831,6 +860,17 @@ fn view_query(plan: &ModelPlan, upstream: &[Field]) -> String {
                 }
                 q
             }
+            Operator::Window {
+                window,
+                group_by,
+                calls,
+            } => {
+                let input_schema = match i {
+                    0 => upstream,
+                    _ => &plan.nodes[i - 1].schema,
+                };
+                window_query(&query, &base, window, group_by, calls, input_schema)
+            }
             Operator::Deduplicate { key } => keep_last_row(&from, key, &node.schema, i),
             Operator::Sort { .. } => unreachable!("ORDER BY is refused before generation"),
         };
@@ -839,6 +879,52 @@ fn view_query(plan: &ModelPlan, upstream: &[Field]) -> String {
     query
         .map(|(_, q)| q)
         .unwrap_or_else(|| format!("SELECT * FROM {base}"))
+}
+
+/// A window aggregation as Flink's window table-valued function (docs/windows.md): the
+/// TVF reads its input as a subquery (Flink takes a subquery without `TABLE`) that names
+/// no temporary view (see `generate`), grouped by the window's columns
+/// and the key. Only the TVF form, with no offset: Flink 2.0 to 2.2 lose whole windows with
+/// one (docs/windows.md, "What Flink does").
+fn window_query(
+    query: &Option<(usize, String)>,
+    base: &str,
+    window: &streamform_ir::Window,
+    group_by: &[String],
+    calls: &[AggCall],
+    input: &[Field],
+) -> String {
+    use streamform_ir::WindowKind;
+    let data = match query {
+        None => format!("(SELECT * FROM {base})"),
+        Some((_, q)) => format!("({q})"),
+    };
+    let time = format!("DESCRIPTOR({})", ident(&window.time));
+    let tvf = match window.kind {
+        WindowKind::Tumble { size } => format!("TUMBLE({data}, {time}, {})", delay_interval(size)),
+        WindowKind::Hop { slide, size } => format!(
+            "HOP({data}, {time}, {}, {})",
+            delay_interval(slide),
+            delay_interval(size)
+        ),
+        WindowKind::Cumulate { step, size } => format!(
+            "CUMULATE({data}, {time}, {}, {})",
+            delay_interval(step),
+            delay_interval(size)
+        ),
+    };
+    let keys: Vec<String> = group_by.iter().map(|k| ident(k)).collect();
+    let mut cols = keys.clone();
+    cols.extend(
+        calls
+            .iter()
+            .map(|c| format!("{} AS {}", aggregate_call(c, input), ident(&c.name()))),
+    );
+    format!(
+        "SELECT {} FROM TABLE({tvf}) GROUP BY {}",
+        cols.join(", "),
+        keys.join(", ")
+    )
 }
 
 /// The last row per key of `from` (D13), in the form Flink's planner turns into its

@@ -51,6 +51,7 @@ fn keyed() -> StateEntry {
         keys: vec!["k".into()],
         accumulators: vec![col("sum(v)", "decimal(38,9)")],
         retention: "unbounded".into(),
+        window: None,
         digest: "4aead023aa01".repeat(6)[..64].to_string(),
     }
 }

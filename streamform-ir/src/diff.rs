@@ -189,6 +189,8 @@ pub enum Field {
     Accumulators,
     /// The retention of keyed state.
     Retention,
+    /// The window a window node keeps its state per.
+    Window,
     /// The state digest.
     StateDigest,
 }
@@ -208,6 +210,7 @@ impl Field {
             Field::State => "state",
             Field::Accumulators => "accumulators",
             Field::Retention => "retention",
+            Field::Window => "window",
             Field::StateDigest => "state digest",
         }
     }
@@ -762,16 +765,20 @@ impl<'a> Context<'a> {
                 StateEntry::Keyed {
                     accumulators: a1,
                     retention: t1,
+                    window: w1,
                     digest: g1,
                     ..
                 },
                 StateEntry::Keyed {
                     accumulators: a2,
                     retention: t2,
+                    window: w2,
                     digest: g2,
                     ..
                 },
             ) => {
+                let window = |w: &Option<String>| w.clone().unwrap_or_else(|| "none".into());
+                add(Field::Window, w1 != w2, &|| (window(w1), window(w2)));
                 add(Field::Accumulators, a1 != a2, &|| {
                     (columns(a1), columns(a2))
                 });
@@ -896,15 +903,30 @@ impl<'a> Context<'a> {
                     keys: k1,
                     accumulators: a1,
                     retention: t1,
+                    window: w1,
                     digest: g1,
                 },
                 StateEntry::Keyed {
                     keys: k2,
                     accumulators: a2,
                     retention: t2,
+                    window: w2,
                     digest: g2,
                 },
             ) => {
+                // Flink keeps a window's state under its end alone, so it restores state of
+                // another window without complaint and fires wrong windows (docs/windows.md).
+                if w1 != w2 {
+                    let w = |w: &Option<String>| w.clone().unwrap_or_else(|| "none".into());
+                    out.add(
+                        StateIncompatible,
+                        format!(
+                            "the window changes from {} to {}; Flink keeps a window's state under its end alone, so it would restore this state into the new windows without complaint and emit wrong results",
+                            w(w1),
+                            w(w2)
+                        ),
+                    );
+                }
                 if k1 != k2 {
                     out.add(
                         StateIncompatible,

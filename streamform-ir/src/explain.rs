@@ -63,6 +63,21 @@ fn render_node(out: &mut String, node: &Node, from: Option<&str>) {
                 aggs.join(", ")
             );
         }
+        Operator::Window {
+            window,
+            group_by,
+            calls,
+        } => {
+            let aggs: Vec<String> = calls.iter().map(|c| c.name()).collect();
+            let _ = writeln!(
+                out,
+                "  window={}\n  on={}\n  key={}\n  aggregates={}\n  emits=once per key and window, when the watermark reaches window_end - 1ms",
+                window.kind,
+                window.time,
+                group_by.join(", "),
+                aggs.join(", ")
+            );
+        }
         Operator::Deduplicate { key } => {
             let _ = writeln!(out, "  key={}\n  keep=last row", key.join(", "));
         }

@@ -9,7 +9,9 @@ use crate::plan::{Field, KeyedState, Node, NodeKind, State};
 
 /// The canonical text of what a keyed node of `kind` stores:
 /// `aggregate key=[customer_id] accumulators=[sum(amount): decimal(38,9)] retention=unbounded`;
-/// a deduplicate node stores its last row, so its accumulators are the row's columns.
+/// a deduplicate node stores its last row, so its accumulators are the row's columns; a
+/// window node's text names its window after the key,
+/// `window key=[page, window_start, window_end] window=tumble(size=1m) on viewed_at accumulators=[count(*): int64] retention=unbounded`.
 pub fn state_fingerprint(kind: NodeKind, state: &KeyedState) -> String {
     let accs: Vec<String> = state
         .accumulators
@@ -19,6 +21,7 @@ pub fn state_fingerprint(kind: NodeKind, state: &KeyedState) -> String {
     fingerprint_text(
         kind,
         &state.key,
+        state.window.as_ref().map(ToString::to_string).as_deref(),
         &format!("[{}]", accs.join(", ")),
         &state.retention.to_string(),
     )
@@ -29,11 +32,13 @@ pub fn state_fingerprint(kind: NodeKind, state: &KeyedState) -> String {
 pub fn fingerprint_text(
     kind: NodeKind,
     key: &[String],
+    window: Option<&str>,
     accumulators: &str,
     retention: &str,
 ) -> String {
+    let window = window.map(|w| format!(" window={w}")).unwrap_or_default();
     format!(
-        "{} key=[{}] accumulators={accumulators} retention={retention}",
+        "{} key=[{}]{window} accumulators={accumulators} retention={retention}",
         kind.id_name(),
         key.join(", ")
     )
@@ -119,6 +124,7 @@ mod tests {
                 })
                 .collect(),
             retention: Retention::Unbounded,
+            window: None,
         }
     }
 

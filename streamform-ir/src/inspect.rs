@@ -74,11 +74,16 @@ fn render_node(out: &mut String, node: &NodeEntry) {
             keys,
             accumulators,
             retention,
+            window,
             digest,
         } => {
+            let window = window
+                .as_ref()
+                .map(|w| format!(" window={w}"))
+                .unwrap_or_default();
             let _ = writeln!(
                 out,
-                "    state=keyed key=[{}] accumulators={} retention={retention}",
+                "    state=keyed key=[{}]{window} accumulators={} retention={retention}",
                 keys.join(", "),
                 columns(accumulators)
             );

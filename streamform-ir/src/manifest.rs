@@ -70,7 +70,9 @@ pub struct NodeEntry {
     pub id: String,
     /// The model the node belongs to.
     pub model: String,
-    /// The operator kind, lowercase: `source`, `filter`, `project`, `aggregate`, `sort`, `sink`.
+    /// The operator kind, lowercase, as node ids write it.
+    // The schema lists the kinds from the IR's own list, `NodeKind::ALL`.
+    #[schemars(schema_with = "operator_kinds")]
     pub operator: String,
     /// Ids of the nodes this node reads: the previous node of the chain, or the upstream
     /// model's Sink for the first operator of a model that reads `ref()`; empty for a Source.
@@ -90,6 +92,20 @@ pub struct NodeEntry {
     /// The event-time column the node carries; omitted when there is none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time: Option<String>,
+}
+
+/// The schema of a node's operator: one of the kinds the IR has, so the published schema
+/// cannot fall behind the IR.
+fn operator_kinds(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let kinds: Vec<&str> = crate::plan::NodeKind::ALL
+        .iter()
+        .map(|k| k.id_name())
+        .collect();
+    schemars::json_schema!({
+        "description": "The operator kind, lowercase, as node ids write it.",
+        "type": "string",
+        "enum": kinds,
+    })
 }
 
 /// One output column.
@@ -157,6 +173,10 @@ pub enum StateEntry {
         accumulators: Vec<Column>,
         /// `unbounded`, or the declared retention rendered canonically.
         retention: String,
+        /// A window node's window, `tumble(size=1m) on viewed_at`; omitted for every other
+        /// node.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        window: Option<String>,
         /// SHA-256 of the state fingerprint, 64 lowercase hex characters.
         digest: String,
     },
@@ -498,12 +518,14 @@ impl Manifest {
                 keys,
                 accumulators,
                 retention,
+                window,
                 digest,
             } = &n.state
             {
                 let fingerprint = crate::identity::fingerprint_text(
                     parsed.kind,
                     keys,
+                    window.as_deref(),
                     &render_columns(accumulators),
                     retention,
                 );
@@ -680,11 +702,22 @@ fn node_entry(node: &Node, inputs: Vec<String>) -> NodeEntry {
                     })
                     .collect(),
                 retention: k.retention.to_string(),
+                window: k.window.as_ref().map(ToString::to_string),
                 digest: digests.state_digest.unwrap_or_default(),
             },
         },
         time: node.time.clone(),
     }
+}
+
+/// `key=[customer_id] aggregates=[sum(amount)]`: an aggregate's or a window's grouping.
+fn grouping(group_by: &[String], calls: &[crate::plan::AggCall]) -> String {
+    let calls: Vec<String> = calls.iter().map(|c| c.name()).collect();
+    format!(
+        "key=[{}] aggregates=[{}]",
+        group_by.join(", "),
+        calls.join(", ")
+    )
 }
 
 /// A node's canonical definition, built from Streamform's own renderings only:
@@ -695,6 +728,7 @@ fn node_entry(node: &Node, inputs: Vec<String>) -> NodeEntry {
 /// | Filter | the predicate, `(total_spend > 100)` |
 /// | Project | `customer_id, sum(amount) AS total_spend` |
 /// | Aggregate | `key=[customer_id] aggregates=[sum(amount)]` |
+/// | Window | `tumble(size=1m) on viewed_at key=[page, window_start, window_end] aggregates=[count(*)]` |
 /// | Deduplicate | `key=[payment_id] keep=last` |
 /// | Sort | `order=[reading DESC, sensor ASC]` |
 /// | Sink | `upsert kafka customer-metrics`, or `upsert` without a `sink:` |
@@ -723,15 +757,12 @@ pub fn definition(op: &Operator) -> String {
             .map(ToString::to_string)
             .collect::<Vec<_>>()
             .join(", "),
-        Operator::Aggregate { group_by, calls } => format!(
-            "key=[{}] aggregates=[{}]",
-            group_by.join(", "),
-            calls
-                .iter()
-                .map(|c| c.name())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        Operator::Aggregate { group_by, calls } => grouping(group_by, calls),
+        Operator::Window {
+            window,
+            group_by,
+            calls,
+        } => format!("{window} {}", grouping(group_by, calls)),
         Operator::Deduplicate { key } => format!("key=[{}] keep=last", key.join(", ")),
         Operator::Sort { keys } => format!(
             "order=[{}]",
@@ -856,6 +887,7 @@ mod tests {
                     ty: "decimal(38,9)".into()
                 }],
                 retention: "unbounded".into(),
+                window: None,
                 digest: STATE_4AEAD.into(),
             }
         );

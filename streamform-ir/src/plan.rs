@@ -147,6 +147,9 @@ pub struct KeyedState {
     pub accumulators: Vec<Accumulator>,
     /// How long a key's state is kept after its last event.
     pub retention: Retention,
+    /// For a Window node, the window the state is kept per: its kind, durations and time
+    /// column, part of the state fingerprint (docs/windows.md). `None` for every other node.
+    pub window: Option<Window>,
 }
 
 impl KeyedState {
@@ -163,7 +166,98 @@ impl KeyedState {
                 })
                 .collect(),
             retention: Retention::Unbounded,
+            window: None,
         }
+    }
+}
+
+/// The name of the column a window adds for its start (inclusive).
+pub const WINDOW_START: &str = "window_start";
+/// The name of the column a window adds for its end (exclusive).
+pub const WINDOW_END: &str = "window_end";
+/// The name of the column a window adds for its time: its end minus 1 ms, the time
+/// attribute of a window aggregation's output.
+pub const WINDOW_TIME: &str = "window_time";
+/// The three columns a window adds, in the order a window table lists them.
+pub const WINDOW_COLUMNS: [&str; 3] = [WINDOW_START, WINDOW_END, WINDOW_TIME];
+
+/// Which windows an event belongs to (docs/windows.md). Durations are whole positive
+/// milliseconds; windows are aligned to the epoch (no offset).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WindowKind {
+    /// One window per event: `[t - t mod size, +size)`.
+    Tumble {
+        /// The window's length.
+        size: u64,
+    },
+    /// Windows of `size` starting every `slide` (`size` a multiple of `slide`): an event
+    /// belongs to `size / slide` of them.
+    Hop {
+        /// How far apart windows start.
+        slide: u64,
+        /// The window's length.
+        size: u64,
+    },
+    /// Windows that all start at the base window's start and end every `step` up to `size`
+    /// (`size` a multiple of `step`).
+    Cumulate {
+        /// How far apart the ends are.
+        step: u64,
+        /// The base window's length.
+        size: u64,
+    },
+}
+
+impl WindowKind {
+    /// `tumble`, `hop`, `cumulate`, as the SQL function is named in lowercase.
+    pub fn name(self) -> &'static str {
+        match self {
+            WindowKind::Tumble { .. } => "tumble",
+            WindowKind::Hop { .. } => "hop",
+            WindowKind::Cumulate { .. } => "cumulate",
+        }
+    }
+
+    /// The length of the longest window: a window of end `e` starts at `e - size` (for
+    /// CUMULATE, every window of a base window starts at the base's start).
+    pub fn size(self) -> u64 {
+        match self {
+            WindowKind::Tumble { size }
+            | WindowKind::Hop { size, .. }
+            | WindowKind::Cumulate { size, .. } => size,
+        }
+    }
+}
+
+impl fmt::Display for WindowKind {
+    /// `tumble(size=1m)`, `hop(slide=1m, size=5m)`, `cumulate(step=1m, size=1h)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let d = |ms: u64| crate::time::format_duration(ms);
+        match *self {
+            WindowKind::Tumble { size } => write!(f, "tumble(size={})", d(size)),
+            WindowKind::Hop { slide, size } => {
+                write!(f, "hop(slide={}, size={})", d(slide), d(size))
+            }
+            WindowKind::Cumulate { step, size } => {
+                write!(f, "cumulate(step={}, size={})", d(step), d(size))
+            }
+        }
+    }
+}
+
+/// A window over an input's event-time column.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Window {
+    /// Which windows an event belongs to.
+    pub kind: WindowKind,
+    /// The input's event-time column (the time attribute) the windows are measured on.
+    pub time: String,
+}
+
+impl fmt::Display for Window {
+    /// `tumble(size=1m) on viewed_at`: the window's part of the state fingerprint.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} on {}", self.kind, self.time)
     }
 }
 
@@ -430,6 +524,19 @@ pub enum Operator {
         /// The model's key, in order.
         key: Vec<String>,
     },
+    /// A window aggregation (docs/windows.md): the input's rows grouped by window and key,
+    /// one insert per (key, window) holding a row when the watermark reaches the window's
+    /// end minus 1 ms. Its output is append, and its state is freed when a window fires.
+    Window {
+        /// The windows and the time column they are measured on.
+        window: Window,
+        /// The grouping columns in GROUP BY order: input columns and the window's own
+        /// (`window_start`, `window_end`, both always, and `window_time` optionally). The
+        /// input has no column of those names.
+        group_by: Vec<String>,
+        /// The aggregate calls; each is one accumulator and one output column after the key.
+        calls: Vec<AggCall>,
+    },
     /// ORDER BY over a bounded input: emits the sorted rows when the input ends (D5).
     Sort {
         /// The ORDER BY keys, most significant first.
@@ -463,15 +570,18 @@ pub enum NodeKind {
     Sink,
     /// A [`Operator::Deduplicate`]; `deduplicate` in ids.
     Deduplicate,
+    /// A [`Operator::Window`]; `window` in ids.
+    Window,
 }
 
 impl NodeKind {
     /// Every kind, in the order ids list them.
-    pub const ALL: [NodeKind; 7] = [
+    pub const ALL: [NodeKind; 8] = [
         NodeKind::Source,
         NodeKind::Filter,
         NodeKind::Project,
         NodeKind::Aggregate,
+        NodeKind::Window,
         NodeKind::Deduplicate,
         NodeKind::Sort,
         NodeKind::Sink,
@@ -492,6 +602,7 @@ impl NodeKind {
             NodeKind::Sort => "sort",
             NodeKind::Sink => "sink",
             NodeKind::Deduplicate => "deduplicate",
+            NodeKind::Window => "window",
         }
     }
 
@@ -505,6 +616,7 @@ impl NodeKind {
             NodeKind::Sort => "Sort",
             NodeKind::Sink => "Sink",
             NodeKind::Deduplicate => "Deduplicate",
+            NodeKind::Window => "Window",
         }
     }
 }
@@ -519,6 +631,7 @@ impl Operator {
             Operator::Aggregate { .. } => NodeKind::Aggregate,
             Operator::Sort { .. } => NodeKind::Sort,
             Operator::Deduplicate { .. } => NodeKind::Deduplicate,
+            Operator::Window { .. } => NodeKind::Window,
             Operator::Sink { .. } => NodeKind::Sink,
         }
     }
@@ -670,7 +783,7 @@ mod tests {
             "m::filter",
             "m::filter::01",
             "m::filter::-1",
-            "m::window::0",
+            "m::windows::0",
             "::filter::0",
             "m::filter::0::1",
         ] {

@@ -308,6 +308,13 @@ impl Value {
             (Value::String(a), Value::String(b)) => Some(a.cmp(b)),
             (Value::Boolean(a), Value::Boolean(b)) => Some(a.cmp(b)),
             (Value::Timestamp(a), Value::Timestamp(b)) => Some(a.cmp(b)),
+            // Integers of one type, and decimals of one scale, compare as they are; mixed
+            // ones exactly, as decimals.
+            (Value::Int64(a), Value::Int64(b)) => Some(a.cmp(b)),
+            (Value::Int32(a), Value::Int32(b)) => Some(a.cmp(b)),
+            (Value::Decimal(a), Value::Decimal(b)) if a.scale == b.scale => {
+                Some({ a.mantissa }.cmp(&{ b.mantissa }))
+            }
             _ => Some(self.as_decimal()?.cmp_exact(other.as_decimal()?)),
         }
     }

@@ -7,6 +7,11 @@
 //! - **fixture-sized run**: `run` over the 1,000,000 events held in memory, returning the
 //!   1,000,000-record changelog, as a fixture of that size would.
 //!
+//! - **window state**: a 1-minute tumbling window over 10,000 customers, 10,000 events a
+//!   minute, pushed one at a time with a HAVING that nothing passes after the window, over
+//!   1,000,000 and then 10,000,000 events: the state is the windows open at once, so both
+//!   peaks should be the same.
+//!
 //! Each reports the peak of live heap bytes (counted by a wrapper around mimalloc, the
 //! binary's allocator) and the process's peak resident memory (VmHWM, Linux).
 //!
@@ -92,8 +97,54 @@ fn metrics_emitting_nothing() -> ModelPlan {
     .sink()
 }
 
+/// Per customer and minute, count(*), with `HAVING count(*) < 0`: nothing is emitted.
+fn windows_emitting_nothing() -> ModelPlan {
+    from_source(
+        "per_minute",
+        "orders",
+        &[
+            ("customer_id", DataType::Int64),
+            ("amount", common::DEC),
+            ("ordered_at", DataType::Timestamp),
+        ],
+        kafka("orders"),
+    )
+    .event_time("ordered_at", 1000, streamform_ir::LateEvents::Drop)
+    .window(
+        streamform_ir::WindowKind::Tumble { size: 60_000 },
+        &["customer_id", "window_start", "window_end"],
+        &[(AggFunc::Count, None)],
+    )
+    .filter(|m| bin(BinaryOp::Lt, m.col("count(*)"), lit_i64(0)))
+    .sink()
+}
+
+/// The peak live heap of pushing `n` timed events (6 ms apart, over 10,000 customers)
+/// through the window.
+fn window_peak(n: u64) -> usize {
+    let base = LIVE.load(Ordering::Relaxed);
+    PEAK.store(base, Ordering::Relaxed);
+    let mut sim = Simulator::new(&[windows_emitting_nothing()]).expect("a valid chain");
+    for i in 0..n {
+        let mut e = event((i * 7919) % 10_000);
+        e.push(Value::Timestamp(1_788_084_000_000 + 6 * i as i64));
+        sim.push(&e).expect("runs");
+    }
+    let peak = PEAK.load(Ordering::Relaxed) - base;
+    assert!(sim.finish().expect("runs").changes.is_empty());
+    peak
+}
+
 fn main() {
     // criterion's harness flags are ignored: these are measurements, printed once.
+    let small = window_peak(1_000_000);
+    let large = window_peak(10_000_000);
+    println!(
+        "window state, 10,000 customers, 1-minute windows: {:.1} MiB peak heap over 1,000,000 events, {:.1} MiB over 10,000,000",
+        small as f64 / MIB,
+        large as f64 / MIB
+    );
+
     let base = LIVE.load(Ordering::Relaxed);
     PEAK.store(base, Ordering::Relaxed);
     let mut sim = Simulator::new(&[metrics_emitting_nothing()]).expect("a valid chain");

@@ -1,6 +1,8 @@
 //! Throughput of the simulator on the docs' customer_metrics model (Source → Aggregate
 //! group by customer_id, sum(amount) decimal(38,9) → Project → Sink): 1,000,000 events over
-//! 10,000 customers. Run with `cargo bench -p streamform-sim -- --sample-size 10`.
+//! 10,000 customers; and the same events on event time through a 1-minute tumbling window
+//! (count and sum per customer and minute; 10,000 events a minute). Run with
+//! `cargo bench -p streamform-sim -- --sample-size 10`.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -47,5 +49,55 @@ fn throughput(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, throughput);
+/// The events with a time, 6 ms apart: 10,000 a minute, 100 minutes in all.
+fn timed_events() -> Vec<Vec<Value>> {
+    events()
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut e)| {
+            e.push(Value::Timestamp(1_788_084_000_000 + 6 * i as i64));
+            e
+        })
+        .collect()
+}
+
+fn windowed() -> streamform_ir::ModelPlan {
+    common::from_source(
+        "per_minute",
+        "orders",
+        &[
+            ("customer_id", streamform_ir::DataType::Int64),
+            ("amount", common::DEC),
+            ("ordered_at", streamform_ir::DataType::Timestamp),
+        ],
+        common::kafka("orders"),
+    )
+    .event_time("ordered_at", 1000, streamform_ir::LateEvents::Drop)
+    .window(
+        streamform_ir::WindowKind::Tumble { size: 60_000 },
+        &["customer_id", "window_start", "window_end"],
+        &[
+            (streamform_ir::AggFunc::Sum, Some("amount")),
+            (streamform_ir::AggFunc::Count, None),
+        ],
+    )
+    .sink()
+}
+
+fn window_throughput(c: &mut Criterion) {
+    let plan = [windowed()];
+    let events = timed_events();
+    let mut group = c.benchmark_group("tumbling_window");
+    group.throughput(Throughput::Elements(EVENTS as u64));
+    group.bench_function("1M events, 10k customers, 1-minute windows", |b| {
+        b.iter(|| {
+            let out = streamform_sim::run(black_box(&plan), black_box(&events)).expect("runs");
+            assert!(!out.changes.is_empty());
+            out
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, throughput, window_throughput);
 criterion_main!(benches);

@@ -5,6 +5,9 @@
 //! the aggregate's output row, so emitting a key's row copies one slice. Chunks are fixed in size
 //! and never move, so growing the state never copies it (a `Vec` of rows would double and
 //! copy), and the table holds 4-byte entry numbers rather than two heap pointers per key.
+//! A key can be removed (a window's state is freed when it fires): its entry goes on a free
+//! list and the next new key takes it, so the arena is as large as the most keys held at
+//! once, not as all keys ever seen.
 
 use std::hash::BuildHasher;
 
@@ -22,8 +25,13 @@ pub(crate) struct KeyedState {
     /// Values of the key at the start of each entry.
     key_len: usize,
     chunks: Vec<Vec<Value>>,
+    /// Entries in the arena, held or free.
     len: usize,
     index: HashTable<u32>,
+    /// Entries whose key was removed, the next to be taken last.
+    free: Vec<u32>,
+    /// Per entry, whether it is free (empty until a key is first removed).
+    vacated: Vec<bool>,
 }
 
 /// Where a key is in the store.
@@ -41,6 +49,8 @@ impl KeyedState {
             chunks: Vec::new(),
             len: 0,
             index: HashTable::new(),
+            free: Vec::new(),
+            vacated: Vec::new(),
         }
     }
 
@@ -58,7 +68,8 @@ impl KeyedState {
             .ok_or(Vacant(hash))
     }
 
-    /// Adds a key with its accumulators (the key must not be present).
+    /// Adds a key with its accumulators (the key must not be present), in the entry
+    /// [`KeyedState::next_entry`] names.
     ///
     /// # Panics
     /// When the store already holds 2^32 keys.
@@ -69,15 +80,29 @@ impl KeyedState {
         accumulators: &[Value],
     ) -> Entry {
         debug_assert_eq!(key.len() + accumulators.len(), self.width);
-        let entry = self.len;
-        let number = u32::try_from(entry).expect("at most 2^32 keys in one aggregate");
-        if entry.is_multiple_of(CHUNK) {
-            self.chunks.push(Vec::with_capacity(CHUNK * self.width));
-        }
-        let chunk = self.chunks.last_mut().expect("a chunk with room");
-        chunk.extend_from_slice(key);
-        chunk.extend_from_slice(accumulators);
-        self.len += 1;
+        let entry = if let Some(free) = self.free.pop() {
+            let entry = free as usize;
+            self.vacated[entry] = false;
+            let (chunk, at) = (entry / CHUNK, entry % CHUNK * self.width);
+            let slot = &mut self.chunks[chunk][at..at + self.width];
+            slot[..self.key_len].clone_from_slice(key);
+            slot[self.key_len..].clone_from_slice(accumulators);
+            entry
+        } else {
+            let entry = self.len;
+            if entry.is_multiple_of(CHUNK) {
+                self.chunks.push(Vec::with_capacity(CHUNK * self.width));
+            }
+            let chunk = self.chunks.last_mut().expect("a chunk with room");
+            chunk.extend_from_slice(key);
+            chunk.extend_from_slice(accumulators);
+            self.len += 1;
+            if !self.vacated.is_empty() {
+                self.vacated.push(false);
+            }
+            entry
+        };
+        let number = entry_number(entry);
         let (chunks, width, key_len) = (&self.chunks, self.width, self.key_len);
         self.index.insert_unique(hash, number, |&e| {
             KeyedState::hash(&slot(chunks, width, e as usize)[..key_len])
@@ -85,14 +110,33 @@ impl KeyedState {
         entry
     }
 
-    /// Values per entry: the key's, then the accumulators.
-    pub(crate) fn width(&self) -> usize {
-        self.width
+    /// The entry the next new key is stored in.
+    pub(crate) fn next_entry(&self) -> Entry {
+        self.free.last().map_or(self.len, |&e| e as usize)
     }
 
-    /// Number of keys held; also the entry the next new key gets.
-    pub(crate) fn len(&self) -> usize {
-        self.len
+    /// Removes the key of `entry` (which must be held); its entry is taken by a later key.
+    /// Its values are released (set to null) here.
+    pub(crate) fn remove(&mut self, entry: Entry) {
+        let hash = KeyedState::hash(self.key(entry));
+        let number = entry_number(entry);
+        if let Ok(found) = self.index.find_entry(hash, |&e| e == number) {
+            found.remove();
+        }
+        if self.vacated.is_empty() {
+            self.vacated.resize(self.len, false);
+        }
+        self.vacated[entry] = true;
+        self.free.push(number);
+        let (chunk, at) = (entry / CHUNK, entry % CHUNK * self.width);
+        for v in &mut self.chunks[chunk][at..at + self.width] {
+            *v = Value::Null;
+        }
+    }
+
+    /// Number of keys held.
+    pub(crate) fn held(&self) -> usize {
+        self.len - self.free.len()
     }
 
     /// The key of an entry.
@@ -111,10 +155,48 @@ impl KeyedState {
         &mut self.chunks[chunk][at + self.key_len..at + self.width]
     }
 
-    /// Every entry as (key, accumulators), in insertion order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (&[Value], &[Value])> {
-        (0..self.len).map(|e| self.row(e).split_at(self.key_len))
+    /// Every entry held as (entry, key, accumulators), in entry order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (Entry, &[Value], &[Value])> {
+        (0..self.len)
+            .filter(|&e| !self.vacated.get(e).copied().unwrap_or(false))
+            .map(|e| {
+                let (k, v) = self.row(e).split_at(self.key_len);
+                (e, k, v)
+            })
     }
+}
+
+/// An entry's number as the index and count(distinct x) sets store it (the store holds at
+/// most 2^32).
+pub(crate) fn entry_number(entry: Entry) -> u32 {
+    u32::try_from(entry).expect("at most 2^32 keys in one keyed store")
+}
+
+/// The retention a keyed node declares, as the simulator enforces it.
+pub(crate) fn expiry_of(keyed: &streamform_ir::KeyedState) -> Option<Expiry> {
+    match keyed.retention {
+        streamform_ir::Retention::Unbounded => None,
+        streamform_ir::Retention::After(ms) => Some(Expiry::new(ms)),
+    }
+}
+
+/// Records that the event at `time` wrote `entry` (with retention only).
+pub(crate) fn touch(expiry: &mut Option<Expiry>, entry: Entry, time: Option<i64>) {
+    if let (Some(x), Some(t)) = (expiry, time) {
+        x.touch(entry, t);
+    }
+}
+
+/// Live keyed state (expired entries left out) as (key, stored values) pairs sorted by
+/// key.
+pub(crate) fn sorted(state: &KeyedState, expiry: Option<&Expiry>) -> Vec<(Vec<Value>, Vec<Value>)> {
+    let mut out: Vec<(Vec<Value>, Vec<Value>)> = state
+        .iter()
+        .filter(|(e, _, _)| !expiry.is_some_and(|x| x.is_expired(*e)))
+        .map(|(_, k, v)| (k.to_vec(), v.to_vec()))
+        .collect();
+    out.sort_by(|a, b| crate::operator::cmp_rows(&a.0, &b.0));
+    out
 }
 
 fn slot(chunks: &[Vec<Value>], width: usize, entry: Entry) -> &[Value] {
@@ -163,7 +245,7 @@ impl Expiry {
         self.expired[entry] = false;
         if time > self.latest[entry] {
             self.latest[entry] = time;
-            let number = u32::try_from(entry).expect("at most 2^32 keys in one aggregate");
+            let number = entry_number(entry);
             self.queue.push(std::cmp::Reverse((
                 time.saturating_add(self.retention),
                 number,
@@ -208,6 +290,30 @@ mod tests {
         assert_eq!(state.row(e)[1], Value::Int64(7));
         assert_eq!(state.iter().count(), 3 * CHUNK);
         assert!(state.find(&[Value::Null]).is_err());
+    }
+
+    #[test]
+    fn a_removed_key_is_gone_and_its_entry_is_taken_by_the_next_key() {
+        let mut state = KeyedState::new(1, 2);
+        for i in 0..3 {
+            let vacant = state.find(&[Value::Int64(i)]).expect_err("not yet held");
+            state.insert(vacant, &[Value::Int64(i)], &[Value::Int64(i * 10)]);
+        }
+        let one = state.find(&[Value::Int64(1)]).ok().expect("present");
+        state.remove(one);
+        assert!(state.find(&[Value::Int64(1)]).is_err());
+        assert_eq!(state.held(), 2);
+        let keys: Vec<_> = state.iter().map(|(_, k, _)| k[0].clone()).collect();
+        assert_eq!(keys, [Value::Int64(0), Value::Int64(2)]);
+        // The freed entry is reused: the arena does not grow.
+        assert_eq!(state.next_entry(), one);
+        let vacant = state.find(&[Value::Int64(7)]).expect_err("new");
+        let e = state.insert(vacant, &[Value::Int64(7)], &[Value::Int64(70)]);
+        assert_eq!(e, one);
+        assert_eq!(state.row(e), [Value::Int64(7), Value::Int64(70)]);
+        assert_eq!(state.find(&[Value::Int64(2)]).ok(), Some(2));
+        assert_eq!(state.next_entry(), 3);
+        assert_eq!(state.held(), 3);
     }
 
     #[test]

@@ -5,7 +5,10 @@
 //! same events give the same [`Output`] on every run. Every record between operators is a
 //! [`Change`]; the Source emits an insert per event, Filter and Project are stateless over
 //! any changelog, Aggregate keeps keyed state shaped exactly like the node's state
-//! fingerprint, Sort buffers a bounded input and emits it sorted when the input ends.
+//! fingerprint, a window aggregation emits its rows when the watermark makes them final,
+//! Sort buffers a bounded input and emits it sorted when the input ends. Each operator is
+//! one module behind one interface (`operator.rs`); this file is the driver that delivers
+//! events, watermarks and the end of the input to them.
 //!
 //! Spec: streamform-docs "The streaming plan" through "State" (lines 314-446) and
 //! "Testing with fixtures" (505-572); DECISIONS.md D4 (types, checked arithmetic), D5
@@ -16,7 +19,8 @@
 
 mod eval;
 mod keyed;
-mod stage;
+mod operator;
+mod operators;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -25,7 +29,7 @@ use streamform_ir::{
     DataType, Field, Input, LateEvents, ModelPlan, NodeId, Operator, Retention, State, Value,
 };
 
-use crate::stage::{Fault, InputShape, Rec, Stage, StageKind};
+use crate::operator::{Fault, InputShape, Out, Rec, Stage, StageKind};
 
 /// The operation of one changelog record (spec: "Three operations").
 ///
@@ -215,14 +219,28 @@ impl fmt::Debug for Changelog {
     }
 }
 
-/// The result of a run: the target model's Sink changelog, in emission order, and how many
-/// source events were delivered.
+/// The result of a run: the target model's Sink changelog, in emission order, how many
+/// source events were delivered, and the windows the input left open.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct Output {
     /// The target model's Sink changelog, record by record.
     pub changes: Changelog,
     /// Number of source events delivered by [`Simulator::push`].
     pub events_processed: usize,
+    /// Per window node holding windows that have not fired when the input ended: nothing
+    /// fires at the end of a run (docs/windows.md), so these emitted nothing.
+    pub open_windows: Vec<OpenWindows>,
+}
+
+/// The windows of one window node still open when a run ended.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct OpenWindows {
+    /// The window node.
+    pub node: NodeId,
+    /// Its (key, window) pairs that hold a row and have not fired.
+    pub count: usize,
+    /// The watermark at which the first of them would fire (its end minus 1 ms).
+    pub first_fires_at: i64,
 }
 
 /// Why a chain cannot be simulated or a run failed (D4: an overflow or a division by zero
@@ -344,6 +362,8 @@ pub struct Simulator {
     models: Vec<String>,
     source_name: String,
     source: Vec<SourceColumn>,
+    /// Whether the source ends (a file): its end is then a final watermark.
+    bounded: bool,
     /// Every node after the Source, across all models, in order.
     stages: Vec<Stage>,
     changes: Changelog,
@@ -371,13 +391,15 @@ struct Clock {
 }
 
 /// What became of an event handed to [`Simulator::push`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Arrival {
     /// It went through the chain (on time, or late and kept).
     Delivered,
     /// It arrived behind the watermark on a source with `late_events: drop`: not
-    /// delivered, counted by [`Simulator::late_dropped`].
+    /// delivered.
     Dropped,
+    /// A window aggregation dropped it: every window it belongs to had already fired.
+    DroppedByWindow(NodeId),
 }
 
 impl Simulator {
@@ -553,6 +575,7 @@ impl Simulator {
         Ok(Simulator {
             models,
             source_name: source_name.clone(),
+            bounded: source_node.boundedness == streamform_ir::Boundedness::Bounded,
             source,
             stages,
             changes: Changelog::default(),
@@ -612,28 +635,48 @@ impl Simulator {
             },
         };
         self.events += 1;
-        match drive(&mut self.stages, Rec::insert(row), time) {
-            Ok(Some(rec)) => push(&mut self.changes, rec),
-            Ok(None) => {}
-            Err((stage, fault)) => {
-                let e = self.error_at(stage, fault);
+        let mut late = None;
+        if let Err((stage, fault)) = drive(
+            &mut self.stages,
+            0,
+            Rec::insert(row),
+            time,
+            &mut self.changes,
+            &mut late,
+        ) {
+            let e = self.error_at(stage, fault);
+            return Err(self.fail(e));
+        }
+        let arrival = match late {
+            Some(stage) => {
+                // Dropped, not delivered.
+                self.events -= 1;
+                Arrival::DroppedByWindow(self.stages[stage].id.clone())
+            }
+            None => Arrival::Delivered,
+        };
+        if let (Some(t), Some(clock)) = (time, &self.clock) {
+            let to = t.saturating_sub(clock.delay);
+            if let Err(e) = self.advance(to) {
                 return Err(self.fail(e));
             }
         }
-        if let (Some(t), Some(clock)) = (time, &self.clock) {
-            self.advance(t.saturating_sub(clock.delay));
-        }
-        Ok(Arrival::Delivered)
+        Ok(arrival)
     }
 
     /// Moves the watermark to `to` (milliseconds since the epoch) if that is later, as a
-    /// fixture's `- watermark:` item does, and expires keyed state whose retention has
-    /// passed. Nothing happens on a source that runs on processing time, or to a failed
-    /// simulator.
-    pub fn advance_watermark(&mut self, to: i64) {
-        if self.failed.is_none() {
-            self.advance(to);
+    /// fixture's `- watermark:` item does: windows it makes final emit their rows, and keyed
+    /// state whose retention has passed expires. Nothing happens on a source that runs on
+    /// processing time.
+    ///
+    /// # Errors
+    /// An error recorded earlier, or an operator failure while the rows the watermark made
+    /// final flow downstream (naming the number of events pushed).
+    pub fn advance_watermark(&mut self, to: i64) -> Result<(), SimError> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
         }
+        self.advance(to).map_err(|e| self.fail(e))
     }
 
     /// The current watermark on an event-time source; `None` before anything moved it, or
@@ -645,22 +688,49 @@ impl Simulator {
             .filter(|w| *w != i64::MIN)
     }
 
-    fn advance(&mut self, to: i64) {
+    /// Hands the watermark to every operator in chain order; what one emits flows through
+    /// the operators after it before they receive the watermark themselves.
+    fn advance(&mut self, to: i64) -> Result<(), SimError> {
         let Some(clock) = &mut self.clock else {
-            return;
+            return Ok(());
         };
         if to <= clock.watermark {
-            return;
+            return Ok(());
         }
         clock.watermark = to;
-        for stage in &mut self.stages {
-            stage.expire(to);
+        for i in 0..self.stages.len() {
+            let mut out = Out::new();
+            self.stages[i]
+                .on_watermark(to, &mut out)
+                .map_err(|f| self.error_at(i, f))?;
+            self.flow(i, &mut out)?;
         }
+        Ok(())
     }
 
-    /// Ends the (bounded) input: every Sort emits its buffered rows, sorted, through the
-    /// rest of the chain. Returns the target model's changelog and the number of events
-    /// delivered.
+    /// Delivers what stage `i` emitted to the stages after it.
+    fn flow(&mut self, i: usize, out: &mut Out<'static>) -> Result<(), SimError> {
+        let mut late = None;
+        for (rec, time) in out.drain() {
+            drive(
+                &mut self.stages[i + 1..],
+                i + 1,
+                rec,
+                time,
+                &mut self.changes,
+                &mut late,
+            )
+            .map_err(|(stage, fault)| self.error_at(stage, fault))?;
+        }
+        Ok(())
+    }
+
+    /// Ends the input. An unbounded source (Kafka) never ends, so its windows emit nothing
+    /// (a run's end is not a watermark) and are counted in [`Output::open_windows`]; a
+    /// bounded one (a file) ends with the final watermark Flink sends when a file is read
+    /// to its end, which fires every open window. Then every Sort emits its buffered rows,
+    /// sorted, through the rest of the chain. Returns the target model's changelog and the number of
+    /// events delivered.
     ///
     /// # Errors
     /// An error recorded by an earlier [`Simulator::push`], or an operator failure while
@@ -669,32 +739,39 @@ impl Simulator {
         if let Some(e) = self.failed.take() {
             return Err(e);
         }
-        for i in 0..self.stages.len() {
-            let rows = match &mut self.stages[i].kind {
-                StageKind::Sort(sort) => sort.drain(),
-                _ => continue,
-            };
-            for row in rows {
-                match drive(
-                    &mut self.stages[i + 1..],
-                    Rec::insert(Cow::Owned(row)),
-                    None,
-                ) {
-                    Ok(Some(rec)) => push(&mut self.changes, rec),
-                    Ok(None) => {}
-                    Err((stage, fault)) => return Err(self.error_at(i + 1 + stage, fault)),
-                }
-            }
+        if self.bounded {
+            self.advance(i64::MAX)?;
         }
+        for i in 0..self.stages.len() {
+            let mut out = Out::new();
+            self.stages[i]
+                .on_end(&mut out)
+                .map_err(|f| self.error_at(i, f))?;
+            self.flow(i, &mut out)?;
+        }
+        let open_windows = self
+            .stages
+            .iter()
+            .filter_map(|s| match &s.kind {
+                StageKind::Window(w) => w.open().map(|(count, first_fires_at)| OpenWindows {
+                    node: s.id.clone(),
+                    count,
+                    first_fires_at,
+                }),
+                _ => None,
+            })
+            .collect();
         Ok(Output {
             changes: self.changes,
             events_processed: self.events,
+            open_windows,
         })
     }
 
     /// The keyed state of the Aggregate node `id` (e.g. `customer_metrics::aggregate::0`):
     /// (group-by values in group-by order, accumulator values in call order) pairs sorted by
-    /// key (lexicographic [`Value::sort_cmp`]). Each accumulator value's variant is the one
+    /// key (lexicographic [`Value::sort_cmp`]); for a window node, the key is the values of
+    /// its grouping columns that are not the window's, then the window's end. Each accumulator value's variant is the one
     /// of its fingerprint type (`Value::Decimal` at the accumulator's scale for a decimal
     /// sum, `Value::Int64` for a count) or `Value::Null`. `None` when the chain has no keyed
     /// node with that id.
@@ -704,6 +781,7 @@ impl Simulator {
             .find(|s| &s.id == id)
             .and_then(|s| match &s.kind {
                 StageKind::Aggregate(a) => Some(a.snapshot()),
+                StageKind::Window(w) => Some(w.snapshot()),
                 StageKind::Deduplicate(d) => Some(d.snapshot()),
                 _ => None,
             })
@@ -766,26 +844,46 @@ impl Simulator {
     }
 }
 
-/// Runs `rec` through `stages`; returns what leaves the last one, or the failing stage's
-/// index (relative to `stages`) and its fault.
+/// Runs `rec` through `stages` (the first of which is stage number `first` of the chain),
+/// depth first: every record an operator emits reaches the end of the chain before the next
+/// one leaves it. What leaves the last stage is appended to `changes`; a stage that drops
+/// the record as late is recorded in `late`. A failure names its stage's number.
 #[inline]
 fn drive<'a>(
     stages: &mut [Stage],
+    first: usize,
     mut rec: Rec<'a>,
     time: Option<i64>,
-) -> Result<Option<Rec<'a>>, (usize, Fault)> {
-    for (i, stage) in stages.iter_mut().enumerate() {
-        match stage.process(rec, time) {
-            Ok(Some(next)) => rec = next,
-            Ok(None) => return Ok(None),
-            Err(f) => return Err((i, f)),
+    changes: &mut Changelog,
+    late: &mut Option<usize>,
+) -> Result<(), (usize, Fault)> {
+    // While each operator returns one record and buffers none, the record moves on in this
+    // loop; after one that fans out, each record goes through the rest of the chain in turn.
+    let mut out = Out::new();
+    for i in 0..stages.len() {
+        let next = stages[i]
+            .on_change(rec, time, &mut out)
+            .map_err(|f| (first + i, f))?;
+        if out.take_late() {
+            late.get_or_insert(first + i);
+        }
+        if !out.is_empty() {
+            let rest = &mut stages[i + 1..];
+            if let Some(next) = next {
+                drive(rest, first + i + 1, next, time, changes, late)?;
+            }
+            for (more, at) in out.drain() {
+                drive(rest, first + i + 1, more, at, changes, late)?;
+            }
+            return Ok(());
+        }
+        match next {
+            Some(next) => rec = next,
+            None => return Ok(()),
         }
     }
-    Ok(Some(rec))
-}
-
-fn push(changes: &mut Changelog, rec: Rec<'_>) {
     changes.push(rec.op, &rec.row, rec.before.as_deref());
+    Ok(())
 }
 
 /// Runs `chain` over `events` in one call: [`Simulator::new`], [`Simulator::push`] for every

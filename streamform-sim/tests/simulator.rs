@@ -869,7 +869,8 @@ fn a_global_aggregate_is_one_row_that_keeps_changing() {
         run(&chain, &[]).unwrap(),
         Output {
             changes: Changelog::default(),
-            events_processed: 0
+            events_processed: 0,
+            open_windows: Vec::new(),
         }
     );
 }
@@ -1490,7 +1491,7 @@ fn the_watermark_advances_by_events_and_items_and_never_backwards() {
                 dropped.push(e);
             }
         }
-        Err(w) => sim.advance_watermark(at(w)),
+        Err(w) => sim.advance_watermark(at(w)).unwrap(),
     };
     for item in [
         Ok(timed(1, 1, "10:00")),
@@ -1523,7 +1524,7 @@ fn state_expires_after_its_retention_and_the_key_starts_over() {
     let mut sim = Simulator::new(std::slice::from_ref(&plan)).unwrap();
     sim.push(&timed(42, 10, "10:00")).unwrap();
     sim.push(&timed(7, 3, "10:08")).unwrap();
-    sim.advance_watermark(at("10:10"));
+    sim.advance_watermark(at("10:10")).unwrap();
     // 42's state went silently at 10:10 (its last event plus 10 minutes, inclusive).
     assert_eq!(
         sim.keyed_state(&node("customer_metrics", NodeKind::Aggregate, 0))
@@ -1551,13 +1552,13 @@ fn retention_counts_from_the_latest_event_time_not_the_last_arrival() {
     let mut sim = Simulator::new(std::slice::from_ref(&plan)).unwrap();
     sim.push(&timed(1, 1, "10:09")).unwrap();
     sim.push(&timed(1, 1, "10:02")).unwrap();
-    sim.advance_watermark(at("10:15"));
+    sim.advance_watermark(at("10:15")).unwrap();
     assert_eq!(
         sim.keyed_state(&node("customer_metrics", NodeKind::Aggregate, 0))
             .unwrap(),
         vec![(vec![i64v(1)], vec![i64v(2)])]
     );
-    sim.advance_watermark(at("10:19"));
+    sim.advance_watermark(at("10:19")).unwrap();
     assert_eq!(
         sim.keyed_state(&node("customer_metrics", NodeKind::Aggregate, 0))
             .unwrap(),
@@ -1593,4 +1594,268 @@ fn retention_without_an_event_time_source_is_refused() {
         "{}",
         err.message
     );
+}
+
+// Windows (docs/windows.md). The vectors are the ones verified on Flink 2.0 and 2.2: key
+// `a`, the watermark the largest time seen (no delay), seconds since the epoch.
+
+fn views(late: LateEvents) -> Model {
+    from_source(
+        "w",
+        "views",
+        &[
+            ("k", DataType::String),
+            ("v", DataType::Int64),
+            ("ts", DataType::Timestamp),
+        ],
+        kafka("views"),
+    )
+    .event_time("ts", 0, late)
+}
+
+fn view(v: i64, ms: i64) -> Vec<Value> {
+    vec![s("a"), i64v(v), Value::Timestamp(ms)]
+}
+
+/// (window_start, window_end, count, sum) rows in seconds, for the window models below.
+fn windows(out: &Output) -> Vec<(i64, i64, i64, i64)> {
+    out.changes
+        .iter()
+        .map(|c| {
+            assert_eq!(c.op, Op::Insert, "a window emits inserts only");
+            let ms = |v: &Value| match v {
+                Value::Timestamp(t) => *t,
+                other => panic!("{other:?}"),
+            };
+            let int = |v: &Value| match v {
+                Value::Int64(i) => *i,
+                other => panic!("{other:?}"),
+            };
+            (
+                ms(&c.row[1]) / 1000,
+                ms(&c.row[2]) / 1000,
+                int(&c.row[3]),
+                int(&c.row[4]),
+            )
+        })
+        .collect()
+}
+
+fn window_model(kind: streamform_ir::WindowKind, late: LateEvents) -> ModelPlan {
+    views(late)
+        .window(
+            kind,
+            &["k", "window_start", "window_end"],
+            &[(AggFunc::Count, None), (AggFunc::Sum, Some("v"))],
+        )
+        .sink()
+}
+
+#[test]
+fn a_tumbling_window_fires_at_its_end_minus_1_ms_and_drops_what_arrives_after() {
+    // E1: 1@1s, 2@9.999s, 3@9.999s, 4@5s, 5@10s, 6@15s. The watermark reaches 9.999s with
+    // event 2, which fires [0,10): event 3 (at the window's last millisecond, not behind
+    // the watermark) and event 4 are dropped by the window.
+    let plan = [window_model(
+        streamform_ir::WindowKind::Tumble { size: 10_000 },
+        LateEvents::Keep,
+    )];
+    let mut sim = Simulator::new(&plan).unwrap();
+    let arrivals: Vec<Arrival> = [
+        (1, 1000),
+        (2, 9999),
+        (3, 9999),
+        (4, 5000),
+        (5, 10_000),
+        (6, 15_000),
+    ]
+    .iter()
+    .map(|&(v, t)| sim.push(&view(v, t)).unwrap())
+    .collect();
+    let by_window = Arrival::DroppedByWindow(node("w", NodeKind::Window, 0));
+    assert_eq!(
+        arrivals,
+        [
+            Arrival::Delivered,
+            Arrival::Delivered,
+            by_window.clone(),
+            by_window,
+            Arrival::Delivered,
+            Arrival::Delivered
+        ]
+    );
+    let out = sim.finish().unwrap();
+    // [10,20) is still open: the end of the input is not a watermark.
+    assert_eq!(windows(&out), [(0, 10, 2, 3)]);
+    assert_eq!(out.open_windows.len(), 1);
+    assert_eq!(
+        (
+            out.open_windows[0].count,
+            out.open_windows[0].first_fires_at
+        ),
+        (1, 19_999)
+    );
+    // A watermark at 19.999s fires it.
+    let mut sim = Simulator::new(&plan).unwrap();
+    for (v, t) in [(1, 1000), (2, 9999), (5, 10_000), (6, 15_000)] {
+        sim.push(&view(v, t)).unwrap();
+    }
+    sim.advance_watermark(19_998).unwrap();
+    assert!(
+        sim.keyed_state(&node("w", NodeKind::Window, 0))
+            .unwrap()
+            .len()
+            == 1
+    );
+    sim.advance_watermark(19_999).unwrap();
+    assert_eq!(
+        sim.keyed_state(&node("w", NodeKind::Window, 0)),
+        Some(vec![])
+    );
+    let out = sim.finish().unwrap();
+    assert_eq!(windows(&out), [(0, 10, 2, 3), (10, 20, 2, 11)]);
+    assert!(out.open_windows.is_empty());
+}
+
+#[test]
+fn a_hopping_window_emits_each_window_with_rows_and_counts_a_late_row_where_it_can() {
+    // E2: HOP slide 5s size 10s; 1@1, 2@6, 3@3 (after the watermark reached 6: excluded
+    // from [-5,5), counted in [0,10)), 4@12, 5@30, then a watermark past everything.
+    let plan = [window_model(
+        streamform_ir::WindowKind::Hop {
+            slide: 5000,
+            size: 10_000,
+        },
+        LateEvents::Keep,
+    )];
+    let mut sim = Simulator::new(&plan).unwrap();
+    for (v, t) in [(1, 1000), (2, 6000), (3, 3000), (4, 12_000), (5, 30_000)] {
+        assert_eq!(sim.push(&view(v, t)).unwrap(), Arrival::Delivered);
+    }
+    sim.advance_watermark(100_000).unwrap();
+    let out = sim.finish().unwrap();
+    assert_eq!(
+        windows(&out),
+        [
+            (-5, 5, 1, 1),
+            (0, 10, 3, 6),
+            (5, 15, 2, 6),
+            (10, 20, 1, 4),
+            (25, 35, 1, 5),
+            (30, 40, 1, 5)
+        ]
+    );
+}
+
+#[test]
+fn a_cumulating_window_repeats_its_totals_at_every_step_after_the_first_row() {
+    // E3: CUMULATE step 2s size 6s; 1@0.5, 2@5 (the watermark reaches 5s: [0,2) and [0,4)
+    // fire, both with event 1 only), 3@1 (late for both, counted in [0,6)), 4@13, 5@15.
+    let plan = [window_model(
+        streamform_ir::WindowKind::Cumulate {
+            step: 2000,
+            size: 6000,
+        },
+        LateEvents::Keep,
+    )];
+    let mut sim = Simulator::new(&plan).unwrap();
+    for (v, t) in [(1, 500), (2, 5000), (3, 1000), (4, 13_000), (5, 15_000)] {
+        assert_eq!(sim.push(&view(v, t)).unwrap(), Arrival::Delivered);
+    }
+    sim.advance_watermark(100_000).unwrap();
+    let out = sim.finish().unwrap();
+    assert_eq!(
+        windows(&out),
+        [
+            (0, 2, 1, 1),
+            (0, 4, 1, 1),
+            (0, 6, 3, 6),
+            (12, 14, 1, 4),
+            (12, 16, 2, 9),
+            (12, 18, 2, 9)
+        ]
+    );
+}
+
+#[test]
+fn rows_one_watermark_makes_final_come_out_by_window_end_then_key() {
+    let plan = [views(LateEvents::Drop)
+        .window(
+            streamform_ir::WindowKind::Tumble { size: 10_000 },
+            &["window_start", "window_end", "k"],
+            &[(AggFunc::Count, None)],
+        )
+        .sink()];
+    let row = |k: Value, t: i64| vec![k, i64v(0), Value::Timestamp(t)];
+    let mut sim = Simulator::new(&plan).unwrap();
+    for (k, t) in [
+        (s("b"), 12_000),
+        (s("b"), 1000),
+        (NULL, 2000),
+        (s("a"), 15_000),
+        (s("a"), 3000),
+    ] {
+        sim.push(&row(k, t)).unwrap();
+    }
+    sim.advance_watermark(30_000).unwrap();
+    let keys: Vec<(i64, Value)> = sim
+        .finish()
+        .unwrap()
+        .changes
+        .iter()
+        .map(|c| match (&c.row[1], &c.row[2]) {
+            (Value::Timestamp(end), k) => (end / 1000, k.clone()),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    // The rows behind the watermark of 15s were dropped at the source (late_events: drop).
+    assert_eq!(keys, [(20, s("a")), (20, s("b"))]);
+}
+
+#[test]
+fn a_window_frees_its_state_and_reuses_it_so_memory_follows_the_open_windows() {
+    let plan = [window_model(
+        streamform_ir::WindowKind::Tumble { size: 1000 },
+        LateEvents::Drop,
+    )];
+    let node = node("w", NodeKind::Window, 0);
+    let mut sim = Simulator::new(&plan).unwrap();
+    for i in 0..10_000 {
+        sim.push(&view(i, i * 100)).unwrap();
+        // At most two windows are open at once: the one being filled and, for its last
+        // millisecond, the one before.
+        assert!(sim.keyed_state(&node).unwrap().len() <= 2);
+    }
+    let out = sim.finish().unwrap();
+    assert_eq!(out.changes.len(), 999);
+}
+
+#[test]
+fn a_file_source_ends_with_a_final_watermark_that_fires_every_open_window() {
+    // Flink reads a file to its end and then sends the largest watermark: E1's last window
+    // [10,20) is emitted at the end, which a Kafka source never does.
+    let plan = [from_source(
+        "w",
+        "views",
+        &[
+            ("k", DataType::String),
+            ("v", DataType::Int64),
+            ("ts", DataType::Timestamp),
+        ],
+        common::file("views.json"),
+    )
+    .event_time("ts", 0, LateEvents::Drop)
+    .window(
+        streamform_ir::WindowKind::Tumble { size: 10_000 },
+        &["k", "window_start", "window_end"],
+        &[(AggFunc::Count, None), (AggFunc::Sum, Some("v"))],
+    )
+    .sink()];
+    let events: Vec<Vec<Value>> = [(1, 1000), (2, 9999), (5, 10_000), (6, 15_000)]
+        .iter()
+        .map(|&(v, t)| view(v, t))
+        .collect();
+    let out = run(&plan, &events).unwrap();
+    assert_eq!(windows(&out), [(0, 10, 2, 3), (10, 20, 2, 11)]);
+    assert!(out.open_windows.is_empty());
 }

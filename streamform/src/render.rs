@@ -351,6 +351,25 @@ pub fn fixture_run(run: &FixtureRun, runs: &[FixtureRun]) -> String {
     if run.late_dropped > 0 {
         let _ = writeln!(out, "{} dropped", plural(run.late_dropped, "late event"));
     }
+    for (node, n) in &run.late_by_window {
+        let _ = writeln!(
+            out,
+            "  {n} of them by window `{node}`: every window {} had already fired",
+            if *n == 1 {
+                "it belongs to"
+            } else {
+                "they belong to"
+            }
+        );
+    }
+    for (node, count, at) in &run.open_windows {
+        let _ = writeln!(
+            out,
+            "{} still open in `{node}` at the end, so not emitted: the first fires when the watermark reaches {}",
+            plural(*count, "window"),
+            streamform_ir::time::format_rfc3339(*at)
+        );
+    }
     if run.passed {
         return out;
     }

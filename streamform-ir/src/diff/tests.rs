@@ -31,6 +31,7 @@ fn keyed(keys: &[&str], accumulators: &[(&str, &str)], retention: &str) -> State
         keys: keys.iter().map(|k| k.to_string()).collect(),
         accumulators: accs,
         retention: retention.into(),
+        window: None,
         digest: sha256_hex(&fingerprint),
     }
 }
@@ -1185,4 +1186,94 @@ fn lossless_widening_keeps_every_value() {
     assert!(!widens_losslessly("int64", "int32"));
     assert!(!widens_losslessly("int64", "decimal(38,0)"));
     assert!(!widens_losslessly("int64", "float64"));
+}
+
+/// Gives `totals::aggregate::0` a window, or another one, recomputing its digest as
+/// lowering would.
+fn with_window(m: &mut Manifest, window: &str) {
+    let node = at(m, "totals::aggregate::0");
+    let StateEntry::Keyed {
+        keys,
+        accumulators,
+        retention,
+        window: w,
+        digest,
+    } = &mut node.state
+    else {
+        panic!("totals::aggregate::0 is keyed");
+    };
+    *w = Some(window.to_string());
+    *digest = sha256_hex(&crate::identity::fingerprint_text(
+        crate::plan::NodeKind::Aggregate,
+        keys,
+        Some(window),
+        &columns(accumulators),
+        retention,
+    ));
+}
+
+#[test]
+fn the_window_rows_of_the_rule_table() {
+    let mut running = base();
+    with_window(&mut running, "tumble(size=1m) on ordered_at");
+    let incompatible = |to: &str| {
+        format!(
+            "STATE INCOMPATIBLE: the window changes from tumble(size=1m) on ordered_at to {to}; Flink keeps a window's state under its end alone, so it would restore this state into the new windows without complaint and emit wrong results"
+        )
+    };
+    type Edit = fn(&mut Manifest);
+    type Verdict = Option<(Classification, Vec<String>)>;
+    let cases: Vec<(&str, Edit, Verdict)> = vec![
+        ("window unchanged", |_| {}, None),
+        (
+            "window size changed",
+            |m| with_window(m, "tumble(size=5m) on ordered_at"),
+            Some((StateIncompatible, vec![incompatible("tumble(size=5m) on ordered_at")])),
+        ),
+        (
+            "window kind changed",
+            |m| with_window(m, "hop(slide=30s, size=1m) on ordered_at"),
+            Some((
+                StateIncompatible,
+                vec![incompatible("hop(slide=30s, size=1m) on ordered_at")],
+            )),
+        ),
+        (
+            "window time column changed",
+            |m| with_window(m, "tumble(size=1m) on shipped_at"),
+            Some((StateIncompatible, vec![incompatible("tumble(size=1m) on shipped_at")])),
+        ),
+        (
+            "window unchanged, accumulator added (D6's keyed rows)",
+            |m| {
+                edit_state(m, |_, accs, _| accs.push(col("max(amount)", "decimal(38,9)")));
+                with_window(m, "tumble(size=1m) on ordered_at");
+            },
+            Some((
+                BackfillRequired,
+                vec!["BACKFILL REQUIRED: accumulator `max(amount)` added; it starts empty for every existing key, replay history to fill it".into()],
+            )),
+        ),
+        (
+            "window and grouping key changed: both reasons",
+            |m| {
+                edit_state(m, |keys, _, _| drop(keys.pop()));
+                with_window(m, "tumble(size=2m) on ordered_at");
+            },
+            Some((
+                StateIncompatible,
+                vec![
+                    incompatible("tumble(size=2m) on ordered_at"),
+                    "STATE INCOMPATIBLE: the grouping key changed; existing state cannot be reused".into(),
+                ],
+            )),
+        ),
+    ];
+    for (row, edit, expected) in cases {
+        let mut desired = base();
+        with_window(&mut desired, "tumble(size=1m) on ordered_at");
+        edit(&mut desired);
+        let diff = diff(&running, &desired, &Hints::default());
+        assert_eq!(verdict_of(&diff, "totals::aggregate::0"), expected, "{row}");
+    }
 }

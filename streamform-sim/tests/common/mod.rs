@@ -211,8 +211,60 @@ impl Model {
 
     /// GROUP BY `group_by` with `calls` (function, argument; `None` for count(*)), typed by D4.
     pub fn aggregate(self, group_by: &[&str], calls: &[(AggFunc, Option<&str>)]) -> Model {
+        let (key, calls, schema, state) = self.grouping(group_by, calls, None);
+        let op = Operator::Aggregate {
+            group_by: key.clone(),
+            calls,
+        };
+        self.push(
+            NodeKind::Aggregate,
+            op,
+            schema,
+            Changelog::Upsert(key),
+            state,
+        )
+    }
+
+    /// A window aggregation over the time attribute: `group_by` names input columns and
+    /// the window's own (`window_start`, `window_end`, `window_time`), typed by D4.
+    pub fn window(
+        self,
+        kind: streamform_ir::WindowKind,
+        group_by: &[&str],
+        calls: &[(AggFunc, Option<&str>)],
+    ) -> Model {
+        let time = self
+            .last()
+            .time
+            .clone()
+            .expect("a window needs a time attribute");
+        let window = streamform_ir::Window { kind, time };
+        let (key, calls, schema, state) = self.grouping(group_by, calls, Some(window.clone()));
+        let carries_time = key.iter().any(|k| k == streamform_ir::WINDOW_TIME);
+        let op = Operator::Window {
+            window,
+            group_by: key,
+            calls,
+        };
+        let mut m = self.push(NodeKind::Window, op, schema, Changelog::Append, state);
+        if let Some(n) = m.nodes.last_mut() {
+            n.time = carries_time.then(|| streamform_ir::WINDOW_TIME.to_string());
+        }
+        m
+    }
+
+    /// The key, typed calls, output schema and keyed state of a grouping node.
+    fn grouping(
+        &self,
+        group_by: &[&str],
+        calls: &[(AggFunc, Option<&str>)],
+        window: Option<streamform_ir::Window>,
+    ) -> (Vec<String>, Vec<AggCall>, Vec<Field>, State) {
         let input = self.schema();
         let ty_of = |c: &str| {
+            if window.is_some() && streamform_ir::WINDOW_COLUMNS.contains(&c) {
+                return DataType::Timestamp;
+            }
             input
                 .iter()
                 .find(|f| f.name == c)
@@ -256,18 +308,9 @@ impl Model {
                 })
                 .collect(),
             retention: Retention::Unbounded,
+            window,
         });
-        let op = Operator::Aggregate {
-            group_by: key.clone(),
-            calls,
-        };
-        self.push(
-            NodeKind::Aggregate,
-            op,
-            schema,
-            Changelog::Upsert(key),
-            state,
-        )
+        (key, calls, schema, state)
     }
 
     /// The last row per key (D13), as lowering plans an upsert model over an append input.

@@ -1,0 +1,301 @@
+//! Window table functions in a model's FROM clause (docs/windows.md):
+//! `FROM TABLE(TUMBLE(TABLE source('x'), DESCRIPTOR(ts), INTERVAL '1' MINUTE))`, the same over
+//! `ref('m')`, and HOP (slide, then size) and CUMULATE (step, then size).
+//!
+//! The parser reads a table argument (`TABLE source('x')`) nowhere, so [`for_parsing`]
+//! blanks the `TABLE` keyword of the first argument before parsing (keeping every offset),
+//! and [`read`] reads the call that parses then: which windows, over which column, and
+//! what it reads. Everything Flink 2.0 to 2.2 would run differently, or not at all, is
+//! refused here, naming it.
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+use sqlparser::ast::{
+    self as ast, Expr as SqlExpr, FunctionArg, FunctionArgExpr, FunctionArguments, Spanned,
+};
+use streamform_ir::WindowKind;
+
+use crate::diagnostic::{Code, Diagnostic};
+use crate::sql::byte_span;
+
+/// A window table function as a model reads it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct WindowRead {
+    /// Which windows.
+    pub kind: WindowKind,
+    /// The column given to DESCRIPTOR.
+    pub time: String,
+    /// Where that column is written.
+    pub time_span: Option<Range<usize>>,
+    /// Where the whole call is written.
+    pub span: Option<Range<usize>>,
+}
+
+/// How to write a window aggregation, for the help of every refusal that needs it.
+pub const WINDOW_FORM: &str = "FROM TABLE(TUMBLE(TABLE source('page_views'), DESCRIPTOR(viewed_at), INTERVAL '1' MINUTE)) GROUP BY window_start, window_end, page";
+
+/// The window function `name` is, in capitals.
+pub fn window_name(name: &str) -> Option<&'static str> {
+    ["TUMBLE", "HOP", "SESSION", "CUMULATE"]
+        .into_iter()
+        .find(|w| w.eq_ignore_ascii_case(name.trim()))
+}
+
+/// `text` with the `TABLE` of `(TABLE source(` and `(TABLE ref(` (any case and spacing)
+/// blanked to spaces, so the call parses and every offset stays where it was.
+pub fn for_parsing(text: &str) -> Cow<'_, str> {
+    let upper = text.to_ascii_uppercase();
+    let mut out: Option<String> = None;
+    for (at, _) in upper.match_indices("TABLE") {
+        let before = upper[..at].trim_end();
+        let after = upper[at + 5..].trim_start();
+        let word_end = upper[at + 5..].starts_with(|c: char| c.is_whitespace());
+        let reads = ["SOURCE", "REF"].iter().any(|f| {
+            after
+                .strip_prefix(f)
+                .is_some_and(|rest| rest.trim_start().starts_with('('))
+        });
+        if (before.ends_with('(') || before.ends_with("=>")) && word_end && reads {
+            out.get_or_insert_with(|| text.to_string())
+                .replace_range(at..at + 5, "     ");
+        }
+    }
+    out.map_or(Cow::Borrowed(text), Cow::Owned)
+}
+
+fn refuse(text: &str, message: String, span: sqlparser::tokenizer::Span, help: &str) -> Diagnostic {
+    Diagnostic::error(Code::UnsupportedSql, message)
+        .with_span(byte_span(text, span))
+        .with_help(help)
+}
+
+/// The duration an INTERVAL argument gives, in whole positive milliseconds.
+fn duration(model: &str, text: &str, what: &str, e: &SqlExpr) -> Result<u64, Diagnostic> {
+    let bad = |message: String, help: &str| {
+        Diagnostic::error(Code::UnsupportedSql, format!("model `{model}`: {message}"))
+            .with_span(byte_span(text, e.span()))
+            .with_help(help)
+    };
+    let SqlExpr::Interval(i) = e else {
+        return Err(bad(
+            format!("the window's {what} is not an INTERVAL"),
+            "give it as an INTERVAL literal: INTERVAL '1' MINUTE, INTERVAL '30' SECOND",
+        ));
+    };
+    let interval = crate::interval::read(i).map_err(|r| bad(r.message, r.help))?;
+    if interval.months != 0 {
+        return Err(bad(
+            format!("a window {what} in months or years is not supported"),
+            "Flink's windows take SECOND, MINUTE, HOUR or DAY; write a month as days, INTERVAL '30' DAY, if that is what you mean",
+        ));
+    }
+    if interval.millis <= 0 {
+        return Err(bad(
+            format!("the window's {what} must be positive"),
+            "give a positive duration: INTERVAL '1' MINUTE",
+        ));
+    }
+    // Flink's code generation reads an interval of a day range below 1000 days.
+    if interval.millis >= 1000 * 86_400_000 {
+        return Err(bad(
+            format!("the window's {what} is 1000 days or more"),
+            "a window is shorter than 1000 days",
+        ));
+    }
+    Ok(interval.millis as u64)
+}
+
+/// What a window call reads: `source` or `ref` (lowercase), that call's arguments and
+/// where the call is written.
+pub type WindowInput<'q> = (String, &'q [FunctionArg], sqlparser::tokenizer::Span);
+
+/// Reads a window call in FROM: the call that reads the input (the first argument,
+/// `source('x')` or `ref('m')`, after [`for_parsing`]) and the windows.
+///
+/// # Errors
+/// A diagnostic for SESSION (not supported yet), named arguments, an OFFSET, a wrong
+/// number of arguments, a time argument that is not `DESCRIPTOR(column)`, a duration that
+/// is not a positive whole number of milliseconds in SECOND to DAY units, and a HOP or
+/// CUMULATE whose size is not a multiple of its slide or step.
+pub fn read<'q>(
+    model: &str,
+    text: &str,
+    f: &'q ast::Function,
+) -> Result<(WindowInput<'q>, WindowRead), Diagnostic> {
+    let name = window_name(&f.name.to_string()).expect("a window function");
+    let span = f.span();
+    if name == "SESSION" {
+        return Err(refuse(
+            text,
+            format!("model `{model}`: a SESSION window is not supported yet"),
+            span,
+            "tumbling, hopping and cumulating windows are: TUMBLE, HOP and CUMULATE; session windows are on the roadmap (docs/windows.md)",
+        ));
+    }
+    let FunctionArguments::List(list) = &f.args else {
+        return Err(refuse(
+            text,
+            format!("model `{model}`: {name} needs its arguments"),
+            span,
+            WINDOW_FORM,
+        ));
+    };
+    let mut args = Vec::with_capacity(list.args.len());
+    for a in &list.args {
+        match a {
+            FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => args.push(e),
+            other => {
+                return Err(refuse(
+                    text,
+                    format!("model `{model}`: {name} with named arguments is not supported yet"),
+                    other.span(),
+                    "write the arguments in order: the table, DESCRIPTOR(column), then the durations",
+                ));
+            }
+        }
+    }
+    let durations = match name {
+        "TUMBLE" => ["size", "", ""],
+        "HOP" => ["slide", "size", ""],
+        _ => ["step", "size", ""],
+    };
+    let wanted = 2 + durations.iter().filter(|d| !d.is_empty()).count();
+    if args.len() == wanted + 1 {
+        return Err(refuse(
+            text,
+            format!("model `{model}`: a window with an OFFSET is not supported"),
+            args[wanted].span(),
+            "remove the offset: Flink 2.0 to 2.2 lose whole windows that have one (FLINK-36664); windows start on multiples of their size from the epoch",
+        ));
+    }
+    let signature = match name {
+        "TUMBLE" => "TUMBLE(TABLE source('x'), DESCRIPTOR(ts), size)",
+        "HOP" => "HOP(TABLE source('x'), DESCRIPTOR(ts), slide, size)",
+        _ => "CUMULATE(TABLE source('x'), DESCRIPTOR(ts), step, size)",
+    };
+    if args.len() != wanted {
+        return Err(refuse(
+            text,
+            format!(
+                "model `{model}`: {name} takes {wanted} arguments, this call has {}",
+                args.len()
+            ),
+            span,
+            signature,
+        ));
+    }
+    let time = match args[1] {
+        SqlExpr::Function(d) if d.name.to_string().eq_ignore_ascii_case("DESCRIPTOR") => {
+            match &d.args {
+                FunctionArguments::List(l) => match l.args.as_slice() {
+                    [FunctionArg::Unnamed(FunctionArgExpr::Expr(SqlExpr::Identifier(id)))] => {
+                        Some((id.value.clone(), byte_span(text, id.span)))
+                    }
+                    _ => None,
+                },
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    let Some((time, time_span)) = time else {
+        return Err(refuse(
+            text,
+            format!("model `{model}`: {name}'s second argument must be DESCRIPTOR(column)"),
+            args[1].span(),
+            "name the input's event-time column: DESCRIPTOR(viewed_at)",
+        ));
+    };
+    let first = duration(model, text, durations[0], args[2])?;
+    let kind = match name {
+        "TUMBLE" => WindowKind::Tumble { size: first },
+        _ => {
+            let size = duration(model, text, "size", args[3])?;
+            if size % first != 0 {
+                let rule = if name == "HOP" {
+                    format!(
+                        "HOP table function based aggregate requires size must be an integral multiple of slide, but got size {size} ms and slide {first} ms"
+                    )
+                } else {
+                    format!(
+                        "CUMULATE table function based aggregate requires maxSize must be an integral multiple of step, but got maxSize {size} ms and step {first} ms"
+                    )
+                };
+                return Err(refuse(
+                    text,
+                    format!(
+                        "model `{model}`: {name}'s size must be a multiple of its {}; Flink refuses it: {rule}",
+                        durations[0]
+                    ),
+                    args[3].span(),
+                    if name == "HOP" {
+                        "pick a size that is a whole number of slides: HOP(..., INTERVAL '1' MINUTE, INTERVAL '5' MINUTE)"
+                    } else {
+                        "pick a size that is a whole number of steps: CUMULATE(..., INTERVAL '1' MINUTE, INTERVAL '1' HOUR)"
+                    },
+                ));
+            }
+            if name == "HOP" {
+                WindowKind::Hop { slide: first, size }
+            } else {
+                WindowKind::Cumulate { step: first, size }
+            }
+        }
+    };
+    let read_args = match args[0] {
+        SqlExpr::Function(call)
+            if ["source", "ref"]
+                .iter()
+                .any(|k| call.name.to_string().eq_ignore_ascii_case(k)) =>
+        {
+            match &call.args {
+                FunctionArguments::List(l) => Some((
+                    call.name.to_string().to_ascii_lowercase(),
+                    l.args.as_slice(),
+                    call.span(),
+                )),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    let Some(read_args) = read_args else {
+        return Err(refuse(
+            text,
+            format!(
+                "model `{model}`: {name} reads `{}`, not a source or a model",
+                args[0]
+            ),
+            args[0].span(),
+            "give the window its input as TABLE source('<name>') or TABLE ref('<model>')",
+        ));
+    };
+    Ok((
+        read_args,
+        WindowRead {
+            kind,
+            time,
+            time_span,
+            span: byte_span(text, span),
+        },
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_keyword_of_a_window_argument_is_blanked_in_place() {
+        let sql =
+            "SELECT * FROM TABLE(TUMBLE(table  source('x'), DESCRIPTOR(t), INTERVAL '1' MINUTE))";
+        let out = for_parsing(sql);
+        assert_eq!(out.len(), sql.len());
+        assert!(out.contains("TUMBLE(       source('x')"));
+        // The outer TABLE( stays, and so does TABLE anywhere else.
+        assert!(out.contains("FROM TABLE(TUMBLE"));
+        let plain = "SELECT 'TABLE source(' FROM source('x')";
+        assert_eq!(for_parsing(plain), plain);
+    }
+}

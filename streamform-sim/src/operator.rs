@@ -1,0 +1,316 @@
+//! The operator interface of the simulator, and the compiled node that wraps each operator.
+//!
+//! An operator receives three things, one at a time: a change from its input, a watermark
+//! (the event time below which nothing more arrives on time), and the end of a bounded
+//! input. For each it appends what it emits to an [`Out`] buffer, any number of records: a
+//! Filter emits at most one per change, a window emits nothing per change and every row it
+//! makes final per watermark. The driver in `lib.rs` owns delivery: it hands each record an
+//! operator emits to the next one, depth first, so a record reaches the Sink before the
+//! next record of the same buffer leaves, and it passes a watermark down the chain only
+//! after the operators above it have emitted what that watermark made final (so a window
+//! downstream sees those rows before the watermark that closed them; docs/windows.md).
+//!
+//! Each operator lives in its own module under `operators/`; `StageKind` dispatches to them
+//! statically, so the common case (one record in, at most one out) costs no allocation and
+//! no dynamic call.
+
+use std::borrow::Cow;
+
+use smallvec::SmallVec;
+use streamform_ir::value::ArithError;
+use streamform_ir::{Boundedness, Changelog, Field, Node, NodeId, Operator as IrOperator, Value};
+
+use crate::eval::EvalError;
+use crate::operators::{
+    aggregate::Aggregate, deduplicate::Deduplicate, filter::Filter, project::Project, sort::Sort,
+    window::WindowAggregate,
+};
+use crate::{Failure, Op};
+
+/// A change in flight between operators. Rows are borrowed from the event where no operator
+/// rebuilt them.
+pub(crate) struct Rec<'a> {
+    pub op: Op,
+    pub row: Cow<'a, [Value]>,
+    pub before: Option<Cow<'a, [Value]>>,
+}
+
+impl<'a> Rec<'a> {
+    pub(crate) fn insert(row: Cow<'a, [Value]>) -> Rec<'a> {
+        Rec {
+            op: Op::Insert,
+            row,
+            before: None,
+        }
+    }
+}
+
+/// What an operator emits beyond the one record it returns: records, each with the event
+/// time it carries downstream (the time an aggregate's retention counts from), and whether
+/// the operator dropped the change it received as late.
+pub(crate) struct Out<'a> {
+    recs: SmallVec<[(Rec<'a>, Option<i64>); 1]>,
+    late: bool,
+}
+
+impl<'a> Out<'a> {
+    pub(crate) fn new() -> Out<'a> {
+        Out {
+            recs: SmallVec::new(),
+            late: false,
+        }
+    }
+
+    /// Emits `rec` at event time `time`.
+    #[inline]
+    pub(crate) fn emit(&mut self, rec: Rec<'a>, time: Option<i64>) {
+        self.recs.push((rec, time));
+    }
+
+    /// Says that the change received was dropped as late (and so emits nothing for it).
+    pub(crate) fn dropped_late(&mut self) {
+        self.late = true;
+    }
+
+    /// Whether the change received was dropped as late; clears the mark.
+    pub(crate) fn take_late(&mut self) -> bool {
+        std::mem::take(&mut self.late)
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.recs.is_empty()
+    }
+
+    pub(crate) fn drain(&mut self) -> smallvec::Drain<'_, [(Rec<'a>, Option<i64>); 1]> {
+        self.recs.drain(..)
+    }
+}
+
+/// The interface every operator implements. `time` is the event time of the change (on an
+/// event-time source), which state with a retention counts from.
+pub(crate) trait Operator {
+    /// One change from the input. The operator returns the record it emits for it, if one
+    /// (at the change's time): the common case, which costs no buffer. One that emits more
+    /// (a fan-out) returns the first and appends the others to `out`, in order.
+    fn on_change<'a>(
+        &mut self,
+        rec: Rec<'a>,
+        time: Option<i64>,
+        out: &mut Out<'a>,
+    ) -> Result<Option<Rec<'a>>, Fault>;
+
+    /// The watermark reached `watermark` (it only moves forward): emit what it makes final,
+    /// drop state it expires.
+    fn on_watermark(&mut self, _watermark: i64, _out: &mut Out<'static>) -> Result<(), Fault> {
+        Ok(())
+    }
+
+    /// The (bounded) input ended.
+    fn on_end(&mut self, _out: &mut Out<'static>) -> Result<(), Fault> {
+        Ok(())
+    }
+}
+
+/// An operator failure before the model and event are attached.
+#[derive(Debug)]
+pub(crate) struct Fault {
+    pub column: Option<String>,
+    pub message: String,
+    pub failure: Failure,
+}
+
+impl Fault {
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn plain(message: impl Into<String>) -> Fault {
+        Fault {
+            column: None,
+            message: message.into(),
+            failure: Failure::Plan,
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn at(column: &str, message: impl Into<String>) -> Fault {
+        Fault {
+            column: Some(column.to_string()),
+            message: message.into(),
+            failure: Failure::Plan,
+        }
+    }
+
+    /// An expression over `column` that failed to evaluate.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn eval(column: &str, e: &EvalError) -> Fault {
+        Fault {
+            failure: match e {
+                EvalError::Arith(ArithError::Overflow) => Failure::Overflow,
+                EvalError::Arith(ArithError::DivisionByZero) => Failure::DivisionByZero,
+                EvalError::Arith(ArithError::Cast(_)) => Failure::Cast,
+                EvalError::Type(_) => Failure::Plan,
+            },
+            ..Fault::at(column, e.to_string())
+        }
+    }
+}
+
+pub(crate) fn update_without_before() -> Fault {
+    Fault::plain("an update arrived without its before-image")
+}
+
+/// What a node reads: the previous node's output, or the previous model's Sink.
+pub(crate) struct InputShape<'a> {
+    pub schema: &'a [Field],
+    pub changelog: &'a Changelog,
+    pub boundedness: Boundedness,
+}
+
+/// One compiled node.
+pub(crate) struct Stage {
+    /// Index of the node's model in the chain.
+    pub model: usize,
+    pub id: NodeId,
+    pub kind: StageKind,
+}
+
+pub(crate) enum StageKind {
+    Filter(Filter),
+    Project(Project),
+    Aggregate(Aggregate),
+    Window(WindowAggregate),
+    Deduplicate(Deduplicate),
+    Sort(Sort),
+    Sink,
+}
+
+impl Stage {
+    /// Compiles `node` (anything but a Source) against what it reads.
+    ///
+    /// # Errors
+    /// A [`Fault`] describing a node the simulator cannot run: unknown columns, a schema
+    /// that does not match the operator, an accumulator whose type breaks D4 or differs from
+    /// the node's state fingerprint, an Aggregate, window or Sort over an updating input, a
+    /// Sort over an unbounded input.
+    pub(crate) fn build(model: usize, node: &Node, input: &InputShape<'_>) -> Result<Stage, Fault> {
+        if node.op.kind() != node.id.kind {
+            return Err(Fault::plain(format!(
+                "node `{}` is a {} operator, but its id says {}",
+                node.id,
+                node.op.kind().id_name(),
+                node.id.kind.id_name()
+            )));
+        }
+        let kind = match &node.op {
+            IrOperator::Source { .. } => {
+                return Err(Fault::plain(format!(
+                    "node `{}`: a Source can only start the chain",
+                    node.id
+                )));
+            }
+            IrOperator::Filter { predicate } => {
+                StageKind::Filter(Filter::build(node, predicate, input)?)
+            }
+            IrOperator::Project { items } => {
+                StageKind::Project(Project::build(node, items, input)?)
+            }
+            IrOperator::Aggregate { group_by, calls } => {
+                StageKind::Aggregate(Aggregate::build(node, group_by, calls, input)?)
+            }
+            IrOperator::Window {
+                window,
+                group_by,
+                calls,
+            } => StageKind::Window(WindowAggregate::build(
+                node, window, group_by, calls, input,
+            )?),
+            IrOperator::Deduplicate { key } => {
+                StageKind::Deduplicate(Deduplicate::build(node, key, input)?)
+            }
+            IrOperator::Sort { keys } => StageKind::Sort(Sort::build(node, keys, input)?),
+            IrOperator::Sink { .. } => {
+                same_schema(node, input.schema)?;
+                StageKind::Sink
+            }
+        };
+        Ok(Stage {
+            model,
+            id: node.id.clone(),
+            kind,
+        })
+    }
+
+    /// Hands one change to the operator (see [`Operator::on_change`]).
+    #[inline]
+    pub(crate) fn on_change<'a>(
+        &mut self,
+        rec: Rec<'a>,
+        time: Option<i64>,
+        out: &mut Out<'a>,
+    ) -> Result<Option<Rec<'a>>, Fault> {
+        match &mut self.kind {
+            StageKind::Filter(f) => f.on_change(rec, time, out),
+            StageKind::Project(p) => p.on_change(rec, time, out),
+            StageKind::Aggregate(a) => a.on_change(rec, time, out),
+            StageKind::Window(w) => w.on_change(rec, time, out),
+            StageKind::Deduplicate(d) => d.on_change(rec, time, out),
+            StageKind::Sort(s) => s.on_change(rec, time, out),
+            StageKind::Sink => Ok(Some(rec)),
+        }
+    }
+
+    /// Hands the operator a new watermark.
+    pub(crate) fn on_watermark(
+        &mut self,
+        watermark: i64,
+        out: &mut Out<'static>,
+    ) -> Result<(), Fault> {
+        match &mut self.kind {
+            StageKind::Aggregate(a) => a.on_watermark(watermark, out),
+            StageKind::Window(w) => w.on_watermark(watermark, out),
+            StageKind::Deduplicate(d) => d.on_watermark(watermark, out),
+            StageKind::Filter(_) | StageKind::Project(_) | StageKind::Sort(_) | StageKind::Sink => {
+                Ok(())
+            }
+        }
+    }
+
+    /// Tells the operator that its bounded input ended.
+    pub(crate) fn on_end(&mut self, out: &mut Out<'static>) -> Result<(), Fault> {
+        match &mut self.kind {
+            StageKind::Sort(s) => s.on_end(out),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A Filter, Sort or Sink passes rows through: its schema must be its input's (nullability
+/// aside, which a filter may narrow).
+pub(crate) fn same_schema(node: &Node, input: &[Field]) -> Result<(), Fault> {
+    let same = node.schema.len() == input.len()
+        && node
+            .schema
+            .iter()
+            .zip(input)
+            .all(|(a, b)| a.name == b.name && a.ty == b.ty);
+    if same {
+        Ok(())
+    } else {
+        Err(Fault::plain(format!(
+            "node `{}` passes its input through, but its schema {} differs from the input's {}",
+            node.id,
+            streamform_ir::identity::schema_fingerprint(&node.schema),
+            streamform_ir::identity::schema_fingerprint(input)
+        )))
+    }
+}
+
+/// Lexicographic [`Value::sort_cmp`].
+pub(crate) fn cmp_rows(a: &[Value], b: &[Value]) -> std::cmp::Ordering {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| x.sort_cmp(y))
+        .find(|o| o.is_ne())
+        .unwrap_or_else(|| a.len().cmp(&b.len()))
+}

@@ -1,0 +1,9 @@
+//! One module per operator, each implementing [`crate::operator::Operator`].
+
+pub(crate) mod accumulate;
+pub(crate) mod aggregate;
+pub(crate) mod deduplicate;
+pub(crate) mod filter;
+pub(crate) mod project;
+pub(crate) mod sort;
+pub(crate) mod window;

@@ -1,0 +1,343 @@
+//! Window aggregation (docs/windows.md): the rows of an append input grouped by window and
+//! key, each (key, window) that holds a row emitted once, as an insert, when the watermark
+//! reaches its end minus 1 ms.
+//!
+//! Windows are aligned to the epoch. A row at `t` belongs to:
+//! - TUMBLE(size): the window ending at `floor(t, size) + size`;
+//! - HOP(slide, size): the `size / slide` windows whose ends run from its slice's end,
+//!   `floor(t, slide) + slide`, in steps of `slide`;
+//! - CUMULATE(step, size): the windows of its base window `[floor(t, size), +size)` that
+//!   end at or after its step's end, `floor(t, step) + step`.
+//!
+//! State is one set of accumulators per (key, window end), created by the first row of the
+//! key in the window and freed when the window fires. A window has fired once the
+//! watermark is at or past its end minus 1 ms; a row whose every window has fired is
+//! dropped as late (the driver reports it), and a row with some windows still open counts
+//! in those only. Rows that one watermark makes final come out in window end order, then by
+//! the grouping values ascending (null first). Nothing fires at the end of the input: an
+//! unbounded source has no end, and a window is final only once the watermark passes it.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use streamform_ir::{
+    AggCall, DataType, Node, State, Value, WINDOW_END, WINDOW_START, WINDOW_TIME, Window,
+    WindowKind,
+};
+
+use super::accumulate::Calls;
+use crate::Op;
+use crate::eval::resolve;
+use crate::keyed::{KeyedState, entry_number};
+use crate::operator::{Fault, InputShape, Operator, Out, Rec, cmp_rows};
+
+/// Where one grouping column's value comes from.
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    /// The key's value number `i`.
+    Key(usize),
+    Start,
+    End,
+    Time,
+}
+
+pub(crate) struct WindowAggregate {
+    kind: WindowKind,
+    /// The input's time column.
+    time: usize,
+    time_name: String,
+    /// The input columns of the key (the grouping columns that are not the window's).
+    group: Vec<usize>,
+    /// One per grouping column, in GROUP BY order.
+    layout: Vec<Slot>,
+    calls: Calls,
+    /// Per (key values, window end as a timestamp): the accumulators.
+    state: KeyedState,
+    /// The entries of each window end not yet fired.
+    open: BTreeMap<i64, Vec<u32>>,
+    /// The last watermark received; `i64::MIN` before any.
+    watermark: i64,
+    key_buf: Vec<Value>,
+    acc_buf: Vec<Value>,
+    ends: Vec<i64>,
+}
+
+/// The start of the window of length `len` that holds `t`, aligned to the epoch.
+fn floor(t: i64, len: i64) -> i64 {
+    t - t.rem_euclid(len)
+}
+
+/// A duration as the simulator computes with it.
+fn millis(d: u64) -> i64 {
+    i64::try_from(d).unwrap_or(i64::MAX)
+}
+
+impl WindowAggregate {
+    pub(crate) fn build(
+        node: &Node,
+        window: &Window,
+        group_by: &[String],
+        calls: &[AggCall],
+        input: &InputShape<'_>,
+    ) -> Result<WindowAggregate, Fault> {
+        let id = &node.id;
+        if input.changelog.is_updating() {
+            return Err(Fault::plain(format!(
+                "node `{id}`: a window over an updating input ({}) is not supported yet",
+                input.changelog.title()
+            )));
+        }
+        let State::Keyed(keyed) = &node.state else {
+            return Err(Fault::plain(format!(
+                "node `{id}`: a Window must have keyed state"
+            )));
+        };
+        if keyed.key.as_slice() != group_by || keyed.window.as_ref() != Some(window) {
+            return Err(Fault::plain(format!(
+                "node `{id}`: the state must be kept per [{}] and window {window}",
+                group_by.join(", ")
+            )));
+        }
+        let positive = |d: u64| d > 0 && i64::try_from(d).is_ok();
+        let valid = match window.kind {
+            WindowKind::Tumble { size } => positive(size),
+            WindowKind::Hop { slide, size } | WindowKind::Cumulate { step: slide, size } => {
+                positive(slide) && positive(size) && size.is_multiple_of(slide)
+            }
+        };
+        if !valid {
+            return Err(Fault::plain(format!(
+                "node `{id}`: the window {} needs positive durations, the size a multiple of the slide or step",
+                window.kind
+            )));
+        }
+        let time = resolve(input.schema, &window.time).map_err(|m| Fault::at(&window.time, m))?;
+        if input.schema[time].ty != DataType::Timestamp {
+            return Err(Fault::at(
+                &window.time,
+                format!("node `{id}`: the window's time column is not a timestamp"),
+            ));
+        }
+        if !group_by.iter().any(|g| g == WINDOW_START) || !group_by.iter().any(|g| g == WINDOW_END)
+        {
+            return Err(Fault::plain(format!(
+                "node `{id}`: a window groups by {WINDOW_START} and {WINDOW_END}"
+            )));
+        }
+        if node.schema.len() != group_by.len() + calls.len() {
+            return Err(Fault::plain(format!(
+                "node `{id}`: the schema has {} columns, expected the {} grouping columns and {} accumulators",
+                node.schema.len(),
+                group_by.len(),
+                calls.len()
+            )));
+        }
+        let mut group = Vec::new();
+        let mut layout = Vec::with_capacity(group_by.len());
+        for (g, field) in group_by.iter().zip(&node.schema) {
+            let slot = match g.as_str() {
+                WINDOW_START => Slot::Start,
+                WINDOW_END => Slot::End,
+                WINDOW_TIME => Slot::Time,
+                _ => {
+                    let i = resolve(input.schema, g).map_err(|m| Fault::at(g, m))?;
+                    if field.ty != input.schema[i].ty {
+                        return Err(Fault::at(
+                            g,
+                            format!("node `{id}`: grouping column type changes"),
+                        ));
+                    }
+                    group.push(i);
+                    Slot::Key(group.len() - 1)
+                }
+            };
+            if !matches!(slot, Slot::Key(_)) && field.ty != DataType::Timestamp {
+                return Err(Fault::at(
+                    g,
+                    format!("node `{id}`: a window's own columns are timestamps"),
+                ));
+            }
+            layout.push(slot);
+        }
+        let calls = Calls::build(
+            id,
+            calls,
+            keyed,
+            &node.schema[group_by.len()..],
+            input.schema,
+        )?;
+        let key_len = group.len() + 1;
+        Ok(WindowAggregate {
+            kind: window.kind,
+            time,
+            time_name: window.time.clone(),
+            state: KeyedState::new(key_len, key_len + calls.width()),
+            key_buf: Vec::with_capacity(key_len),
+            acc_buf: Vec::with_capacity(calls.width()),
+            group,
+            layout,
+            calls,
+            open: BTreeMap::new(),
+            watermark: i64::MIN,
+            ends: Vec::new(),
+        })
+    }
+
+    /// Whether the window ending at `end` has fired.
+    fn fired(&self, end: i64) -> bool {
+        self.watermark != i64::MIN && self.watermark >= end - 1
+    }
+
+    /// The ends of the windows a row at `t` belongs to, earliest first, into `self.ends`.
+    fn assign(&mut self, t: i64) {
+        self.ends.clear();
+        match self.kind {
+            WindowKind::Tumble { size } => {
+                let size = millis(size);
+                self.ends.push(floor(t, size).saturating_add(size));
+            }
+            WindowKind::Hop { slide, size } => {
+                let (slide, size) = (millis(slide), millis(size));
+                let first = floor(t, slide).saturating_add(slide);
+                for k in 0..size / slide {
+                    self.ends.push(first.saturating_add(k * slide));
+                }
+            }
+            WindowKind::Cumulate { step, size } => {
+                let (step, size) = (millis(step), millis(size));
+                let last = floor(t, size).saturating_add(size);
+                let mut end = floor(t, step).saturating_add(step);
+                while end <= last {
+                    self.ends.push(end);
+                    end = end.saturating_add(step);
+                }
+            }
+        }
+    }
+
+    /// The start of the window that ends at `end`.
+    fn start_of(&self, end: i64) -> i64 {
+        match self.kind {
+            WindowKind::Tumble { size } | WindowKind::Hop { size, .. } => end - millis(size),
+            WindowKind::Cumulate { size, .. } => floor(end - 1, millis(size)),
+        }
+    }
+
+    /// The row a fired entry emits: the grouping columns in GROUP BY order, then the calls'
+    /// results.
+    fn output(&self, entry: usize, end: i64) -> Vec<Value> {
+        let key = self.state.key(entry);
+        let accs = &self.state.row(entry)[key.len()..];
+        let mut row = Vec::with_capacity(self.layout.len() + self.calls.len());
+        for slot in &self.layout {
+            row.push(match *slot {
+                Slot::Key(i) => key[i].clone(),
+                Slot::Start => Value::Timestamp(self.start_of(end)),
+                Slot::End => Value::Timestamp(end),
+                Slot::Time => Value::Timestamp(end - 1),
+            });
+        }
+        row.extend_from_slice(&accs[..self.calls.len()]);
+        row
+    }
+
+    /// The (key, window) pairs still open, and the watermark at which the first of them
+    /// fires (its end minus 1 ms).
+    pub(crate) fn open(&self) -> Option<(usize, i64)> {
+        let (&end, _) = self.open.first_key_value()?;
+        Some((self.state.held(), end - 1))
+    }
+
+    /// The live state as (key values with the window end, results) pairs sorted by key.
+    pub(crate) fn snapshot(&self) -> Vec<(Vec<Value>, Vec<Value>)> {
+        let results = self.calls.len();
+        crate::keyed::sorted(&self.state, None)
+            .into_iter()
+            .map(|(k, mut v)| {
+                v.truncate(results);
+                (k, v)
+            })
+            .collect()
+    }
+}
+
+impl Operator for WindowAggregate {
+    fn on_change<'a>(
+        &mut self,
+        rec: Rec<'a>,
+        _time: Option<i64>,
+        out: &mut Out<'a>,
+    ) -> Result<Option<Rec<'a>>, Fault> {
+        if rec.op != Op::Insert {
+            return Err(Fault::plain(format!(
+                "a window received an {}; a window over an updating input is not supported yet",
+                rec.op
+            )));
+        }
+        let row: &[Value] = &rec.row;
+        let Value::Timestamp(t) = row[self.time] else {
+            return Err(Fault::at(
+                &self.time_name,
+                "a window received a row without its time",
+            ));
+        };
+        self.assign(t);
+        let last = *self
+            .ends
+            .last()
+            .expect("a row belongs to at least one window");
+        if self.fired(last) {
+            out.dropped_late();
+            return Ok(None);
+        }
+        for i in 0..self.ends.len() {
+            let end = self.ends[i];
+            if self.fired(end) {
+                continue;
+            }
+            self.key_buf.clear();
+            self.key_buf
+                .extend(self.group.iter().map(|&c| row[c].clone()));
+            self.key_buf.push(Value::Timestamp(end));
+            let entry = match self.state.find(&self.key_buf) {
+                Ok(entry) => entry,
+                Err(vacant) => {
+                    self.calls.fresh(&mut self.acc_buf);
+                    let entry = self.state.insert(vacant, &self.key_buf, &self.acc_buf);
+                    self.open.entry(end).or_default().push(entry_number(entry));
+                    entry
+                }
+            };
+            self.calls
+                .fold(self.state.accumulators_mut(entry), row, entry_number(entry))?;
+        }
+        Ok(None)
+    }
+
+    /// Fires every window whose end minus 1 ms the watermark has reached, in end order, and
+    /// within one end by key; frees their state.
+    fn on_watermark(&mut self, watermark: i64, out: &mut Out<'static>) -> Result<(), Fault> {
+        self.watermark = self.watermark.max(watermark);
+        while let Some((&end, _)) = self.open.first_key_value() {
+            if !self.fired(end) {
+                break;
+            }
+            let entries = self.open.pop_first().map(|(_, e)| e).unwrap_or_default();
+            let keys = self.group.len();
+            // Each entry's key found once, then sorted; keys within one window are unique.
+            let mut sorted: Vec<(&[Value], u32)> = entries
+                .iter()
+                .map(|&e| (&self.state.key(e as usize)[..keys], e))
+                .collect();
+            sorted.sort_unstable_by(|a, b| cmp_rows(a.0, b.0));
+            let sorted: Vec<u32> = sorted.into_iter().map(|(_, e)| e).collect();
+            for e in sorted {
+                let row = self.output(e as usize, end);
+                out.emit(Rec::insert(Cow::Owned(row)), Some(end - 1));
+                self.state.remove(e as usize);
+                self.calls.forget(e);
+            }
+        }
+        Ok(())
+    }
+}
