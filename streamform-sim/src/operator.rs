@@ -67,6 +67,11 @@ impl<'a> Out<'a> {
         self.recs.push((rec, time));
     }
 
+    /// Makes room for `n` more records.
+    pub(crate) fn reserve(&mut self, n: usize) {
+        self.recs.reserve(n);
+    }
+
     /// Says that the change received was dropped as late (and so emits nothing for it).
     pub(crate) fn dropped_late(&mut self) {
         self.late = true;

@@ -241,6 +241,36 @@ impl WindowAggregate {
         row
     }
 
+    /// `entries` (of one window) in the order they are emitted: by their key's values,
+    /// ascending, nulls first (keys within one window are unique). A key of one integer
+    /// or timestamp column, the common case, is sorted by that number.
+    fn by_key(&self, entries: &[u32]) -> Vec<u32> {
+        let keys = self.group.len();
+        let key = |e: u32| &self.state.key(e as usize)[..keys];
+        let number = |v: &Value| match *v {
+            Value::Int64(n) | Value::Timestamp(n) => Some(n),
+            Value::Int32(n) => Some(i64::from(n)),
+            _ => None,
+        };
+        if keys == 1 {
+            // Nulls first: `None` sorts before every number.
+            let numbered: Option<Vec<(Option<i64>, u32)>> = entries
+                .iter()
+                .map(|&e| match &key(e)[0] {
+                    Value::Null => Some((None, e)),
+                    v => number(v).map(|n| (Some(n), e)),
+                })
+                .collect();
+            if let Some(mut numbered) = numbered {
+                numbered.sort_unstable();
+                return numbered.into_iter().map(|(_, e)| e).collect();
+            }
+        }
+        let mut sorted: Vec<(&[Value], u32)> = entries.iter().map(|&e| (key(e), e)).collect();
+        sorted.sort_unstable_by(|a, b| cmp_rows(a.0, b.0));
+        sorted.into_iter().map(|(_, e)| e).collect()
+    }
+
     /// The (key, window) pairs still open, and the watermark at which the first of them
     /// fires (its end minus 1 ms).
     pub(crate) fn open(&self) -> Option<(usize, i64)> {
@@ -322,18 +352,15 @@ impl Operator for WindowAggregate {
             if !self.fired(end) {
                 break;
             }
-            let entries = self.open.pop_first().map(|(_, e)| e).unwrap_or_default();
-            let keys = self.group.len();
-            // Each entry's key found once, then sorted; keys within one window are unique.
-            let mut sorted: Vec<(&[Value], u32)> = entries
-                .iter()
-                .map(|&e| (&self.state.key(e as usize)[..keys], e))
-                .collect();
-            sorted.sort_unstable_by(|a, b| cmp_rows(a.0, b.0));
-            let sorted: Vec<u32> = sorted.into_iter().map(|(_, e)| e).collect();
-            for e in sorted {
+            let mut entries = self.open.pop_first().map(|(_, e)| e).unwrap_or_default();
+            out.reserve(entries.len());
+            for e in self.by_key(&entries) {
                 let row = self.output(e as usize, end);
                 out.emit(Rec::insert(Cow::Owned(row)), Some(end - 1));
+            }
+            // Freed in arena order, so the next window's keys fill the arena in order.
+            entries.sort_unstable_by(|a, b| b.cmp(a));
+            for e in entries {
                 self.state.remove(e as usize);
                 self.calls.forget(e);
             }
