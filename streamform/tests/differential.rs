@@ -725,6 +725,14 @@ fn cumulating_windows_on_flink_match_the_simulator() {
     differential_windows("window-metrics", "tests/views_so_far.yml");
 }
 
+/// A window of windows: per-minute counts that keep `window_time` as their time attribute,
+/// summed per hour by a second tumbling window.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn windows_of_windows_on_flink_match_the_simulator() {
+    differential_windows("window-metrics", "tests/hourly_views.yml");
+}
+
 /// Every statement `build` generates for every example project is accepted by Flink.
 #[test]
 #[ignore = "needs the integration environment: run integration/up, then integration/test"]
