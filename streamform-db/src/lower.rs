@@ -438,10 +438,18 @@ impl Lowering<'_> {
         let at = |d: Diagnostic| d.with_span(w.time_span.clone().or_else(|| w.span.clone()));
         match &self.time {
             None => {
+                // No Source node yet: the model reads another model, whose rows lost their
+                // time attribute (an aggregate drops it, a window keeps window_time only when
+                // it groups by it).
+                let help = if self.nodes.is_empty() {
+                    "the model this one reads carries no event-time attribute: a window's output carries one when it groups by window_time (GROUP BY window_start, window_end, window_time), and a source's when the source declares `event_time:` (docs/windows.md)"
+                } else {
+                    "declare `event_time:` on the source the model reads (sources.yml): a window closes when the watermark passes its end"
+                };
                 return Err(at(self.err(
                     Code::EventTime,
                     format!("a window needs event time, and the input of DESCRIPTOR({}) has none", w.time),
-                    "declare `event_time:` on the source the model reads (sources.yml): a window closes when the watermark passes its end",
+                    help,
                 )));
             }
             Some(t) if *t != w.time => {
@@ -1058,12 +1066,23 @@ impl Lowering<'_> {
                         "rename the source column, or group by it under another name in an upstream model",
                     ));
                 }
-                if let Some(w) = self.window
-                    && let Some(call) = calls.iter().find(|c| {
-                        c.arg
-                            .as_ref()
-                            .is_some_and(|a| streamform_ir::WINDOW_COLUMNS.contains(&a.as_str()))
+                // A call reads a window column directly, or through an argument computed
+                // before the window, where the window's columns do not exist yet.
+                let reads_window = |c: &&AggCall| {
+                    c.arg.as_ref().is_some_and(|a| {
+                        streamform_ir::WINDOW_COLUMNS.contains(&a.as_str())
+                            || computed.iter().any(|item| {
+                                &item.name == a
+                                    && item
+                                        .expr
+                                        .columns()
+                                        .iter()
+                                        .any(|c| streamform_ir::WINDOW_COLUMNS.contains(c))
+                            })
                     })
+                };
+                if let Some(w) = self.window
+                    && let Some(call) = calls.iter().find(reads_window)
                 {
                     return Err(self
                         .err(

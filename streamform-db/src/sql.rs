@@ -807,6 +807,14 @@ impl Validator<'_> {
                     return None;
                 };
                 let kind = fname.to_ascii_lowercase();
+                if let Some(window) = window_name(&fname) {
+                    self.refuse(
+                        &format!("{window}(...) in FROM without TABLE(...) around it"),
+                        first.relation.span(),
+                        &format!("a window table function is written inside TABLE(...): {}", crate::window::WINDOW_FORM),
+                    );
+                    return None;
+                }
                 if kind != "source" && kind != "ref" {
                     self.refuse(
                         &format!("the table function `{fname}`"),

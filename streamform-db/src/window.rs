@@ -32,6 +32,9 @@ pub struct WindowRead {
     pub span: Option<Range<usize>>,
 }
 
+/// The most windows a HOP or CUMULATE may put one row in (size / slide or size / step).
+pub const MOST_WINDOWS_PER_ROW: u64 = 10_000;
+
 /// How to write a window aggregation, for the help of every refusal that needs it.
 pub const WINDOW_FORM: &str = "FROM TABLE(TUMBLE(TABLE source('page_views'), DESCRIPTOR(viewed_at), INTERVAL '1' MINUTE)) GROUP BY window_start, window_end, page";
 
@@ -45,7 +48,7 @@ pub fn window_name(name: &str) -> Option<&'static str> {
 /// `text` with the `TABLE` of `(TABLE source(` and `(TABLE ref(` (any case and spacing)
 /// blanked to spaces, so the call parses and every offset stays where it was.
 pub fn for_parsing(text: &str) -> Cow<'_, str> {
-    let upper = text.to_ascii_uppercase();
+    let upper = code_only(text).to_ascii_uppercase();
     let mut out: Option<String> = None;
     for (at, _) in upper.match_indices("TABLE") {
         let before = upper[..at].trim_end();
@@ -62,6 +65,54 @@ pub fn for_parsing(text: &str) -> Cow<'_, str> {
         }
     }
     out.map_or(Cow::Borrowed(text), Cow::Owned)
+}
+
+/// `text` with string literals, quoted names and comments turned into spaces (byte for
+/// byte, so offsets stay), so that only SQL itself is looked at.
+fn code_only(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = bytes.to_vec();
+    let mut i = 0;
+    let blank = |out: &mut Vec<u8>, from: usize, to: usize| {
+        for b in &mut out[from..to.min(bytes.len())] {
+            // Keep multi-byte characters' bytes out of the way: any non-space is blanked.
+            *b = b' ';
+        }
+    };
+    while i < bytes.len() {
+        match bytes[i] {
+            q @ (b'\'' | b'"' | b'`') => {
+                let mut j = i + 1;
+                while j < bytes.len() {
+                    if bytes[j] == q {
+                        // A doubled quote stays inside the literal.
+                        if bytes.get(j + 1) == Some(&q) {
+                            j += 2;
+                            continue;
+                        }
+                        break;
+                    }
+                    j += 1;
+                }
+                blank(&mut out, i, j + 1);
+                i = j + 1;
+            }
+            b'-' if bytes.get(i + 1) == Some(&b'-') => {
+                let end = text[i..].find('\n').map_or(bytes.len(), |e| i + e);
+                blank(&mut out, i, end);
+                i = end;
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                let end = text[i + 2..].find("*/").map_or(bytes.len(), |e| i + 2 + e + 2);
+                blank(&mut out, i, end);
+                i = end;
+            }
+            _ => i += 1,
+        }
+    }
+    // Only ASCII bytes were written, over whole runs that started at ASCII quotes or
+    // comment marks, so the result is valid UTF-8 wherever it was not blanked.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 fn refuse(text: &str, message: String, span: sqlparser::tokenizer::Span, help: &str) -> Diagnostic {
@@ -236,6 +287,23 @@ pub fn read<'q>(
                     },
                 ));
             }
+            // Flink counts a HOP's or CUMULATE's windows per row in a 32-bit integer, and the
+            // simulator keeps a row's every window: more than this is refused.
+            if size / first > MOST_WINDOWS_PER_ROW {
+                return Err(refuse(
+                    text,
+                    format!(
+                        "model `{model}`: {name} puts each row in {} windows, more than {MOST_WINDOWS_PER_ROW}",
+                        size / first
+                    ),
+                    args[2].span(),
+                    if name == "HOP" {
+                        "use a longer slide or a shorter size: each row counts in size / slide windows"
+                    } else {
+                        "use a longer step or a shorter size: each row counts in up to size / step windows"
+                    },
+                ));
+            }
             if name == "HOP" {
                 WindowKind::Hop { slide: first, size }
             } else {
@@ -297,5 +365,11 @@ mod tests {
         assert!(out.contains("FROM TABLE(TUMBLE"));
         let plain = "SELECT 'TABLE source(' FROM source('x')";
         assert_eq!(for_parsing(plain), plain);
+        // Inside a string it is data, and a comment between the parenthesis and TABLE is
+        // skipped.
+        let quoted = "SELECT '(TABLE source(' AS tag FROM source('x')";
+        assert_eq!(for_parsing(quoted), quoted);
+        let commented = "FROM TABLE(TUMBLE( /* c */ TABLE source('x'), DESCRIPTOR(t), INTERVAL '1' MINUTE))";
+        assert!(for_parsing(commented).contains("/* c */       source('x')"));
     }
 }

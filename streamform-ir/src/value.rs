@@ -319,13 +319,20 @@ impl Value {
         }
     }
 
-    /// Total order for sorting (nulls first, then by `sql_cmp`).
+    /// Total order for sorting: nulls first, then by `sql_cmp`, with NaN after every
+    /// other number (as Java's `Double.compare` orders it) and equal to itself.
     pub fn sort_cmp(&self, other: &Value) -> Ordering {
+        let nan = |v: &Value| matches!(v, Value::Float64(f) if f.0.is_nan());
         match (self.is_null(), other.is_null()) {
             (true, true) => Ordering::Equal,
             (true, false) => Ordering::Less,
             (false, true) => Ordering::Greater,
-            _ => self.sql_cmp(other).unwrap_or(Ordering::Equal),
+            _ => match (nan(self), nan(other)) {
+                (true, true) => Ordering::Equal,
+                (true, false) => Ordering::Greater,
+                (false, true) => Ordering::Less,
+                _ => self.sql_cmp(other).unwrap_or(Ordering::Equal),
+            },
         }
     }
 

@@ -1859,3 +1859,41 @@ fn a_file_source_ends_with_a_final_watermark_that_fires_every_open_window() {
     assert_eq!(windows(&out), [(0, 10, 2, 3), (10, 20, 2, 11)]);
     assert!(out.open_windows.is_empty());
 }
+
+#[test]
+fn a_window_orders_its_keys_totally_even_with_nan() {
+    // NaN sorts after every number (Java's Double.compare), so the order is total: 25 keys
+    // with one NaN among them panicked the sort when NaN compared equal to everything.
+    let plan = [from_source(
+        "w",
+        "views",
+        &[("f", DataType::Float64), ("ts", DataType::Timestamp)],
+        kafka("views"),
+    )
+    .event_time("ts", 0, LateEvents::Drop)
+    .window(
+        streamform_ir::WindowKind::Tumble { size: 10_000 },
+        &["f", "window_start", "window_end"],
+        &[(AggFunc::Count, None)],
+    )
+    .sink()];
+    let mut sim = Simulator::new(&plan).unwrap();
+    let mut keys: Vec<f64> = (0..24).map(|i| f64::from(i * 7 % 24) - 11.5).collect();
+    keys.insert(9, f64::NAN);
+    for k in &keys {
+        sim.push(&[f64v(*k), Value::Timestamp(1000)]).unwrap();
+    }
+    sim.push(&[NULL, Value::Timestamp(1000)]).unwrap();
+    sim.advance_watermark(20_000).unwrap();
+    let out = sim.finish().unwrap();
+    let got: Vec<Value> = out.changes.iter().map(|c| c.row[0].clone()).collect();
+    let mut want: Vec<Value> = vec![NULL];
+    let mut numbers: Vec<f64> = keys.iter().copied().filter(|k| !k.is_nan()).collect();
+    numbers.sort_by(f64::total_cmp);
+    want.extend(numbers.into_iter().map(f64v));
+    want.push(f64v(f64::NAN));
+    assert_eq!(got.len(), want.len());
+    for (g, w) in got.iter().zip(&want) {
+        assert_eq!(g.sort_cmp(w), std::cmp::Ordering::Equal, "{got:?}");
+    }
+}
