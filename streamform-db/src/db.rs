@@ -998,8 +998,6 @@ pub struct FixtureRun {
     pub rows: Vec<RowComparison>,
     /// Number of late events dropped.
     pub late_dropped: usize,
-    /// How many of those a window dropped (its windows had fired), by window node id.
-    pub late_by_window: Vec<(String, usize)>,
     /// The `late` list against the events dropped, one entry per position.
     pub late: Vec<fixture::LateComparison>,
     /// The windows still open when the fixture ended, which emitted nothing: per window
@@ -1031,7 +1029,6 @@ pub fn fixture_result(db: &dyn Db, project: Project, file: SourceFile) -> Option
         error: None,
         rows: Vec::new(),
         late_dropped: 0,
-        late_by_window: Vec::new(),
         late: Vec::new(),
         open_windows: Vec::new(),
         source_columns: def.source_columns.clone(),
@@ -1044,14 +1041,6 @@ pub fn fixture_result(db: &dyn Db, project: Project, file: SourceFile) -> Option
             run.events_processed = out.events_processed;
             run.changes_emitted = out.changes.len();
             run.late_dropped = dropped.len();
-            for (_, by) in &dropped {
-                if let Some(node) = by {
-                    match run.late_by_window.iter_mut().find(|(n, _)| n == node) {
-                        Some((_, count)) => *count += 1,
-                        None => run.late_by_window.push((node.clone(), 1)),
-                    }
-                }
-            }
             run.open_windows = out
                 .open_windows
                 .iter()

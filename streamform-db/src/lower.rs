@@ -448,7 +448,10 @@ impl Lowering<'_> {
                 };
                 return Err(at(self.err(
                     Code::EventTime,
-                    format!("a window needs event time, and the input of DESCRIPTOR({}) has none", w.time),
+                    format!(
+                        "a window needs event time, and the input of DESCRIPTOR({}) has none",
+                        w.time
+                    ),
                     help,
                 )));
             }

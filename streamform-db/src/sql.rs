@@ -811,7 +811,10 @@ impl Validator<'_> {
                     self.refuse(
                         &format!("{window}(...) in FROM without TABLE(...) around it"),
                         first.relation.span(),
-                        &format!("a window table function is written inside TABLE(...): {}", crate::window::WINDOW_FORM),
+                        &format!(
+                            "a window table function is written inside TABLE(...): {}",
+                            crate::window::WINDOW_FORM
+                        ),
                     );
                     return None;
                 }

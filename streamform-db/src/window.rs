@@ -103,7 +103,9 @@ fn code_only(text: &str) -> String {
                 i = end;
             }
             b'/' if bytes.get(i + 1) == Some(&b'*') => {
-                let end = text[i + 2..].find("*/").map_or(bytes.len(), |e| i + 2 + e + 2);
+                let end = text[i + 2..]
+                    .find("*/")
+                    .map_or(bytes.len(), |e| i + 2 + e + 2);
                 blank(&mut out, i, end);
                 i = end;
             }
@@ -369,7 +371,8 @@ mod tests {
         // skipped.
         let quoted = "SELECT '(TABLE source(' AS tag FROM source('x')";
         assert_eq!(for_parsing(quoted), quoted);
-        let commented = "FROM TABLE(TUMBLE( /* c */ TABLE source('x'), DESCRIPTOR(t), INTERVAL '1' MINUTE))";
+        let commented =
+            "FROM TABLE(TUMBLE( /* c */ TABLE source('x'), DESCRIPTOR(t), INTERVAL '1' MINUTE))";
         assert!(for_parsing(commented).contains("/* c */       source('x')"));
     }
 }

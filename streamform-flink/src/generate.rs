@@ -265,7 +265,7 @@ pub fn generate(
         let written_out = inlined
             .get(input)
             .map(|q| format!("({q}) AS {}", ident(input)));
-        let expanded = view_query(plan, upstream.unwrap_or_default(), written_out.clone());
+        let expanded = view_query(plan, upstream.unwrap_or_default(), written_out);
         let windowed = plan
             .nodes
             .iter()

@@ -208,27 +208,6 @@ pub enum WindowKind {
     },
 }
 
-impl WindowKind {
-    /// `tumble`, `hop`, `cumulate`, as the SQL function is named in lowercase.
-    pub fn name(self) -> &'static str {
-        match self {
-            WindowKind::Tumble { .. } => "tumble",
-            WindowKind::Hop { .. } => "hop",
-            WindowKind::Cumulate { .. } => "cumulate",
-        }
-    }
-
-    /// The length of the longest window: a window of end `e` starts at `e - size` (for
-    /// CUMULATE, every window of a base window starts at the base's start).
-    pub fn size(self) -> u64 {
-        match self {
-            WindowKind::Tumble { size }
-            | WindowKind::Hop { size, .. }
-            | WindowKind::Cumulate { size, .. } => size,
-        }
-    }
-}
-
 impl fmt::Display for WindowKind {
     /// `tumble(size=1m)`, `hop(slide=1m, size=5m)`, `cumulate(step=1m, size=1h)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -729,8 +729,8 @@ impl Simulator {
     /// (a run's end is not a watermark) and are counted in [`Output::open_windows`]; a
     /// bounded one (a file) ends with the final watermark Flink sends when a file is read
     /// to its end, which fires every open window. Then every Sort emits its buffered rows,
-    /// sorted, through the rest of the chain. Returns the target model's changelog and the number of
-    /// events delivered.
+    /// sorted, through the rest of the chain. Returns the target model's changelog and the
+    /// number of events delivered.
     ///
     /// # Errors
     /// An error recorded by an earlier [`Simulator::push`], or an operator failure while

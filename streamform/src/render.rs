@@ -351,7 +351,15 @@ pub fn fixture_run(run: &FixtureRun, runs: &[FixtureRun]) -> String {
     if run.late_dropped > 0 {
         let _ = writeln!(out, "{} dropped", plural(run.late_dropped, "late event"));
     }
-    for (node, n) in &run.late_by_window {
+    // The events a window dropped, counted per window node in the order they first were.
+    let mut by_window: Vec<(&str, usize)> = Vec::new();
+    for node in run.late.iter().filter_map(|l| l.by_window.as_deref()) {
+        match by_window.iter_mut().find(|(n, _)| *n == node) {
+            Some((_, count)) => *count += 1,
+            None => by_window.push((node, 1)),
+        }
+    }
+    for (node, n) in &by_window {
         let _ = writeln!(
             out,
             "  {n} of them by window `{node}`: every window {} had already fired",

@@ -6,8 +6,8 @@
 //! then the hidden values some calls compute their result from: an avg's sum and count.
 //! count(distinct x) keeps the values it has seen in a set per entry.
 //!
-//! Spec: DECISIONS.md D4 (accumulator types, checked arithmetic), D10 (updates that change
-//! nothing), D14 (avg, count(distinct x)).
+//! The rules (accumulator types, checked arithmetic, nulls, avg and count(distinct x), an
+//! update that changes nothing) are in docs/sql.md, "Aggregates".
 
 use std::cmp::Ordering;
 
