@@ -581,7 +581,7 @@ pub fn compare_late(
                 (Some(l), Some(d)) => differs(l, d),
                 (None, Some(_)) => Some(match &by_window {
                     None => "dropped as late but not acknowledged; list it under `late:` or set `late_events: keep` on the source".to_string(),
-                    Some(node) => format!("dropped by window `{node}`, whose windows for it had already fired, but not acknowledged; list it under `late:` (`late_events: keep` does not bring it back: a window never reopens)"),
+                    Some(node) => format!("dropped by window `{node}`, whose windows for it had already closed, but not acknowledged; list it under `late:` (`late_events: keep` does not bring it back: a window never reopens)"),
                 }),
                 (Some(_), None) => Some("listed under `late:` but not dropped; remove it from `late:`".to_string()),
                 (None, None) => None,

@@ -474,6 +474,52 @@ impl Lowering<'_> {
         Ok(())
     }
 
+    /// A SESSION's PARTITION BY must be its aggregation's key (the grouping columns that
+    /// are not the window's), in any order: otherwise Flink sessions the rows by one key and
+    /// aggregates them by another in an updating aggregate, never final (docs/windows.md).
+    fn session_key(&self, w: &crate::window::WindowRead, group_by: &[String]) -> Lowered<()> {
+        let key: Vec<&String> = group_by
+            .iter()
+            .filter(|g| !streamform_ir::WINDOW_COLUMNS.contains(&g.as_str()))
+            .collect();
+        let same = key.len() == w.partition.len() && key.iter().all(|k| w.partition.contains(k));
+        if same {
+            return Ok(());
+        }
+        let list = |cols: &[&String]| match cols {
+            [] => "nothing".to_string(),
+            cols => cols
+                .iter()
+                .map(|c| c.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        let partition: Vec<&String> = w.partition.iter().collect();
+        let help = match key.as_slice() {
+            [] => "remove the PARTITION BY to keep one session for all rows, or group by its columns too".to_string(),
+            [one] => format!("partition the sessions by the key you group by: SESSION(TABLE ... PARTITION BY {one}, DESCRIPTOR(...), ...)"),
+            more => format!(
+                "partition the sessions by the key you group by: SESSION(TABLE ... PARTITION BY ({}), DESCRIPTOR(...), ...)",
+                list(more)
+            ),
+        };
+        let message = if partition.is_empty() {
+            format!(
+                "a SESSION window without PARTITION BY keeps one session for all rows, but this aggregation groups them by {}; Flink then builds an updating aggregate instead of a window",
+                list(&key)
+            )
+        } else {
+            format!(
+                "a SESSION window's PARTITION BY ({}) must be the columns it groups by besides the window's ({}); otherwise Flink builds an updating aggregate instead of a window",
+                list(&partition),
+                list(&key)
+            )
+        };
+        Err(self
+            .err(Code::InvalidAggregate, message, &help)
+            .with_span(w.partition_span.clone().or_else(|| w.span.clone())))
+    }
+
     /// A window table read without aggregating it by window.
     fn unaggregated_window(&self, w: &crate::window::WindowRead) -> Diagnostic {
         self.err(
@@ -1038,6 +1084,9 @@ impl Lowering<'_> {
                                 "group by both, and by your key columns: GROUP BY window_start, window_end, page; without both, Flink silently builds an updating aggregate instead of a window",
                             )
                             .with_span(w.span.clone()));
+                    }
+                    if matches!(w.kind, streamform_ir::WindowKind::Session { .. }) {
+                        self.session_key(w, &group_by)?;
                     }
                 }
                 let mut calls: Vec<AggCall> = Vec::new();

@@ -1,10 +1,12 @@
 //! Window table functions in a model's FROM clause (docs/windows.md):
 //! `FROM TABLE(TUMBLE(TABLE source('x'), DESCRIPTOR(ts), INTERVAL '1' MINUTE))`, the same over
-//! `ref('m')`, and HOP (slide, then size) and CUMULATE (step, then size).
+//! `ref('m')`, HOP (slide, then size), CUMULATE (step, then size) and SESSION (the gap,
+//! with the sessions' key in the table argument: `TABLE source('x') PARTITION BY page`).
 //!
-//! The parser reads a table argument (`TABLE source('x')`) nowhere, so [`for_parsing`]
-//! blanks the `TABLE` keyword of the first argument before parsing (keeping every offset),
-//! and [`read`] reads the call that parses then: which windows, over which column, and
+//! The parser reads a table argument (`TABLE source('x') PARTITION BY k`) nowhere, so
+//! [`for_parsing`] blanks the `TABLE` keyword of the first argument and a PARTITION BY
+//! after it before parsing (keeping every offset), and [`read`] reads the call that parses
+//! then, and the PARTITION BY from the text as written: which windows, over which column, and
 //! what it reads. Everything Flink 2.0 to 2.2 would run differently, or not at all, is
 //! refused here, naming it.
 
@@ -30,6 +32,10 @@ pub struct WindowRead {
     pub time_span: Option<Range<usize>>,
     /// Where the whole call is written.
     pub span: Option<Range<usize>>,
+    /// A SESSION's PARTITION BY columns, as written (empty without one).
+    pub partition: Vec<String>,
+    /// Where the PARTITION BY is written.
+    pub partition_span: Option<Range<usize>>,
 }
 
 /// The most windows a HOP or CUMULATE may put one row in (size / slide or size / step).
@@ -60,11 +66,87 @@ pub fn for_parsing(text: &str) -> Cow<'_, str> {
                 .is_some_and(|rest| rest.trim_start().starts_with('('))
         });
         if (before.ends_with('(') || before.ends_with("=>")) && word_end && reads {
-            out.get_or_insert_with(|| text.to_string())
-                .replace_range(at..at + 5, "     ");
+            let out = out.get_or_insert_with(|| text.to_string());
+            out.replace_range(at..at + 5, "     ");
+            if let Some(partition) = partition_by(&upper, at + 5) {
+                let blank = " ".repeat(partition.len());
+                out.replace_range(partition, &blank);
+            }
         }
     }
     out.map_or(Cow::Borrowed(text), Cow::Owned)
+}
+
+/// Where the `PARTITION BY ...` written after the table argument that starts at `from`
+/// (`source('x') PARTITION BY k, DESCRIPTOR(ts)`) is, up to the comma before DESCRIPTOR:
+/// `code` is the text in capitals with strings and comments blanked.
+fn partition_by(code: &str, from: usize) -> Option<Range<usize>> {
+    // The end of the `source(...)` call: its parenthesis closed.
+    let open = from + code[from..].find('(')?;
+    let mut depth = 0usize;
+    let mut close = None;
+    for (i, c) in code[open..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    close = Some(open + i + 1);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let close = close?;
+    let rest = &code[close..];
+    let start = close + (rest.len() - rest.trim_start().len());
+    let after = code[start..].strip_prefix("PARTITION")?;
+    if !after.starts_with(char::is_whitespace) || !after.trim_start().starts_with("BY") {
+        return None;
+    }
+    let descriptor = start + code[start..].find("DESCRIPTOR")?;
+    let comma = start + code[start..descriptor].rfind(',')?;
+    Some(start..comma)
+}
+
+/// The columns of `PARTITION BY k` or `PARTITION BY (k, v)` as written in `text` at `at`,
+/// or what is wrong with it.
+fn partition_columns(text: &str, at: &Range<usize>) -> Result<Vec<String>, ()> {
+    let written = text[at.clone()].trim();
+    let list = written
+        .get(9..)
+        .map(str::trim_start)
+        .and_then(|r| r.get(2..))
+        .ok_or(())?
+        .trim();
+    let list = match list.strip_prefix('(') {
+        Some(inner) => inner.strip_suffix(')').ok_or(())?,
+        None => list,
+    };
+    let mut columns = Vec::new();
+    for part in list.split(',') {
+        let part = part.trim();
+        let quoted = ['`', '"']
+            .into_iter()
+            .find(|&q| part.len() >= 2 && part.starts_with(q) && part.ends_with(q));
+        let name = match quoted {
+            Some(_) => part[1..part.len() - 1].to_string(),
+            None => {
+                let plain = part.starts_with(|c: char| c.is_alphabetic() || c == '_')
+                    && part.chars().all(|c| c.is_alphanumeric() || c == '_');
+                if !plain {
+                    return Err(());
+                }
+                part.to_ascii_lowercase()
+            }
+        };
+        if name.is_empty() {
+            return Err(());
+        }
+        columns.push(name);
+    }
+    Ok(columns)
 }
 
 /// `text` with string literals, quoted names and comments turned into spaces (byte for
@@ -167,7 +249,7 @@ pub type WindowInput<'q> = (String, &'q [FunctionArg], sqlparser::tokenizer::Spa
 /// `source('x')` or `ref('m')`, after [`for_parsing`]) and the windows.
 ///
 /// # Errors
-/// A diagnostic for SESSION (not supported yet), named arguments, an OFFSET, a wrong
+/// A diagnostic for a PARTITION BY anywhere but a SESSION, named arguments, an OFFSET, a wrong
 /// number of arguments, a time argument that is not `DESCRIPTOR(column)`, a duration that
 /// is not a positive whole number of milliseconds in SECOND to DAY units, and a HOP or
 /// CUMULATE whose size is not a multiple of its slide or step.
@@ -178,14 +260,6 @@ pub fn read<'q>(
 ) -> Result<(WindowInput<'q>, WindowRead), Diagnostic> {
     let name = window_name(&f.name.to_string()).expect("a window function");
     let span = f.span();
-    if name == "SESSION" {
-        return Err(refuse(
-            text,
-            format!("model `{model}`: a SESSION window is not supported yet"),
-            span,
-            "tumbling, hopping and cumulating windows are: TUMBLE, HOP and CUMULATE; session windows are on the roadmap (docs/windows.md)",
-        ));
-    }
     let FunctionArguments::List(list) = &f.args else {
         return Err(refuse(
             text,
@@ -210,11 +284,12 @@ pub fn read<'q>(
     }
     let durations = match name {
         "TUMBLE" => ["size", "", ""],
+        "SESSION" => ["gap", "", ""],
         "HOP" => ["slide", "size", ""],
         _ => ["step", "size", ""],
     };
     let wanted = 2 + durations.iter().filter(|d| !d.is_empty()).count();
-    if args.len() == wanted + 1 {
+    if args.len() == wanted + 1 && name != "SESSION" {
         return Err(refuse(
             text,
             format!("model `{model}`: a window with an OFFSET is not supported"),
@@ -225,6 +300,7 @@ pub fn read<'q>(
     let signature = match name {
         "TUMBLE" => "TUMBLE(TABLE source('x'), DESCRIPTOR(ts), size)",
         "HOP" => "HOP(TABLE source('x'), DESCRIPTOR(ts), slide, size)",
+        "SESSION" => "SESSION(TABLE source('x') PARTITION BY key, DESCRIPTOR(ts), gap)",
         _ => "CUMULATE(TABLE source('x'), DESCRIPTOR(ts), step, size)",
     };
     if args.len() != wanted {
@@ -260,9 +336,11 @@ pub fn read<'q>(
             "name the input's event-time column: DESCRIPTOR(viewed_at)",
         ));
     };
+    let (partition, partition_span) = partition(model, text, name, args[0], args[1])?;
     let first = duration(model, text, durations[0], args[2])?;
     let kind = match name {
         "TUMBLE" => WindowKind::Tumble { size: first },
+        "SESSION" => WindowKind::Session { gap: first },
         _ => {
             let size = duration(model, text, "size", args[3])?;
             if size % first != 0 {
@@ -348,8 +426,55 @@ pub fn read<'q>(
             time,
             time_span,
             span: byte_span(text, span),
+            partition,
+            partition_span,
         },
     ))
+}
+
+/// The PARTITION BY written between a window's table argument and its DESCRIPTOR (blanked
+/// for parsing by [`for_parsing`]): a SESSION's key columns, refused on any other window.
+fn partition(
+    model: &str,
+    text: &str,
+    name: &str,
+    table: &SqlExpr,
+    descriptor: &SqlExpr,
+) -> Result<(Vec<String>, Option<Range<usize>>), Diagnostic> {
+    let (Some(after), Some(before)) = (
+        byte_span(text, table.span()),
+        byte_span(text, descriptor.span()),
+    ) else {
+        return Ok((Vec::new(), None));
+    };
+    let between = &text[after.end..before.start.max(after.end)];
+    let Some(at) = code_only(between).to_ascii_uppercase().find("PARTITION") else {
+        return Ok((Vec::new(), None));
+    };
+    let end = between.rfind(',').unwrap_or(between.len());
+    let written = after.end + at..after.end + end;
+    let span = Some(written.clone());
+    let bad = |message: String, help: &str| {
+        Diagnostic::error(Code::UnsupportedSql, format!("model `{model}`: {message}"))
+            .with_span(span.clone())
+            .with_help(help)
+    };
+    if name != "SESSION" {
+        return Err(bad(
+            format!("{name} takes no PARTITION BY"),
+            "only a SESSION window is partitioned: its sessions are kept per key; remove the PARTITION BY and group by the key instead",
+        ));
+    }
+    let columns = partition_columns(text, &written).map_err(|()| {
+        bad(
+            format!(
+                "cannot read `{}` as the SESSION's key",
+                text[written.clone()].trim()
+            ),
+            "name the key's columns: PARTITION BY page, or PARTITION BY (page, country)",
+        )
+    })?;
+    Ok((columns, span))
 }
 
 #[cfg(test)]

@@ -884,7 +884,7 @@ fn view_query(plan: &ModelPlan, upstream: &[Field], written_out: Option<String>)
 /// A window aggregation as Flink's window table-valued function (docs/windows.md): the
 /// TVF reads its input as a subquery (Flink takes a subquery without `TABLE`) that names
 /// no temporary view (see `generate`), grouped by the window's columns
-/// and the key. Only the TVF form, with no offset: Flink 2.0 to 2.2 lose whole windows with
+/// and the key; a SESSION is partitioned by that key. Only the TVF form, with no offset: Flink 2.0 to 2.2 lose whole windows with
 /// one (docs/windows.md, "What Flink does").
 fn window_query(
     query: &Option<(usize, String)>,
@@ -912,6 +912,23 @@ fn window_query(
             delay_interval(step),
             delay_interval(size)
         ),
+        WindowKind::Session { gap } => {
+            // Sessions are kept per aggregation key: Flink plans a window aggregate only
+            // when the PARTITION BY is the key it groups by (docs/windows.md).
+            let key: Vec<String> = group_by
+                .iter()
+                .filter(|g| !streamform_ir::WINDOW_COLUMNS.contains(&g.as_str()))
+                .map(|g| ident(g))
+                .collect();
+            let partition = match key.len() {
+                0 => String::new(),
+                _ => format!(" PARTITION BY ({})", key.join(", ")),
+            };
+            format!(
+                "SESSION({data}{partition}, {time}, {})",
+                delay_interval(gap)
+            )
+        }
     };
     let keys: Vec<String> = group_by.iter().map(|k| ident(k)).collect();
     let mut cols = keys.clone();

@@ -916,15 +916,20 @@ impl<'a> Context<'a> {
             ) => {
                 // Flink keeps a window's state under its end alone, so it restores state of
                 // another window without complaint and fires wrong windows (docs/windows.md).
+                // A session's state is its open sessions, merged by the gap.
                 if w1 != w2 {
                     let w = |w: &Option<String>| w.clone().unwrap_or_else(|| "none".into());
+                    let session = |w: &Option<String>| {
+                        w.as_deref().is_some_and(|w| w.starts_with("session("))
+                    };
+                    let why = if session(w1) && session(w2) {
+                        "Flink keeps each key's open sessions and merges new rows into them by the gap, so it would restore these sessions under the new gap without complaint and emit wrong results"
+                    } else {
+                        "Flink keeps a window's state under its end alone, so it would restore this state into the new windows without complaint and emit wrong results"
+                    };
                     out.add(
                         StateIncompatible,
-                        format!(
-                            "the window changes from {} to {}; Flink keeps a window's state under its end alone, so it would restore this state into the new windows without complaint and emit wrong results",
-                            w(w1),
-                            w(w2)
-                        ),
+                        format!("the window changes from {} to {}; {why}", w(w1), w(w2)),
                     );
                 }
                 if k1 != k2 {

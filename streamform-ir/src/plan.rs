@@ -206,10 +206,17 @@ pub enum WindowKind {
         /// The base window's length.
         size: u64,
     },
+    /// Per key, the rows no more than `gap` apart: a row at `t` opens `[t, t + gap)`, and
+    /// windows of one key that meet or overlap merge into one.
+    Session {
+        /// How long a key may go without a row before its session closes.
+        gap: u64,
+    },
 }
 
 impl fmt::Display for WindowKind {
-    /// `tumble(size=1m)`, `hop(slide=1m, size=5m)`, `cumulate(step=1m, size=1h)`.
+    /// `tumble(size=1m)`, `hop(slide=1m, size=5m)`, `cumulate(step=1m, size=1h)`,
+    /// `session(gap=30m)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let d = |ms: u64| crate::time::format_duration(ms);
         match *self {
@@ -220,6 +227,7 @@ impl fmt::Display for WindowKind {
             WindowKind::Cumulate { step, size } => {
                 write!(f, "cumulate(step={}, size={})", d(step), d(size))
             }
+            WindowKind::Session { gap } => write!(f, "session(gap={})", d(gap)),
         }
     }
 }

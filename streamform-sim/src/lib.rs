@@ -752,13 +752,17 @@ impl Simulator {
         let open_windows = self
             .stages
             .iter()
-            .filter_map(|s| match &s.kind {
-                StageKind::Window(w) => w.open().map(|(count, first_fires_at)| OpenWindows {
+            .filter_map(|s| {
+                match &s.kind {
+                    StageKind::Window(w) => w.open(),
+                    StageKind::Session(w) => w.open(),
+                    _ => None,
+                }
+                .map(|(count, first_fires_at)| OpenWindows {
                     node: s.id.clone(),
                     count,
                     first_fires_at,
-                }),
-                _ => None,
+                })
             })
             .collect();
         Ok(Output {
@@ -782,6 +786,7 @@ impl Simulator {
             .and_then(|s| match &s.kind {
                 StageKind::Aggregate(a) => Some(a.snapshot()),
                 StageKind::Window(w) => Some(w.snapshot()),
+                StageKind::Session(w) => Some(w.snapshot()),
                 StageKind::Deduplicate(d) => Some(d.snapshot()),
                 _ => None,
             })

@@ -18,12 +18,14 @@ use std::borrow::Cow;
 
 use smallvec::SmallVec;
 use streamform_ir::value::ArithError;
-use streamform_ir::{Boundedness, Changelog, Field, Node, NodeId, Operator as IrOperator, Value};
+use streamform_ir::{
+    Boundedness, Changelog, Field, Node, NodeId, Operator as IrOperator, Value, WindowKind,
+};
 
 use crate::eval::EvalError;
 use crate::operators::{
-    aggregate::Aggregate, deduplicate::Deduplicate, filter::Filter, project::Project, sort::Sort,
-    window::WindowAggregate,
+    aggregate::Aggregate, deduplicate::Deduplicate, filter::Filter, project::Project,
+    session::SessionAggregate, sort::Sort, window::WindowAggregate,
 };
 use crate::{Failure, Op};
 
@@ -185,6 +187,7 @@ pub(crate) enum StageKind {
     Project(Project),
     Aggregate(Aggregate),
     Window(WindowAggregate),
+    Session(SessionAggregate),
     Deduplicate(Deduplicate),
     Sort(Sort),
     Sink,
@@ -227,9 +230,14 @@ impl Stage {
                 window,
                 group_by,
                 calls,
-            } => StageKind::Window(WindowAggregate::build(
-                node, window, group_by, calls, input,
-            )?),
+            } => match window.kind {
+                WindowKind::Session { .. } => StageKind::Session(SessionAggregate::build(
+                    node, window, group_by, calls, input,
+                )?),
+                _ => StageKind::Window(WindowAggregate::build(
+                    node, window, group_by, calls, input,
+                )?),
+            },
             IrOperator::Deduplicate { key } => {
                 StageKind::Deduplicate(Deduplicate::build(node, key, input)?)
             }
@@ -259,6 +267,7 @@ impl Stage {
             StageKind::Project(p) => p.on_change(rec, time, out),
             StageKind::Aggregate(a) => a.on_change(rec, time, out),
             StageKind::Window(w) => w.on_change(rec, time, out),
+            StageKind::Session(w) => w.on_change(rec, time, out),
             StageKind::Deduplicate(d) => d.on_change(rec, time, out),
             StageKind::Sort(s) => s.on_change(rec, time, out),
             StageKind::Sink => Ok(Some(rec)),
@@ -274,6 +283,7 @@ impl Stage {
         match &mut self.kind {
             StageKind::Aggregate(a) => a.on_watermark(watermark, out),
             StageKind::Window(w) => w.on_watermark(watermark, out),
+            StageKind::Session(w) => w.on_watermark(watermark, out),
             StageKind::Deduplicate(d) => d.on_watermark(watermark, out),
             StageKind::Filter(_) | StageKind::Project(_) | StageKind::Sort(_) | StageKind::Sink => {
                 Ok(())

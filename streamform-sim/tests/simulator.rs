@@ -1897,3 +1897,138 @@ fn a_window_orders_its_keys_totally_even_with_nan() {
         assert_eq!(g.sort_cmp(w), std::cmp::Ordering::Equal, "{got:?}");
     }
 }
+
+fn keyed_view(k: &str, v: i64, ms: i64) -> Vec<Value> {
+    vec![s(k), i64v(v), Value::Timestamp(ms)]
+}
+
+/// (key, window_start, window_end, count, sum) rows in seconds, for the session models.
+fn sessions(out: &Output) -> Vec<(String, f64, f64, i64, i64)> {
+    out.changes
+        .iter()
+        .map(|c| {
+            assert_eq!(c.op, Op::Insert, "a window emits inserts only");
+            let Value::String(k) = &c.row[0] else {
+                panic!("{:?}", c.row[0])
+            };
+            let secs = |v: &Value| match v {
+                Value::Timestamp(t) => *t as f64 / 1000.0,
+                other => panic!("{other:?}"),
+            };
+            let int = |v: &Value| match v {
+                Value::Int64(i) => *i,
+                other => panic!("{other:?}"),
+            };
+            (
+                k.to_string(),
+                secs(&c.row[1]),
+                secs(&c.row[2]),
+                int(&c.row[3]),
+                int(&c.row[4]),
+            )
+        })
+        .collect()
+}
+
+fn session_model(late: LateEvents) -> ModelPlan {
+    window_model(streamform_ir::WindowKind::Session { gap: 3000 }, late)
+}
+
+#[test]
+fn sessions_merge_per_key_and_fire_at_their_end_minus_1_ms() {
+    // E9 on Flink 2.0, gap 3s PARTITION BY k: a1@1, b5@2, a3@3, b2@4, c9@5, a7@11, b8@12,
+    // then a late a2@6 (its own [6,9) ended before the watermark of 12, and it meets no
+    // open session: dropped), and an event at 100 that closes the rest.
+    let plan = [session_model(LateEvents::Keep)];
+    let mut sim = Simulator::new(&plan).unwrap();
+    for (k, v, t) in [
+        ("a", 1, 1000),
+        ("b", 5, 2000),
+        ("a", 3, 3000),
+        ("b", 2, 4000),
+        ("c", 9, 5000),
+        ("a", 7, 11_000),
+        ("b", 8, 12_000),
+    ] {
+        assert_eq!(sim.push(&keyed_view(k, v, t)).unwrap(), Arrival::Delivered);
+    }
+    assert_eq!(
+        sim.push(&keyed_view("a", 2, 6000)).unwrap(),
+        Arrival::DroppedByWindow(node("w", NodeKind::Window, 0))
+    );
+    sim.push(&keyed_view("z", 0, 100_000)).unwrap();
+    let out = sim.finish().unwrap();
+    let row = |k: &str, s: f64, e: f64, c, v| (k.to_string(), s, e, c, v);
+    assert_eq!(
+        sessions(&out),
+        [
+            row("a", 1.0, 6.0, 2, 4),
+            row("b", 2.0, 7.0, 2, 7),
+            row("c", 5.0, 8.0, 1, 9),
+            row("a", 11.0, 14.0, 1, 7),
+            row("b", 12.0, 15.0, 1, 8),
+        ]
+    );
+    assert_eq!(
+        (
+            out.open_windows[0].count,
+            out.open_windows[0].first_fires_at
+        ),
+        (1, 102_999)
+    );
+}
+
+#[test]
+fn windows_that_touch_merge_and_a_late_row_joins_an_open_session() {
+    // Verified on Flink 2.0: t@1 and t@4 with gap 3s touch at 4 and merge into [1,7);
+    // u@1 and u@4.001 do not (u's [1,4) fires at the watermark of 4). With the watermark at 20, c@17's own [17,20) has ended, but
+    // it meets c's open [19,22) and joins it: [17,22).
+    let plan = [session_model(LateEvents::Keep)];
+    let mut sim = Simulator::new(&plan).unwrap();
+    for (k, v, t) in [
+        ("u", 1, 1000),
+        ("t", 1, 1000),
+        ("t", 2, 4000),
+        ("u", 2, 4001),
+        ("c", 1, 19_000),
+        ("x", 0, 20_000),
+    ] {
+        sim.push(&keyed_view(k, v, t)).unwrap();
+    }
+    assert_eq!(
+        sim.push(&keyed_view("c", 7, 17_000)).unwrap(),
+        Arrival::Delivered
+    );
+    sim.advance_watermark(30_000).unwrap();
+    let out = sim.finish().unwrap();
+    let row = |k: &str, s: f64, e: f64, c, v| (k.to_string(), s, e, c, v);
+    assert_eq!(
+        sessions(&out),
+        [
+            row("u", 1.0, 4.0, 1, 1),
+            row("t", 1.0, 7.0, 2, 3),
+            row("u", 4.001, 7.001, 1, 2),
+            row("c", 17.0, 22.0, 2, 8),
+            row("x", 20.0, 23.0, 1, 0),
+        ]
+    );
+    assert!(out.open_windows.is_empty());
+}
+
+#[test]
+fn a_session_frees_its_key_when_it_fires() {
+    let plan = [session_model(LateEvents::Drop)];
+    let mut sim = Simulator::new(&plan).unwrap();
+    sim.push(&keyed_view("a", 1, 1000)).unwrap();
+    sim.push(&keyed_view("a", 2, 2000)).unwrap();
+    assert_eq!(
+        sim.keyed_state(&node("w", NodeKind::Window, 0)).unwrap(),
+        vec![(vec![s("a"), Value::Timestamp(5000)], vec![i64v(2), i64v(3)])]
+    );
+    sim.advance_watermark(4999).unwrap();
+    assert_eq!(
+        sim.keyed_state(&node("w", NodeKind::Window, 0)),
+        Some(vec![])
+    );
+    assert_eq!(sessions(&sim.finish().unwrap()).len(), 1);
+}

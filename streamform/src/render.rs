@@ -362,7 +362,7 @@ pub fn fixture_run(run: &FixtureRun, runs: &[FixtureRun]) -> String {
     for (node, n) in &by_window {
         let _ = writeln!(
             out,
-            "  {n} of them by window `{node}`: every window {} had already fired",
+            "  {n} of them by window `{node}`: every window {} had already closed",
             if *n == 1 {
                 "it belongs to"
             } else {

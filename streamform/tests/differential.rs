@@ -733,6 +733,14 @@ fn windows_of_windows_on_flink_match_the_simulator() {
     differential_windows("window-metrics", "tests/hourly_views.yml");
 }
 
+/// A session window partitioned by its key: sessions that merge when one view falls within
+/// the gap of another, or exactly at its end.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn session_windows_on_flink_match_the_simulator() {
+    differential_windows("window-metrics", "tests/user_sessions.yml");
+}
+
 /// Every statement `build` generates for every example project is accepted by Flink.
 #[test]
 #[ignore = "needs the integration environment: run integration/up, then integration/test"]

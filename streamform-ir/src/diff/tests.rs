@@ -1277,3 +1277,33 @@ fn the_window_rows_of_the_rule_table() {
         assert_eq!(verdict_of(&diff, "totals::aggregate::0"), expected, "{row}");
     }
 }
+
+#[test]
+fn the_session_rows_of_the_rule_table() {
+    let session = "session(gap=5m) on ordered_at";
+    let mut running = base();
+    with_window(&mut running, session);
+    let cases: Vec<(&str, &str, Option<String>)> = vec![
+        ("session unchanged", session, None),
+        (
+            "gap changed",
+            "session(gap=10m) on ordered_at",
+            Some("STATE INCOMPATIBLE: the window changes from session(gap=5m) on ordered_at to session(gap=10m) on ordered_at; Flink keeps each key's open sessions and merges new rows into them by the gap, so it would restore these sessions under the new gap without complaint and emit wrong results".into()),
+        ),
+        (
+            "session to tumble",
+            "tumble(size=5m) on ordered_at",
+            Some("STATE INCOMPATIBLE: the window changes from session(gap=5m) on ordered_at to tumble(size=5m) on ordered_at; Flink keeps a window's state under its end alone, so it would restore this state into the new windows without complaint and emit wrong results".into()),
+        ),
+    ];
+    for (row, window, expected) in cases {
+        let mut desired = base();
+        with_window(&mut desired, window);
+        let diff = diff(&running, &desired, &Hints::default());
+        assert_eq!(
+            verdict_of(&diff, "totals::aggregate::0"),
+            expected.map(|r| (StateIncompatible, vec![r])),
+            "{row}"
+        );
+    }
+}

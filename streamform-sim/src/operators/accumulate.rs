@@ -64,6 +64,7 @@ enum AccKind {
     },
 }
 
+#[derive(Clone)]
 struct Call {
     kind: AccKind,
     /// `sum(amount)`: errors name it as the column.
@@ -125,6 +126,7 @@ fn d4_type(func: AggFunc, arg: Option<DataType>) -> Result<DataType, String> {
 }
 
 /// The compiled calls of one aggregating node, with the distinct sets they keep.
+#[derive(Clone)]
 pub(crate) struct Calls {
     calls: Vec<Call>,
     /// Accumulator values per entry: the results, then the hidden values.

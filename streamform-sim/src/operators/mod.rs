@@ -5,5 +5,6 @@ pub(crate) mod aggregate;
 pub(crate) mod deduplicate;
 pub(crate) mod filter;
 pub(crate) mod project;
+pub(crate) mod session;
 pub(crate) mod sort;
 pub(crate) mod window;

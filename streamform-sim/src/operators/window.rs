@@ -33,7 +33,7 @@ use crate::operator::{Fault, InputShape, Operator, Out, Rec, cmp_rows};
 
 /// Where one grouping column's value comes from.
 #[derive(Debug, Clone, Copy)]
-enum Slot {
+pub(crate) enum Slot {
     /// The key's value number `i`.
     Key(usize),
     Start,
@@ -72,14 +72,45 @@ fn millis(d: u64) -> i64 {
     i64::try_from(d).unwrap_or(i64::MAX)
 }
 
-impl WindowAggregate {
+/// What every window aggregation compiles from its node: the time column, the key and
+/// where each grouping column comes from, and the calls.
+pub(crate) struct Shape {
+    /// The input's time column.
+    pub(crate) time: usize,
+    pub(crate) time_name: String,
+    /// The input columns of the key (the grouping columns that are not the window's).
+    pub(crate) group: Vec<usize>,
+    /// One per grouping column, in GROUP BY order.
+    pub(crate) layout: Vec<Slot>,
+    pub(crate) calls: Calls,
+}
+
+/// The time of a row a window receives, which must be an insert with its time.
+pub(crate) fn row_time(rec: &Rec<'_>, time: usize, time_name: &str) -> Result<i64, Fault> {
+    if rec.op != Op::Insert {
+        return Err(Fault::plain(format!(
+            "a window received an {}; a window over an updating input is not supported yet",
+            rec.op
+        )));
+    }
+    match rec.row[time] {
+        Value::Timestamp(t) => Ok(t),
+        _ => Err(Fault::at(
+            time_name,
+            "a window received a row without its time",
+        )),
+    }
+}
+
+impl Shape {
+    /// Checks a window node against its input and compiles what it reads.
     pub(crate) fn build(
         node: &Node,
         window: &Window,
         group_by: &[String],
         calls: &[AggCall],
         input: &InputShape<'_>,
-    ) -> Result<WindowAggregate, Fault> {
+    ) -> Result<Shape, Fault> {
         let id = &node.id;
         if input.changelog.is_updating() {
             return Err(Fault::plain(format!(
@@ -101,6 +132,7 @@ impl WindowAggregate {
         let positive = |d: u64| d > 0 && i64::try_from(d).is_ok();
         let valid = match window.kind {
             WindowKind::Tumble { size } => positive(size),
+            WindowKind::Session { gap } => positive(gap),
             WindowKind::Hop { slide, size } | WindowKind::Cumulate { step: slide, size } => {
                 positive(slide) && positive(size) && size.is_multiple_of(slide)
             }
@@ -166,11 +198,42 @@ impl WindowAggregate {
             &node.schema[group_by.len()..],
             input.schema,
         )?;
+        Ok(Shape {
+            time,
+            time_name: window.time.clone(),
+            group,
+            layout,
+            calls,
+        })
+    }
+}
+
+impl WindowAggregate {
+    pub(crate) fn build(
+        node: &Node,
+        window: &Window,
+        group_by: &[String],
+        calls: &[AggCall],
+        input: &InputShape<'_>,
+    ) -> Result<WindowAggregate, Fault> {
+        let Shape {
+            time,
+            time_name,
+            group,
+            layout,
+            calls,
+        } = Shape::build(node, window, group_by, calls, input)?;
+        if matches!(window.kind, WindowKind::Session { .. }) {
+            return Err(Fault::plain(format!(
+                "node `{}`: a session window is aggregated by the session operator",
+                node.id
+            )));
+        }
         let key_len = group.len() + 1;
         Ok(WindowAggregate {
             kind: window.kind,
             time,
-            time_name: window.time.clone(),
+            time_name,
             state: KeyedState::new(key_len, key_len + calls.width()),
             key_buf: Vec::with_capacity(key_len),
             acc_buf: Vec::with_capacity(calls.width()),
@@ -203,6 +266,7 @@ impl WindowAggregate {
                     self.ends.push(first.saturating_add(k * slide));
                 }
             }
+            WindowKind::Session { .. } => unreachable!("refused by WindowAggregate::build"),
             WindowKind::Cumulate { step, size } => {
                 let (step, size) = (millis(step), millis(size));
                 let last = floor(t, size).saturating_add(size);
@@ -220,6 +284,7 @@ impl WindowAggregate {
         match self.kind {
             WindowKind::Tumble { size } | WindowKind::Hop { size, .. } => end - millis(size),
             WindowKind::Cumulate { size, .. } => floor(end - 1, millis(size)),
+            WindowKind::Session { .. } => unreachable!("refused by WindowAggregate::build"),
         }
     }
 
@@ -298,19 +363,8 @@ impl Operator for WindowAggregate {
         _time: Option<i64>,
         out: &mut Out<'a>,
     ) -> Result<Option<Rec<'a>>, Fault> {
-        if rec.op != Op::Insert {
-            return Err(Fault::plain(format!(
-                "a window received an {}; a window over an updating input is not supported yet",
-                rec.op
-            )));
-        }
+        let t = row_time(&rec, self.time, &self.time_name)?;
         let row: &[Value] = &rec.row;
-        let Value::Timestamp(t) = row[self.time] else {
-            return Err(Fault::at(
-                &self.time_name,
-                "a window received a row without its time",
-            ));
-        };
         self.assign(t);
         let last = *self
             .ends
