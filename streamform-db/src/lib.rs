@@ -20,6 +20,7 @@ pub mod lower;
 pub mod parallel;
 pub mod report;
 pub mod sql;
+pub mod surface;
 pub mod target;
 pub mod watch;
 pub mod window;

@@ -1237,20 +1237,8 @@ impl Validator<'_> {
             );
             return;
         }
-        if matches!(
-            name.as_str(),
-            "coalesce"
-                | "nullif"
-                | "upper"
-                | "lower"
-                | "char_length"
-                | "character_length"
-                | "concat"
-                | "abs"
-                | "round"
-                | "mod"
-        ) {
-            self.scalar_function(e, f, &name, aggregates_allowed);
+        if let Some(function) = crate::surface::by_call(&name) {
+            self.scalar_function(e, f, function, aggregates_allowed);
             return;
         }
         if !matches!(name.as_str(), "sum" | "count" | "min" | "max" | "avg") {
@@ -1429,7 +1417,7 @@ impl Validator<'_> {
         &mut self,
         e: &SqlExpr,
         f: &ast::Function,
-        name: &str,
+        function: &crate::surface::ScalarFunction,
         aggregates_allowed: bool,
     ) {
         let args: Option<Vec<&SqlExpr>> = match &f.args {
@@ -1446,16 +1434,11 @@ impl Validator<'_> {
             }
             _ => None,
         };
-        let upper = name.to_uppercase();
-        let (count_ok, shape) = match (name, &args) {
-            ("nullif", Some(a)) => (a.len() == 2, "NULLIF(a, b)"),
-            ("coalesce", Some(a)) => (!a.is_empty(), "COALESCE(a, b, ...)"),
-            ("concat", Some(a)) => (!a.is_empty(), "CONCAT(a, b, ...)"),
-            ("round", Some(a)) => (a.len() == 2, "ROUND(x, digits)"),
-            ("mod", Some(a)) => (a.len() == 2, "MOD(a, b)"),
-            (_, Some(a)) => (a.len() == 1, "one argument"),
-            (_, None) => (false, "a plain list of arguments"),
-        };
+        let upper = function.shape.split('(').next().unwrap_or(function.shape);
+        let shape = function.shape;
+        let count_ok = args
+            .as_ref()
+            .is_some_and(|a| function.arity.accepts(a.len()));
         match args {
             Some(args) if count_ok && f.filter.is_none() && f.over.is_none() => {
                 for a in args {

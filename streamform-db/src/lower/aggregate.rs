@@ -1,0 +1,313 @@
+//! GROUP BY: an Aggregate node, or a Window node over a window table (docs/windows.md).
+
+use datafusion_common::DFSchemaRef;
+use datafusion_expr::Expr as DfExpr;
+use datafusion_expr::expr::AggregateFunction;
+use streamform_ir::{
+    AggCall, AggFunc, Changelog, Expr, Field, KeyedState, Operator, ProjectItem, Retention, State,
+};
+
+use crate::diagnostic::{Code, Diagnostic};
+
+use super::expr::*;
+use super::lowering::*;
+
+impl Lowering<'_> {
+    /// A GROUP BY: an Aggregate node, or a Window node over a window table, with a Project
+    /// in front when a call's argument is an expression.
+    pub(super) fn aggregate(
+        &mut self,
+        a: &datafusion_expr::logical_plan::Aggregate,
+    ) -> Lowered<()> {
+        self.aggregated = true;
+        if self.changelog.is_updating() {
+            return Err(Diagnostic::error(Code::UpdatingInput, format!("model `{}`: aggregation over an updating stream is not supported yet", self.model))
+                .with_span(self.from_span.clone())
+                .with_help("its input emits updates; folding an update into an aggregate needs retractions, which are on the roadmap"));
+        }
+        let df = a.input.schema();
+        let mut group_by = Vec::new();
+        let mut schema = Vec::new();
+        for g in &a.group_expr {
+            let DfExpr::Column(c) = g else {
+                return Err(self.err(
+                    Code::UnsupportedSql,
+                    format!("GROUP BY `{g}` is not a column"),
+                    "group by plain columns",
+                ));
+            };
+            let f = self.column(df, c)?;
+            group_by.push(f.name.clone());
+            schema.push(f);
+        }
+        if let Some(w) = self.window {
+            let has = |c: &str| group_by.iter().any(|g| g == c);
+            if !has(streamform_ir::WINDOW_START) || !has(streamform_ir::WINDOW_END) {
+                let missing = if has(streamform_ir::WINDOW_START) {
+                    "window_end"
+                } else {
+                    "window_start"
+                };
+                return Err(self
+                    .err(
+                        Code::InvalidAggregate,
+                        format!("a window aggregation must group by window_start and window_end; this one leaves out {missing}"),
+                        "group by both, and by your key columns: GROUP BY window_start, window_end, page; without both, Flink silently builds an updating aggregate instead of a window",
+                    )
+                    .with_span(w.span.clone()));
+            }
+            if matches!(w.kind, streamform_ir::WindowKind::Session { .. }) {
+                self.session_key(w, &group_by)?;
+            }
+        }
+        let mut calls: Vec<AggCall> = Vec::new();
+        // Arguments that are expressions (`sum(price * qty)`) are computed by a
+        // projection in front of the aggregate, as a column named after the
+        // expression; the aggregate then reads plain columns, as Flink's plan does.
+        let mut computed: Vec<ProjectItem> = Vec::new();
+        for e in &a.aggr_expr {
+            let (call, argument) = self.agg_call(df, e)?;
+            if let Some(item) = argument
+                && !computed.iter().any(|c| c.name == item.name)
+            {
+                computed.push(item);
+            }
+            schema.push(Field {
+                name: call.name(),
+                ty: call.ty,
+                nullable: !matches!(call.func, AggFunc::Count | AggFunc::CountDistinct),
+            });
+            calls.push(call);
+        }
+        if let Some(dup) = group_by
+            .iter()
+            .find(|g| calls.iter().any(|c| c.name() == **g))
+        {
+            return Err(self.err(
+                Code::OutputColumns,
+                format!("the aggregate's output would have two columns named `{dup}`: the grouping column and the aggregate call"),
+                "rename the source column, or group by it under another name in an upstream model",
+            ));
+        }
+        // A call reads a window column directly, or through an argument computed
+        // before the window, where the window's columns do not exist yet.
+        let reads_window = |c: &&AggCall| {
+            c.arg.as_ref().is_some_and(|a| {
+                streamform_ir::WINDOW_COLUMNS.contains(&a.as_str())
+                    || computed.iter().any(|item| {
+                        &item.name == a
+                            && item
+                                .expr
+                                .columns()
+                                .iter()
+                                .any(|c| streamform_ir::WINDOW_COLUMNS.contains(c))
+                    })
+            })
+        };
+        if let Some(w) = self.window
+            && let Some(call) = calls.iter().find(reads_window)
+        {
+            return Err(self
+                .err(
+                    Code::UnsupportedSql,
+                    format!("the aggregate `{}` over the window's own column is not supported yet", call.name()),
+                    "aggregate the input's columns; the window's bounds are in window_start and window_end",
+                )
+                .with_span(w.span.clone()));
+        }
+        // An aggregate groups the time attribute away; a window keeps window_time
+        // as its output's time attribute when it groups by it.
+        self.time = match self.window {
+            Some(_) if group_by.iter().any(|g| g == streamform_ir::WINDOW_TIME) => {
+                Some(streamform_ir::WINDOW_TIME.to_string())
+            }
+            _ => None,
+        };
+        let window = self.window.map(|w| streamform_ir::Window {
+            kind: w.kind,
+            time: w.time.clone(),
+        });
+        let state = KeyedState {
+            key: group_by.clone(),
+            accumulators: calls
+                .iter()
+                .map(|c| streamform_ir::Accumulator {
+                    name: c.name(),
+                    ty: c.ty,
+                })
+                .collect(),
+            retention: Retention::Unbounded,
+            window: window.clone(),
+        };
+        if !computed.is_empty() {
+            let input = self.schema.clone();
+            // What the aggregate reads: its grouping columns and the columns its
+            // calls take, in input order, then the computed arguments (and the
+            // time column a window needs).
+            let read: Vec<&Field> = input
+                .iter()
+                .filter(|f| {
+                    !(window.is_some() && streamform_ir::WINDOW_COLUMNS.contains(&f.name.as_str()))
+                        && (group_by.contains(&f.name)
+                            || calls.iter().any(|c| c.arg.as_ref() == Some(&f.name))
+                            || window.as_ref().is_some_and(|w| w.time == f.name))
+                })
+                .collect();
+            let mut items: Vec<ProjectItem> = read
+                .iter()
+                .map(|f| ProjectItem {
+                    expr: Expr::Column {
+                        name: f.name.clone(),
+                        ty: f.ty,
+                    },
+                    name: f.name.clone(),
+                })
+                .collect();
+            let mut fields: Vec<Field> = read.into_iter().cloned().collect();
+            for item in computed {
+                if fields.iter().any(|f| f.name == item.name) {
+                    return Err(self.err(
+                        Code::OutputColumns,
+                        format!(
+                            "the aggregate's argument `{}` has the name of an input column",
+                            item.name
+                        ),
+                        "rename the input column in an upstream model",
+                    ));
+                }
+                fields.push(Field {
+                    name: item.name.clone(),
+                    ty: item.expr.data_type(),
+                    nullable: may_be_null(&item.expr, &input),
+                });
+                items.push(item);
+            }
+            self.push(
+                Operator::Project { items },
+                fields.clone(),
+                State::Stateless,
+            );
+            self.schema = fields;
+        }
+        if let Some(window) = window {
+            self.window = None;
+            self.changelog = Changelog::Append;
+            self.push(
+                Operator::Window {
+                    window,
+                    group_by,
+                    calls,
+                },
+                schema,
+                State::Keyed(state),
+            );
+            return Ok(());
+        }
+        self.changelog = Changelog::Upsert(group_by.clone());
+        self.push(
+            Operator::Aggregate { group_by, calls },
+            schema,
+            State::Keyed(state),
+        );
+        Ok(())
+    }
+}
+
+impl Lowering<'_> {
+    /// The aggregate call `e`, and the projection item computing its argument when the
+    /// argument is an expression rather than a column.
+    pub(super) fn agg_call(
+        &self,
+        df: &DFSchemaRef,
+        e: &DfExpr,
+    ) -> Lowered<(AggCall, Option<ProjectItem>)> {
+        let inner = match e {
+            DfExpr::Alias(a) => &*a.expr,
+            other => other,
+        };
+        let DfExpr::AggregateFunction(AggregateFunction { func, params }) = inner else {
+            return Err(self.err(
+                Code::InvalidAggregate,
+                format!("`{e}` is not an aggregate call"),
+                crate::sql_help(),
+            ));
+        };
+        let func_kind = match (AggFunc::from_name(func.name()), params.distinct) {
+            (Some(AggFunc::Count), true) => AggFunc::CountDistinct,
+            (Some(f), false) => f,
+            // The SQL check refuses the rest, pointing at the call.
+            _ => {
+                return Err(self.err(
+                    Code::UnsupportedSql,
+                    format!("the aggregate `{e}` is not supported yet"),
+                    "the aggregates are sum, count, count(distinct x), min, max and avg",
+                ));
+            }
+        };
+        let mut computed = None;
+        let arg = match params.args.as_slice() {
+            [DfExpr::Column(c)] => Some(self.column(df, c)?),
+            // count(1), count(*): every row.
+            [DfExpr::Literal(v, ..)] if func_kind == AggFunc::Count && !v.is_null() => None,
+            [] if func_kind == AggFunc::Count => None,
+            #[allow(deprecated)]
+            [DfExpr::Wildcard { .. }] if func_kind == AggFunc::Count => None,
+            [arg] => {
+                let expr = self.expr(df, arg)?;
+                let name = argument_name(&expr);
+                let field = Field {
+                    name: name.clone(),
+                    ty: expr.data_type(),
+                    nullable: true,
+                };
+                computed = Some(ProjectItem { expr, name });
+                Some(field)
+            }
+            _ => {
+                return Err(self.err(
+                    Code::InvalidAggregate,
+                    format!("`{e}`: an aggregate takes one argument"),
+                    "write e.g. sum(amount) or sum(price * qty)",
+                ));
+            }
+        };
+        let name = func_kind.call_name(arg.as_ref().map(|f| f.name.as_str()));
+        let arg_type = arg.as_ref().map(|f| f.ty);
+        if computed.as_ref().is_some_and(|c| untyped_null(&c.expr)) {
+            return Err(self
+                .err(
+                    Code::TypeMismatch,
+                    format!("`{name}` aggregates a bare NULL, which has no type"),
+                    "write CAST(NULL AS <type>), or aggregate a column",
+                )
+                .with_span(self.bare_null()));
+        }
+        let ty = match (func_kind.accumulator_type(arg_type), arg_type) {
+            (Some(t), _) => t,
+            (None, Some(t)) => {
+                return Err(self
+                    .err(
+                        Code::TypeMismatch,
+                        format!("`{name}` is not supported over a {t} column"),
+                        "sum and avg take numbers; min and max take numbers, strings and timestamps",
+                    )
+                    .with_span(self.span_of(inner)));
+            }
+            (None, None) => {
+                return Err(self.err(
+                    Code::InvalidAggregate,
+                    format!("`{name}` needs a column"),
+                    "write e.g. sum(amount)",
+                ));
+            }
+        };
+        Ok((
+            AggCall {
+                func: func_kind,
+                arg: arg.map(|f| f.name),
+                ty,
+            },
+            computed,
+        ))
+    }
+}

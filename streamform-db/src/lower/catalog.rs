@@ -1,0 +1,344 @@
+//! What DataFusion's planner sees of a model (docs/architecture.md): the input as one table
+//! of Arrow-typed columns, and the functions a model may call, registered for planning only
+//! (nothing is ever executed by DataFusion).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_schema::{DataType as ArrowType, Field as ArrowField, Schema as ArrowSchema, TimeUnit};
+use datafusion_common::TableReference;
+use datafusion_common::config::ConfigOptions;
+use datafusion_expr::logical_plan::builder::LogicalTableSource;
+use datafusion_expr::{
+    AggregateUDF, AggregateUDFImpl, Expr as DfExpr, ScalarUDF, ScalarUDFImpl, Signature,
+    TableSource, Volatility, WindowUDF,
+};
+use datafusion_sql::planner::ContextProvider;
+use sqlparser::ast::{Ident, ObjectName, ObjectNamePart, Query, Statement, TableFactor};
+use streamform_ir::{DataType, Field};
+
+pub(super) fn arrow_type(t: DataType) -> ArrowType {
+    match t {
+        DataType::Int32 => ArrowType::Int32,
+        DataType::Int64 => ArrowType::Int64,
+        DataType::Float64 => ArrowType::Float64,
+        DataType::Decimal { precision, scale } => ArrowType::Decimal128(precision, scale as i8),
+        DataType::String => ArrowType::Utf8,
+        DataType::Boolean => ArrowType::Boolean,
+        DataType::Timestamp => ArrowType::Timestamp(TimeUnit::Millisecond, None),
+    }
+}
+
+pub(super) fn from_arrow(t: &ArrowType) -> Option<DataType> {
+    Some(match t {
+        ArrowType::Int8 | ArrowType::Int16 | ArrowType::Int32 => DataType::Int32,
+        ArrowType::Int64 => DataType::Int64,
+        ArrowType::Float32 | ArrowType::Float64 => DataType::Float64,
+        ArrowType::Decimal128(p, s) if *s >= 0 && *p <= 38 && (*s as u8) <= *p => {
+            DataType::Decimal {
+                precision: *p,
+                scale: *s as u8,
+            }
+        }
+        ArrowType::Utf8 | ArrowType::LargeUtf8 | ArrowType::Utf8View => DataType::String,
+        ArrowType::Boolean => DataType::Boolean,
+        ArrowType::Timestamp(_, None) => DataType::Timestamp,
+        _ => return None,
+    })
+}
+
+/// A planning-only aggregate or scalar function: DataFusion needs to know that sum, upper
+/// and the rest exist, and a plausible return type; the types that matter are computed by
+/// our lowering, and nothing is ever executed in DataFusion.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub(super) struct Planning {
+    name: &'static str,
+    signature: Signature,
+}
+
+impl Planning {
+    fn new(name: &'static str) -> Planning {
+        Planning {
+            name,
+            signature: Signature::variadic_any(Volatility::Immutable),
+        }
+    }
+
+    fn return_type(&self, args: &[ArrowType]) -> ArrowType {
+        match (self.name, args.first()) {
+            ("count", _) => ArrowType::Int64,
+            ("char_length" | "character_length", _) => ArrowType::Int32,
+            ("date_part", _) => ArrowType::Int64,
+            (
+                "sum" | "min" | "max" | "avg" | "abs" | "floor" | "ceil" | "round" | "mod",
+                Some(t),
+            ) => t.clone(),
+            ("sum" | "min" | "max" | "avg", None) => ArrowType::Int64,
+            _ => ArrowType::Utf8,
+        }
+    }
+}
+
+impl AggregateUDFImpl for Planning {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+    fn return_type(&self, args: &[ArrowType]) -> datafusion_common::Result<ArrowType> {
+        Ok(Planning::return_type(self, args))
+    }
+    fn accumulator(
+        &self,
+        _: datafusion_expr::function::AccumulatorArgs,
+    ) -> datafusion_common::Result<Box<dyn datafusion_expr::Accumulator>> {
+        datafusion_common::not_impl_err!(
+            "Streamform plans aggregates but never executes them in DataFusion"
+        )
+    }
+}
+
+impl ScalarUDFImpl for Planning {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+    fn return_type(&self, args: &[ArrowType]) -> datafusion_common::Result<ArrowType> {
+        Ok(Planning::return_type(self, args))
+    }
+    fn invoke_with_args(
+        &self,
+        _: datafusion_expr::ScalarFunctionArgs,
+    ) -> datafusion_common::Result<datafusion_expr::ColumnarValue> {
+        datafusion_common::not_impl_err!(
+            "Streamform plans functions but never executes them in DataFusion"
+        )
+    }
+}
+
+/// Plans `SUBSTRING(s FROM a FOR b)` and `EXTRACT(f FROM t)` as calls of the planning-only
+/// `substr` and `date_part`.
+#[derive(Debug)]
+pub(super) struct Planner {
+    substr: Arc<ScalarUDF>,
+    date_part: Arc<ScalarUDF>,
+}
+
+pub(super) fn planned(
+    udf: &Arc<ScalarUDF>,
+    args: Vec<DfExpr>,
+) -> datafusion_common::Result<datafusion_expr::planner::PlannerResult<Vec<DfExpr>>> {
+    Ok(datafusion_expr::planner::PlannerResult::Planned(
+        DfExpr::ScalarFunction(datafusion_expr::expr::ScalarFunction::new_udf(
+            udf.clone(),
+            args,
+        )),
+    ))
+}
+
+impl datafusion_expr::planner::ExprPlanner for Planner {
+    fn plan_substring(
+        &self,
+        args: Vec<DfExpr>,
+    ) -> datafusion_common::Result<datafusion_expr::planner::PlannerResult<Vec<DfExpr>>> {
+        planned(&self.substr, args)
+    }
+    fn plan_extract(
+        &self,
+        args: Vec<DfExpr>,
+    ) -> datafusion_common::Result<datafusion_expr::planner::PlannerResult<Vec<DfExpr>>> {
+        planned(&self.date_part, args)
+    }
+}
+
+pub(super) struct Catalog {
+    table: String,
+    schema: Arc<ArrowSchema>,
+    options: ConfigOptions,
+    aggregates: HashMap<&'static str, Arc<AggregateUDF>>,
+    functions: HashMap<&'static str, Arc<ScalarUDF>>,
+    planners: Vec<Arc<dyn datafusion_expr::planner::ExprPlanner>>,
+}
+
+impl Catalog {
+    pub(super) fn new(table: &str, fields: &[Field]) -> Catalog {
+        let arrow: Vec<ArrowField> = fields
+            .iter()
+            .map(|f| ArrowField::new(&f.name, arrow_type(f.ty), f.nullable))
+            .collect();
+        let aggregates = ["sum", "count", "min", "max", "avg"]
+            .into_iter()
+            .map(|n| (n, Arc::new(AggregateUDF::new_from_impl(Planning::new(n)))))
+            .collect();
+        let functions: HashMap<&'static str, Arc<ScalarUDF>> = crate::surface::planned()
+            .map(|(n, _)| (n, Arc::new(ScalarUDF::new_from_impl(Planning::new(n)))))
+            .collect();
+        let planners: Vec<Arc<dyn datafusion_expr::planner::ExprPlanner>> =
+            vec![Arc::new(Planner {
+                substr: functions["substr"].clone(),
+                date_part: functions["date_part"].clone(),
+            })];
+        Catalog {
+            table: table.to_string(),
+            schema: Arc::new(ArrowSchema::new(arrow)),
+            options: ConfigOptions::default(),
+            aggregates,
+            functions,
+            planners,
+        }
+    }
+}
+
+impl ContextProvider for Catalog {
+    fn get_table_source(
+        &self,
+        name: TableReference,
+    ) -> datafusion_common::Result<Arc<dyn TableSource>> {
+        if name.table() == self.table {
+            Ok(Arc::new(LogicalTableSource::new(self.schema.clone())))
+        } else {
+            datafusion_common::plan_err!("unknown relation `{name}`")
+        }
+    }
+    fn get_function_meta(&self, name: &str) -> Option<Arc<ScalarUDF>> {
+        self.functions
+            .get(name.to_ascii_lowercase().as_str())
+            .cloned()
+    }
+    fn get_higher_order_meta(&self, _: &str) -> Option<Arc<datafusion_expr::HigherOrderUDF>> {
+        None
+    }
+    fn get_aggregate_meta(&self, name: &str) -> Option<Arc<AggregateUDF>> {
+        self.aggregates
+            .get(name.to_ascii_lowercase().as_str())
+            .cloned()
+    }
+    fn get_window_meta(&self, _: &str) -> Option<Arc<WindowUDF>> {
+        None
+    }
+    fn get_variable_type(&self, _: &[String]) -> Option<ArrowType> {
+        None
+    }
+    fn options(&self) -> &ConfigOptions {
+        &self.options
+    }
+    fn get_expr_planners(&self) -> &[Arc<dyn datafusion_expr::planner::ExprPlanner>] {
+        &self.planners
+    }
+    fn udf_names(&self) -> Vec<String> {
+        self.functions.keys().map(|k| k.to_string()).collect()
+    }
+    fn higher_order_function_names(&self) -> Vec<String> {
+        Vec::new()
+    }
+    fn udaf_names(&self) -> Vec<String> {
+        self.aggregates.keys().map(|k| k.to_string()).collect()
+    }
+    fn udwf_names(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// Replaces `source('x')` / `ref('m')` in FROM, or the window table function that reads
+/// it, with the plain name, for DataFusion (whose catalog gives a window table's name the
+/// window's columns too).
+pub(super) fn with_plain_relation(query: &Query, name: &str) -> Query {
+    let mut q = query.clone();
+    if let sqlparser::ast::SetExpr::Select(s) = q.body.as_mut()
+        && let Some(relation) = s.from.first_mut().map(|t| &mut t.relation)
+        && matches!(relation, TableFactor::TableFunction { .. })
+        && let Ok(plain) = sqlparser::parser::Parser::parse_sql(
+            &sqlparser::dialect::GenericDialect {},
+            "SELECT * FROM t",
+        )
+        && let Some(Statement::Query(plain)) = plain.into_iter().next()
+        && let sqlparser::ast::SetExpr::Select(plain) = *plain.body
+        && let Some(from) = plain.from.into_iter().next()
+    {
+        *relation = from.relation;
+    }
+    if let sqlparser::ast::SetExpr::Select(s) = q.body.as_mut()
+        && let Some(TableFactor::Table {
+            name: table, args, ..
+        }) = s.from.first_mut().map(|t| &mut t.relation)
+    {
+        *table = ObjectName(vec![ObjectNamePart::Identifier(Ident::with_quote(
+            '"', name,
+        ))]);
+        *args = None;
+    }
+    let _ = sqlparser::ast::visit_expressions_mut(&mut q, |e| {
+        if let Some(case) = as_case(e) {
+            *e = case;
+        }
+        // An INTERVAL in a form DataFusion plans; the SQL check refused the ones that do
+        // not read.
+        if let sqlparser::ast::Expr::Interval(i) = e
+            && let Ok(interval) = crate::interval::read(i)
+        {
+            *i = crate::interval::for_planning(interval);
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    q
+}
+
+/// COALESCE and NULLIF as the CASE expressions they stand for (their null behaviour is
+/// exactly that): `COALESCE(a, b, c)` is `CASE WHEN a IS NOT NULL THEN a WHEN b IS NOT NULL
+/// THEN b ELSE c END`, `NULLIF(a, b)` is `CASE WHEN a = b THEN NULL ELSE a END`.
+fn as_case(e: &sqlparser::ast::Expr) -> Option<sqlparser::ast::Expr> {
+    use sqlparser::ast::{
+        BinaryOperator, CaseWhen, Expr as SqlExpr, FunctionArg, FunctionArgExpr, FunctionArguments,
+        Value as SqlValue, helpers::attached_token::AttachedToken,
+    };
+    let SqlExpr::Function(f) = e else {
+        return None;
+    };
+    let name = f.name.to_string().to_ascii_lowercase();
+    let FunctionArguments::List(list) = &f.args else {
+        return None;
+    };
+    let args: Vec<&SqlExpr> = list
+        .args
+        .iter()
+        .map(|a| match a {
+            FunctionArg::Unnamed(FunctionArgExpr::Expr(x)) => Some(x),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    let case = |conditions: Vec<CaseWhen>, otherwise: &SqlExpr| SqlExpr::Case {
+        case_token: AttachedToken::empty(),
+        end_token: AttachedToken::empty(),
+        operand: None,
+        conditions,
+        else_result: Some(Box::new(otherwise.clone())),
+    };
+    match (name.as_str(), args.as_slice()) {
+        ("coalesce", [only]) => Some((*only).clone()),
+        ("coalesce", [first @ .., last]) => Some(case(
+            first
+                .iter()
+                .map(|a| CaseWhen {
+                    condition: SqlExpr::IsNotNull(Box::new((*a).clone())),
+                    result: (*a).clone(),
+                })
+                .collect(),
+            last,
+        )),
+        ("nullif", [a, b]) => Some(case(
+            vec![CaseWhen {
+                condition: SqlExpr::BinaryOp {
+                    left: Box::new((*a).clone()),
+                    op: BinaryOperator::Eq,
+                    right: Box::new((*b).clone()),
+                },
+                result: SqlExpr::value(SqlValue::Null),
+            }],
+            a,
+        )),
+        _ => None,
+    }
+}

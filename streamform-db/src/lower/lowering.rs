@@ -1,0 +1,133 @@
+//! The state one model's lowering carries from node to node, and how a node is added.
+
+use sqlparser::ast::Query;
+use streamform_ir::{Boundedness, Changelog, Field, Node, Operator, State, assign_id};
+
+use crate::config::SourceDef;
+use crate::diagnostic::{Code, Diagnostic};
+
+/// The working state of one lowering: the chain built so far and the current output.
+pub(super) struct Lowering<'a> {
+    pub(super) model: &'a str,
+    /// The model's SQL, to position diagnostics.
+    pub(super) text: &'a str,
+    pub(super) nodes: Vec<Node>,
+    /// The current output schema (ours), positionally aligned with DataFusion's.
+    pub(super) schema: Vec<Field>,
+    pub(super) changelog: Changelog,
+    pub(super) boundedness: Boundedness,
+    /// Where the FROM clause is, for diagnostics about the input.
+    pub(super) from_span: Option<std::ops::Range<usize>>,
+    /// The time attribute of the current output (the event-time column, by its name here).
+    pub(super) time: Option<String>,
+    /// Whether an event-time source is upstream.
+    pub(super) clock: bool,
+    /// The query, to find where its parts are for an error past the aggregation, where the
+    /// planner's columns no longer say where they were written (read only on an error).
+    pub(super) query: &'a Query,
+    /// Whether an aggregation has been lowered: a filter after it is the HAVING.
+    pub(super) aggregated: bool,
+    /// The window table the model reads, until its aggregation is lowered: the planner's
+    /// schema then has the window's three columns after the input's, which no node before
+    /// the window has.
+    pub(super) window: Option<&'a crate::window::WindowRead>,
+}
+
+/// Where a query's select items, WHERE and HAVING are in the model's text.
+#[derive(Default)]
+pub(super) struct Parts {
+    pub(super) items: Vec<std::ops::Range<usize>>,
+    pub(super) selection: Option<std::ops::Range<usize>>,
+    pub(super) having: Option<std::ops::Range<usize>>,
+}
+
+impl Parts {
+    pub(super) fn of(query: &Query, text: &str) -> Parts {
+        use sqlparser::ast::{SetExpr, Spanned};
+        let SetExpr::Select(select) = query.body.as_ref() else {
+            return Parts::default();
+        };
+        Parts {
+            items: (0..select.projection.len())
+                .map_while(|i| item_span(select, i, text))
+                .collect(),
+            selection: select
+                .selection
+                .as_ref()
+                .and_then(|w| crate::sql::byte_span(text, w.span())),
+            having: select
+                .having
+                .as_ref()
+                .and_then(|h| crate::sql::byte_span(text, h.span())),
+        }
+    }
+}
+
+/// Where select item `i` is: the parser's span of `-x` or `CAST(x AS t)` starts at `x`, so
+/// the item starts where the one before it (or SELECT) ends, past the comma.
+pub(super) fn item_span(
+    select: &sqlparser::ast::Select,
+    i: usize,
+    text: &str,
+) -> Option<std::ops::Range<usize>> {
+    use sqlparser::ast::Spanned;
+    let at = crate::sql::byte_span(text, select.projection.get(i)?.span())?;
+    let before = match i {
+        0 => select.select_token.0.span,
+        _ => select.projection[i - 1].span(),
+    };
+    let start = crate::sql::byte_span(text, before)
+        .map(|b| b.end)
+        .filter(|&end| end <= at.start)
+        .map_or(at.start, |end| {
+            let gap = &text[end..at.start];
+            end + gap.len()
+                - gap
+                    .trim_start_matches(|c: char| c.is_whitespace() || c == ',')
+                    .len()
+        });
+    Some(start..at.end)
+}
+
+pub(super) type Lowered<T> = Result<T, Diagnostic>;
+
+impl Lowering<'_> {
+    pub(super) fn err(&self, code: Code, message: String, help: &str) -> Diagnostic {
+        Diagnostic::error(code, format!("model `{}`: {message}", self.model)).with_help(help)
+    }
+
+    pub(super) fn push(&mut self, op: Operator, schema: Vec<Field>, state: State) {
+        let id = assign_id(self.model, &self.nodes, op.kind());
+        // Before its window, a node's rows do not have the window's columns yet.
+        let own: Vec<Field> = match self.window {
+            Some(_) => schema
+                .iter()
+                .filter(|f| !streamform_ir::WINDOW_COLUMNS.contains(&f.name.as_str()))
+                .cloned()
+                .collect(),
+            None => schema.clone(),
+        };
+        self.nodes.push(Node {
+            id,
+            op,
+            schema: own,
+            boundedness: self.boundedness,
+            changelog: self.changelog.clone(),
+            state,
+            time: self.time.clone(),
+        });
+        self.schema = schema;
+    }
+}
+
+/// A source's columns as plan fields: every source column may be null.
+pub(super) fn source_fields(def: &SourceDef) -> Vec<Field> {
+    def.schema
+        .iter()
+        .map(|(n, t)| Field {
+            name: n.clone(),
+            ty: *t,
+            nullable: true,
+        })
+        .collect()
+}

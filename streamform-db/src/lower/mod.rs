@@ -1,0 +1,331 @@
+//! The SQL frontend's second half: plan a validated model with DataFusion against the
+//! declared schemas, then lower the logical plan at once into the Streaming IR.
+//!
+//! DataFusion's `LogicalPlan` lives only inside [`lower_model`] and is never stored.
+//! Expression and accumulator types are Streamform's own (D4), not DataFusion's coercion.
+//!
+//! Spec: streamform-docs "From SQL to a plan", "Declared and derived must agree",
+//! "Boundedness"; DECISIONS.md D4, D5, D9.
+
+use datafusion_expr::LogicalPlan;
+use datafusion_sql::planner::{ParserOptions, SqlToRel};
+use sqlparser::ast::{Query, Statement};
+use streamform_ir::{
+    Boundedness, Changelog, DataType, Field, Input, KeyedState, Materialized, ModelPlan, NodeKind,
+    Operator, Retention, State,
+};
+
+use crate::diagnostic::{Anchor, Code, Diagnostic};
+use crate::sql::Reads;
+
+mod aggregate;
+mod catalog;
+mod contract;
+mod errors;
+mod expr;
+mod filter;
+mod lowering;
+mod project;
+mod scan;
+mod sort;
+mod window;
+
+use catalog::{Catalog, with_plain_relation};
+use errors::*;
+use window::keys_every_window;
+
+pub use contract::{Contract, Declared, Upstream};
+use lowering::{Lowered, Lowering, source_fields};
+
+impl Lowering<'_> {
+    fn plan(&mut self, plan: &LogicalPlan, upstream: &Upstream<'_>) -> Lowered<()> {
+        match plan {
+            LogicalPlan::TableScan(_) => self.scan(upstream),
+            LogicalPlan::SubqueryAlias(a) => self.plan(&a.input, upstream),
+            LogicalPlan::Filter(f) => {
+                self.plan(&f.input, upstream)?;
+                self.filter(f)
+            }
+            LogicalPlan::Projection(p) => {
+                self.plan(&p.input, upstream)?;
+                self.project(p)
+            }
+            LogicalPlan::Aggregate(a) => {
+                self.plan(&a.input, upstream)?;
+                self.aggregate(a)
+            }
+            LogicalPlan::Sort(s) => {
+                self.plan(&s.input, upstream)?;
+                self.sort(s)
+            }
+            other => Err(self.err(
+                Code::UnsupportedSql,
+                format!("`{}` is not supported yet", other.display()),
+                crate::sql_help(),
+            )),
+        }
+    }
+}
+
+/// Plans and lowers one model into its chain of IR nodes, ending in the Sink, and checks
+/// the declared materialization against what the SQL derives.
+///
+/// # Errors
+/// One diagnostic for the first problem that stops lowering (an unknown column, a type
+/// error, ORDER BY over an unbounded input, a declared key that disagrees, ...).
+pub fn lower_model(
+    model: &str,
+    text: &str,
+    query: &Query,
+    reads: &Reads,
+    upstream: &Upstream<'_>,
+    declared: &Declared<'_>,
+) -> Result<ModelPlan, Diagnostic> {
+    let input_fields: Vec<Field> = match upstream {
+        Upstream::Source(def) => source_fields(def),
+        Upstream::Model(_, c) => c.schema.clone(),
+    };
+    let table = match &reads.input {
+        Input::Source(n) | Input::Model(n) => n.clone(),
+    };
+    let mut planned_fields = input_fields.clone();
+    if let Some(w) = &reads.window {
+        if let Some(clash) = input_fields
+            .iter()
+            .find(|f| streamform_ir::WINDOW_COLUMNS.contains(&f.name.as_str()))
+        {
+            return Err(Diagnostic::error(
+                Code::OutputColumns,
+                format!("model `{model}`: the window's input already has a column `{}`, which the window adds", clash.name),
+            )
+            .with_span(w.span.clone())
+            .with_help(format!("rename it where it is made, e.g. `{} AS minute_{}` in the model this one reads", clash.name, clash.name.trim_start_matches("window_"))));
+        }
+        planned_fields.extend(streamform_ir::WINDOW_COLUMNS.iter().map(|c| Field {
+            name: c.to_string(),
+            ty: DataType::Timestamp,
+            nullable: false,
+        }));
+    }
+    let catalog = Catalog::new(&table, &planned_fields);
+    let options = ParserOptions::new()
+        .with_parse_float_as_decimal(true)
+        .with_enable_ident_normalization(false);
+    let options = ParserOptions {
+        collect_spans: true,
+        ..options
+    };
+    let planner = SqlToRel::new_with_options(&catalog, options);
+    let statement = Statement::Query(Box::new(with_plain_relation(query, &table)));
+    let plan = planner.sql_statement_to_plan(statement).map_err(|e| {
+        let span = e.diagnostic().and_then(|d| d.span).map(|s| {
+            let start =
+                crate::diagnostic::offset_of(text, s.start.line as usize, s.start.column as usize);
+            let end =
+                crate::diagnostic::offset_of(text, s.end.line as usize, s.end.column as usize);
+            start..end.max(start + 1).min(text.len())
+        });
+        // Past an aggregation the planner points at the FROM relation, whatever failed:
+        // no position is better, and the query's parts are tried below.
+        let span = span.filter(|at| {
+            reads
+                .span
+                .as_ref()
+                .is_none_or(|from| at.end <= from.start || at.start >= from.end)
+        });
+        // The planner's own advice, unless it names a function Streamform does not have
+        // (for a column outside GROUP BY it suggests ANY_VALUE).
+        let help = e
+            .diagnostic()
+            .and_then(|d| d.helps.first().map(|h| h.message.clone()))
+            .filter(|h| !h.contains("ANY_VALUE"))
+            .unwrap_or_else(|| {
+                if datafusion_message(&e).contains("GROUP BY") {
+                    "every selected column must be in GROUP BY or inside an aggregate (sum, count, min, max); docs/sql.md lists what a model can use".into()
+                } else {
+                    "docs/sql.md lists what a model can use".into()
+                }
+            });
+        // With a position, the planner's short message and the text it points at read
+        // better than its full one, which names columns by internal qualified names.
+        let short = e.diagnostic().zip(span.clone()).map(|(d, at)| {
+            // The planner qualifies columns with the relation's name, which the model
+            // never wrote (it wrote source('orders')).
+            let message = d.message.replace(&format!("'{table}."), "'");
+            format!("`{}`: {}", text[at].trim(), message.trim_end_matches('.'))
+        });
+        let (code, message, help) = unknown_column(&e, &input_fields)
+            .map(|(m, h)| (Code::UnknownColumn, m, h))
+            .or_else(|| type_problem(&e, span.as_ref().map(|at| text[at.clone()].trim())))
+            .unwrap_or_else(|| {
+                (
+                    planning_code(&e),
+                    short.unwrap_or_else(|| datafusion_message(&e)),
+                    help,
+                )
+            });
+        // Without a position from the planner, find the part of the query it failed on.
+        let span = span.or_else(|| failing_part(&planner, query, &table, text));
+        Diagnostic::error(code, format!("model `{model}`: {message}"))
+            .with_span(span)
+            .with_help(help)
+    })?;
+    let mut l = Lowering {
+        model,
+        text,
+        nodes: Vec::new(),
+        schema: Vec::new(),
+        changelog: Changelog::Append,
+        boundedness: Boundedness::Unbounded,
+        from_span: reads.span.clone(),
+        time: None,
+        clock: false,
+        query,
+        aggregated: false,
+        window: reads.window.as_ref(),
+    };
+    l.plan(&plan, upstream).map_err(|d| {
+        if d.span.is_none() {
+            d.with_span(reads.span.clone())
+        } else {
+            d
+        }
+    })?;
+    if let Some(w) = l.window {
+        return Err(l.unaggregated_window(w));
+    }
+    let changelog = sink_changelog(&l, declared)?;
+    // An upsert model over an append input keeps the last row per key (D13): a keyed node
+    // whose state is that row.
+    if let (false, Changelog::Upsert(key)) = (l.changelog.is_updating(), &changelog)
+        && !key.is_empty()
+        && !keys_every_window(&l.nodes, key)
+    {
+        l.changelog = changelog.clone();
+        let schema = l.schema.clone();
+        let state = State::Keyed(KeyedState::last_row(key, &schema));
+        l.push(Operator::Deduplicate { key: key.clone() }, schema, state);
+    }
+    l.changelog = changelog;
+    let schema = l.schema.clone();
+    l.push(
+        Operator::Sink {
+            model: model.to_string(),
+            materialized: declared.materialized.clone(),
+            target: declared.sink.cloned(),
+        },
+        schema,
+        State::Stateless,
+    );
+    if let Some(ms) = declared.retention {
+        retain(&mut l, ms)?;
+    }
+    Ok(ModelPlan {
+        name: model.to_string(),
+        input: reads.input.clone(),
+        nodes: l.nodes,
+    })
+}
+
+/// Gives every keyed node of the model the declared retention, which needs a clock (an
+/// event-time source upstream) and state to expire.
+fn retain(l: &mut Lowering<'_>, ms: u64) -> Result<(), Diagnostic> {
+    let model = l.model;
+    let err = |message: String, help: &str| {
+        Err(Diagnostic::error(Code::EventTime, message)
+            .anchored(Anchor::ModelRetention(model.to_string()))
+            .with_help(help))
+    };
+    if !l.clock {
+        return err(
+            format!(
+                "model `{model}` declares retention, but no source upstream runs on event time"
+            ),
+            "retention is enforced in event time: declare `event_time:` on the source the model reads (sources.yml), or remove `retention:`",
+        );
+    }
+    let mut keyed = false;
+    for node in &mut l.nodes {
+        // A window frees its state when it fires; retention does not apply to it.
+        if let State::Keyed(k) = &mut node.state
+            && k.window.is_none()
+        {
+            k.retention = Retention::After(ms);
+            keyed = true;
+        }
+    }
+    if !keyed {
+        return err(
+            format!("model `{model}` declares retention, but keeps no state to expire"),
+            "retention applies to a model that keeps state per key (GROUP BY, or upsert over an append input); remove `retention:`",
+        );
+    }
+    Ok(())
+}
+
+/// Checks the declared materialization against the derived changelog and returns the
+/// Sink's changelog (spec: "Declared and derived must agree").
+fn sink_changelog(l: &Lowering<'_>, declared: &Declared<'_>) -> Result<Changelog, Diagnostic> {
+    let model = l.model;
+    let config_err = |message: String, help: String| {
+        Diagnostic::error(Code::DeclarationMismatch, message)
+            .anchored(Anchor::ModelEntry(model.to_string()))
+            .with_help(help)
+    };
+    let key_err = |message: String, help: String| {
+        Diagnostic::error(Code::DeclarationMismatch, message)
+            .anchored(Anchor::ModelKey(model.to_string()))
+            .with_help(help)
+    };
+    let has_aggregate = l.nodes.iter().any(|n| n.id.kind == NodeKind::Aggregate);
+    match (declared.materialized, &l.changelog) {
+        (Materialized::Append, Changelog::Upsert(key)) if has_aggregate && key.is_empty() => Err(config_err(
+            format!("model `{model}` is a global aggregate (no GROUP BY), which produces one updating row, but it is declared append"),
+            format!("declare `materialized: upsert` with no `key:` for {model} in streamform.yml"),
+        )),
+        (Materialized::Append, Changelog::Upsert(key)) if has_aggregate => Err(config_err(
+            format!("model `{model}` has a GROUP BY, so it produces an updating result keyed by [{}], but it is declared append", key.join(", ")),
+            format!("declare `materialized: upsert` with `key: [{}]` for {model} in streamform.yml", key.join(", ")),
+        )),
+        (Materialized::Append, c) if c.is_updating() => Err(config_err(
+            format!("model `{model}` is declared append, but its input emits updates ({})", c.title()),
+            "declare it `materialized: upsert` with the key of its input; an append model cannot carry updates".into(),
+        )),
+        (Materialized::Append, c) => Ok(c.clone()),
+        (Materialized::Upsert { key }, Changelog::Upsert(derived)) => {
+            if derived.is_empty() && !key.is_empty() {
+                return Err(key_err(
+                    format!("model `{model}` is a global aggregate (no GROUP BY), which has no key, but declares key [{}]", key.join(", ")),
+                    format!("remove `key:` from {model} in streamform.yml"),
+                ));
+            }
+            if key != derived {
+                let what = if has_aggregate { "its GROUP BY" } else { "its input" };
+                let declared_key = if key.is_empty() { "no key".to_string() } else { format!("key [{}]", key.join(", ")) };
+                return Err(key_err(
+                    format!("model `{model}` declares {declared_key}, but {what} produces upsert({})", derived.join(", ")),
+                    format!("declare `key: [{}]`", derived.join(", ")),
+                ));
+            }
+            Ok(Changelog::Upsert(derived.clone()))
+        }
+        (Materialized::Upsert { key }, _) => {
+            if key.is_empty() {
+                return Err(config_err(
+                    format!("model `{model}` is declared upsert but has no key"),
+                    format!("declare `key:` with the columns that identify a row of {model}, or materialize it as append"),
+                ));
+            }
+            if let Some((i, missing)) = key.iter().enumerate().find(|(_, k)| !l.schema.iter().any(|f| &f.name == *k)) {
+                let cols: Vec<&str> = l.schema.iter().map(|f| f.name.as_str()).collect();
+                return Err(Diagnostic::error(
+                    Code::DeclarationMismatch,
+                    format!("model `{model}` declares key column `{missing}`, which it does not output"),
+                )
+                .anchored(Anchor::ModelKeyColumn(model.to_string(), i))
+                .with_help(crate::diagnostic::suggest(missing, &cols, "its columns are")));
+            }
+            Ok(Changelog::Upsert(key.clone()))
+        }
+    }
+}

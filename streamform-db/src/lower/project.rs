@@ -1,0 +1,111 @@
+//! The SELECT list: a Project node.
+
+use datafusion_expr::Expr as DfExpr;
+use streamform_ir::{Changelog, Expr, Field, Operator, ProjectItem, State, Value};
+
+use crate::diagnostic::Code;
+
+use super::expr::*;
+use super::lowering::*;
+
+impl Lowering<'_> {
+    /// The SELECT list: one Project node, or none when it selects the input as it is.
+    pub(super) fn project(&mut self, p: &datafusion_expr::logical_plan::Projection) -> Lowered<()> {
+        if let Some(w) = self.window {
+            return Err(self.unaggregated_window(w));
+        }
+        let df = p.input.schema();
+        let mut items = Vec::new();
+        let mut schema = Vec::new();
+        for (i, e) in p.expr.iter().enumerate() {
+            let lowered = self.expr(df, e).map_err(|d| {
+                if d.span.is_some() {
+                    return d;
+                }
+                let items = Parts::of(self.query, self.text).items;
+                match items.get(i) {
+                    Some(at) if items.len() == p.expr.len() => d.with_span(Some(at.clone())),
+                    _ => d,
+                }
+            })?;
+            let name = match e {
+                DfExpr::Alias(a) => a.name.clone(),
+                DfExpr::Column(_) => lowered.to_string(),
+                other => {
+                    return Err(self
+                        .err(
+                            Code::OutputColumns,
+                            format!("the column `{}` needs a name", argument_name(&lowered)),
+                            "name it with AS, e.g. amount * 2 AS doubled",
+                        )
+                        .with_span(self.span_of(other)));
+                }
+            };
+            if let Expr::Literal {
+                value: Value::Null, ..
+            } = lowered
+            {
+                return Err(self
+                    .err(
+                        Code::OutputColumns,
+                        format!("the column `{name}` is an untyped NULL"),
+                        "write CAST(NULL AS <type>)",
+                    )
+                    .with_span(self.null_named(&name)));
+            }
+            let nullable = may_be_null(&lowered, &self.schema);
+            schema.push(Field {
+                name: name.clone(),
+                ty: lowered.data_type(),
+                nullable,
+            });
+            items.push(ProjectItem {
+                expr: lowered,
+                name,
+            });
+        }
+        let mut seen = std::collections::HashSet::new();
+        if let Some(dup) = schema.iter().find(|f| !seen.insert(f.name.clone())) {
+            return Err(self.err(
+                Code::OutputColumns,
+                format!("the column `{}` appears twice in the output", dup.name),
+                "give each output column its own name with AS",
+            ));
+        }
+        if let Changelog::Upsert(key) = &self.changelog {
+            let mut out_key = Vec::new();
+            for k in key {
+                let Some(item) = items
+                    .iter()
+                    .find(|i| matches!(&i.expr, Expr::Column { name, .. } if name == k))
+                else {
+                    return Err(self.err(
+                        Code::UpdatingInput,
+                        format!("the SELECT list drops `{k}`, the key of its updating input"),
+                        "keep the key columns in the SELECT list",
+                    ));
+                };
+                out_key.push(item.name.clone());
+            }
+            self.changelog = Changelog::Upsert(out_key);
+        }
+        let identity = items.len() == self.schema.len()
+            && items.iter().zip(&self.schema).all(|(i, f)| {
+                matches!(&i.expr, Expr::Column { name, .. } if *name == f.name) && i.name == f.name
+            });
+        if identity {
+            self.schema = schema;
+        } else {
+            // The time attribute goes through a projection that selects its
+            // column, under the column's new name.
+            self.time = self.time.as_ref().and_then(|t| {
+                items.iter().find_map(|i| match &i.expr {
+                    Expr::Column { name, .. } if name == t => Some(i.name.clone()),
+                    _ => None,
+                })
+            });
+            self.push(Operator::Project { items }, schema, State::Stateless);
+        }
+        Ok(())
+    }
+}

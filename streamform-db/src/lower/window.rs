@@ -1,0 +1,147 @@
+//! Lowering a model that reads a window table (docs/windows.md): the window's column must
+//! be the input's event-time attribute, a session's key its grouping, and the window is
+//! aggregated.
+
+use streamform_ir::{DataType, Expr, Field, Node, NodeKind, Operator};
+
+use crate::diagnostic::{Code, Diagnostic};
+
+use super::lowering::*;
+
+impl Lowering<'_> {
+    /// After the input's scan, for a model that reads a window table: the window's column
+    /// must be the input's time attribute, and the planner's schema has the window's three
+    /// columns after the input's.
+    pub(super) fn window_scan(&mut self, w: &crate::window::WindowRead) -> Lowered<()> {
+        let at = |d: Diagnostic| d.with_span(w.time_span.clone().or_else(|| w.span.clone()));
+        match &self.time {
+            None => {
+                // No Source node yet: the model reads another model, whose rows lost their
+                // time attribute (an aggregate drops it, a window keeps window_time only when
+                // it groups by it).
+                let help = if self.nodes.is_empty() {
+                    "the model this one reads carries no event-time attribute: a window's output carries one when it groups by window_time (GROUP BY window_start, window_end, window_time), and a source's when the source declares `event_time:` (docs/windows.md)"
+                } else {
+                    "declare `event_time:` on the source the model reads (sources.yml): a window closes when the watermark passes its end"
+                };
+                return Err(at(self.err(
+                    Code::EventTime,
+                    format!(
+                        "a window needs event time, and the input of DESCRIPTOR({}) has none",
+                        w.time
+                    ),
+                    help,
+                )));
+            }
+            Some(t) if *t != w.time => {
+                return Err(at(self.err(
+                    Code::EventTime,
+                    format!("DESCRIPTOR({}) names a column that is not the input's event-time attribute, `{t}`", w.time),
+                    &format!("windows are measured on the event time: write DESCRIPTOR({t})"),
+                )));
+            }
+            Some(_) => {}
+        }
+        for name in streamform_ir::WINDOW_COLUMNS {
+            self.schema.push(Field {
+                name: name.to_string(),
+                ty: DataType::Timestamp,
+                nullable: false,
+            });
+        }
+        Ok(())
+    }
+
+    /// A SESSION's PARTITION BY must be its aggregation's key (the grouping columns that
+    /// are not the window's), in any order: otherwise Flink sessions the rows by one key and
+    /// aggregates them by another in an updating aggregate, never final (docs/windows.md).
+    pub(super) fn session_key(
+        &self,
+        w: &crate::window::WindowRead,
+        group_by: &[String],
+    ) -> Lowered<()> {
+        let key: Vec<&String> = group_by
+            .iter()
+            .filter(|g| !streamform_ir::WINDOW_COLUMNS.contains(&g.as_str()))
+            .collect();
+        let same = key.len() == w.partition.len() && key.iter().all(|k| w.partition.contains(k));
+        if same {
+            return Ok(());
+        }
+        let list = |cols: &[&String]| match cols {
+            [] => "nothing".to_string(),
+            cols => cols
+                .iter()
+                .map(|c| c.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        let partition: Vec<&String> = w.partition.iter().collect();
+        let help = match key.as_slice() {
+            [] => "remove the PARTITION BY to keep one session for all rows, or group by its columns too".to_string(),
+            [one] => format!("partition the sessions by the key you group by: SESSION(TABLE ... PARTITION BY {one}, DESCRIPTOR(...), ...)"),
+            more => format!(
+                "partition the sessions by the key you group by: SESSION(TABLE ... PARTITION BY ({}), DESCRIPTOR(...), ...)",
+                list(more)
+            ),
+        };
+        let message = if partition.is_empty() {
+            format!(
+                "a SESSION window without PARTITION BY keeps one session for all rows, but this aggregation groups them by {}; Flink then builds an updating aggregate instead of a window",
+                list(&key)
+            )
+        } else {
+            format!(
+                "a SESSION window's PARTITION BY ({}) must be the columns it groups by besides the window's ({}); otherwise Flink builds an updating aggregate instead of a window",
+                list(&partition),
+                list(&key)
+            )
+        };
+        Err(self
+            .err(Code::InvalidAggregate, message, &help)
+            .with_span(w.partition_span.clone().or_else(|| w.span.clone())))
+    }
+
+    /// A window table read without aggregating it by window.
+    pub(super) fn unaggregated_window(&self, w: &crate::window::WindowRead) -> Diagnostic {
+        self.err(
+            Code::UnsupportedSql,
+            "reading a window table without aggregating it is not supported yet".into(),
+            "aggregate it by window: SELECT window_start, window_end, COUNT(*) AS views ... GROUP BY window_start, window_end",
+        )
+        .with_span(w.span.clone())
+    }
+}
+
+/// Whether `key` (output columns) holds every grouping column of the model's window node,
+/// seen through the projections after it: then each key is emitted once, when its window
+/// fires, and an upsert sink keyed so needs no last-row state (docs/windows.md).
+pub(super) fn keys_every_window(nodes: &[Node], key: &[String]) -> bool {
+    let Some(at) = nodes.iter().rposition(|n| n.id.kind == NodeKind::Window) else {
+        return false;
+    };
+    let Operator::Window { group_by, .. } = &nodes[at].op else {
+        return false;
+    };
+    // Each key column's name at the window's output, traced back through projections.
+    let mut names: Vec<Option<String>> = key.iter().cloned().map(Some).collect();
+    for node in nodes[at + 1..].iter().rev() {
+        if let Operator::Project { items } = &node.op {
+            for name in &mut names {
+                *name = name.as_ref().and_then(|n| {
+                    items
+                        .iter()
+                        .find(|i| &i.name == n)
+                        .and_then(|i| match &i.expr {
+                            Expr::Column { name, .. } => Some(name.clone()),
+                            _ => None,
+                        })
+                });
+            }
+        }
+    }
+    group_by
+        .iter()
+        .filter(|g| g.as_str() != streamform_ir::WINDOW_TIME)
+        .all(|g| names.iter().any(|n| n.as_ref() == Some(g)))
+}

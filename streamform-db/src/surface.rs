@@ -1,0 +1,165 @@
+//! The scalar functions a model may call: the one table that the validator (`sql.rs`:
+//! which calls are accepted, with how many arguments, and the help for a wrong call) and
+//! lowering (`lower/`: what DataFusion's planner is told exists, and which IR function each
+//! planned name becomes) both read, so a function is added here, once (docs/sql.md lists
+//! them for users).
+
+use streamform_ir::Func;
+
+/// How many arguments a function takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arity {
+    /// Exactly this many.
+    Exactly(usize),
+    /// This many or more.
+    AtLeast(usize),
+}
+
+impl Arity {
+    /// Whether `n` arguments fit.
+    pub fn accepts(self, n: usize) -> bool {
+        match self {
+            Arity::Exactly(k) => n == k,
+            Arity::AtLeast(k) => n >= k,
+        }
+    }
+}
+
+/// One scalar function of the SQL surface.
+#[derive(Debug, Clone, Copy)]
+pub struct ScalarFunction {
+    /// The name it is called by, in lowercase, when it is written as a call (`upper(s)`);
+    /// `None` for a function with its own syntax (`TRIM(... FROM s)`, `SUBSTRING(s FROM
+    /// a)`, `EXTRACT(f FROM t)`, `FLOOR(x)`, `CEIL(x)`), which the validator reads apart.
+    pub call: Option<&'static str>,
+    /// How many arguments a call takes.
+    pub arity: Arity,
+    /// How to write it, for the help of a wrong call.
+    pub shape: &'static str,
+    /// DataFusion's names for it once planned, each with the IR function it lowers to:
+    /// `None` where lowering builds something else (`mod` is `%`; `date_part` is EXTRACT,
+    /// whose field is an argument). Empty for the functions DataFusion plans itself
+    /// (COALESCE and NULLIF become its own expressions).
+    pub planned: &'static [(&'static str, Option<Func>)],
+}
+
+const fn call(
+    name: &'static str,
+    arity: Arity,
+    shape: &'static str,
+    planned: &'static [(&'static str, Option<Func>)],
+) -> ScalarFunction {
+    ScalarFunction {
+        call: Some(name),
+        arity,
+        shape,
+        planned,
+    }
+}
+
+const fn syntax(
+    shape: &'static str,
+    planned: &'static [(&'static str, Option<Func>)],
+) -> ScalarFunction {
+    ScalarFunction {
+        call: None,
+        arity: Arity::AtLeast(1),
+        shape,
+        planned,
+    }
+}
+
+use Arity::{AtLeast, Exactly};
+
+/// Every scalar function a model may call.
+pub const SCALAR_FUNCTIONS: &[ScalarFunction] = &[
+    call("coalesce", AtLeast(1), "COALESCE(a, b, ...)", &[]),
+    call("nullif", Exactly(2), "NULLIF(a, b)", &[]),
+    call(
+        "upper",
+        Exactly(1),
+        "UPPER(s)",
+        &[("upper", Some(Func::Upper))],
+    ),
+    call(
+        "lower",
+        Exactly(1),
+        "LOWER(s)",
+        &[("lower", Some(Func::Lower))],
+    ),
+    call(
+        "char_length",
+        Exactly(1),
+        "CHAR_LENGTH(s)",
+        &[("char_length", Some(Func::CharLength))],
+    ),
+    call(
+        "character_length",
+        Exactly(1),
+        "CHARACTER_LENGTH(s)",
+        &[("character_length", Some(Func::CharLength))],
+    ),
+    call(
+        "concat",
+        AtLeast(1),
+        "CONCAT(a, b, ...)",
+        &[("concat", Some(Func::Concat))],
+    ),
+    call("abs", Exactly(1), "ABS(x)", &[("abs", Some(Func::Abs))]),
+    call(
+        "round",
+        Exactly(2),
+        "ROUND(x, digits)",
+        &[("round", Some(Func::Round))],
+    ),
+    call("mod", Exactly(2), "MOD(a, b)", &[("mod", None)]),
+    syntax(
+        "TRIM([BOTH | LEADING | TRAILING] FROM s)",
+        &[
+            ("trim", Some(Func::Trim)),
+            ("btrim", Some(Func::Trim)),
+            ("ltrim", Some(Func::TrimLeading)),
+            ("rtrim", Some(Func::TrimTrailing)),
+        ],
+    ),
+    syntax(
+        "SUBSTRING(s FROM start FOR length)",
+        &[("substr", Some(Func::Substring))],
+    ),
+    syntax("EXTRACT(field FROM t)", &[("date_part", None)]),
+    syntax("FLOOR(x)", &[("floor", Some(Func::Floor))]),
+    syntax("CEIL(x)", &[("ceil", Some(Func::Ceil))]),
+];
+
+/// The function called `name` (lowercase), if a model may call it by that name.
+pub fn by_call(name: &str) -> Option<&'static ScalarFunction> {
+    SCALAR_FUNCTIONS.iter().find(|f| f.call == Some(name))
+}
+
+/// Every name DataFusion's planner is told of, with the IR function it lowers to.
+pub fn planned() -> impl Iterator<Item = (&'static str, Option<Func>)> {
+    SCALAR_FUNCTIONS
+        .iter()
+        .flat_map(|f| f.planned.iter().copied())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_function_is_documented_and_every_planned_name_is_unique() {
+        let sql_md = include_str!("../../docs/sql.md").to_ascii_uppercase();
+        for f in SCALAR_FUNCTIONS {
+            let name = f.shape.split('(').next().unwrap();
+            assert!(sql_md.contains(name), "docs/sql.md does not list {name}");
+        }
+        let names: Vec<&str> = planned().map(|(n, _)| n).collect();
+        let mut unique = names.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(names.len(), unique.len(), "{names:?}");
+        assert!(by_call("upper").is_some_and(|f| f.arity.accepts(1) && !f.arity.accepts(2)));
+        assert!(by_call("trim").is_none(), "TRIM is read as its own syntax");
+    }
+}
