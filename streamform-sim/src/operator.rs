@@ -24,8 +24,13 @@ use streamform_ir::{
 
 use crate::eval::EvalError;
 use crate::operators::{
-    aggregate::Aggregate, deduplicate::Deduplicate, filter::Filter, project::Project,
-    session::SessionAggregate, sort::Sort, window::WindowAggregate,
+    aggregate::Aggregate,
+    deduplicate::Deduplicate,
+    filter::Filter,
+    project::Project,
+    session::SessionAggregate,
+    sort::Sort,
+    window::{Shape, WindowAggregate},
 };
 use crate::{Failure, Op};
 
@@ -230,14 +235,15 @@ impl Stage {
                 window,
                 group_by,
                 calls,
-            } => match window.kind {
-                WindowKind::Session { .. } => StageKind::Session(SessionAggregate::build(
-                    node, window, group_by, calls, input,
-                )?),
-                _ => StageKind::Window(WindowAggregate::build(
-                    node, window, group_by, calls, input,
-                )?),
-            },
+            } => {
+                let shape = Shape::build(node, window, group_by, calls, input)?;
+                match window.kind {
+                    WindowKind::Session { gap } => {
+                        StageKind::Session(SessionAggregate::new(shape, gap))
+                    }
+                    kind => StageKind::Window(WindowAggregate::new(shape, kind)),
+                }
+            }
             IrOperator::Deduplicate { key } => {
                 StageKind::Deduplicate(Deduplicate::build(node, key, input)?)
             }

@@ -4,8 +4,8 @@
 //! DataFusion's `LogicalPlan` lives only inside [`lower_model`] and is never stored.
 //! Expression and accumulator types are Streamform's own (D4), not DataFusion's coercion.
 //!
-//! Spec: streamform-docs "From SQL to a plan", "Declared and derived must agree",
-//! "Boundedness"; DECISIONS.md D4, D5, D9.
+//! The rules it follows are in docs/concepts.md ("Changelog", "Append, upsert and keys",
+//! "Boundedness") and docs/sql.md ("Aggregates", "Upsert models").
 
 use datafusion_expr::LogicalPlan;
 use datafusion_sql::planner::{ParserOptions, SqlToRel};
@@ -264,7 +264,7 @@ fn retain(l: &mut Lowering<'_>, ms: u64) -> Result<(), Diagnostic> {
 }
 
 /// Checks the declared materialization against the derived changelog and returns the
-/// Sink's changelog (spec: "Declared and derived must agree").
+/// Sink's changelog (docs/concepts.md, "Append, upsert and keys").
 fn sink_changelog(l: &Lowering<'_>, declared: &Declared<'_>) -> Result<Changelog, Diagnostic> {
     let model = l.model;
     let config_err = |message: String, help: String| {

@@ -15,11 +15,11 @@
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 
-use streamform_ir::{AggCall, Node, Value, Window, WindowKind};
+use streamform_ir::Value;
 
 use super::accumulate::Calls;
 use super::window::{Shape, Slot, row_time};
-use crate::operator::{Fault, InputShape, Operator, Out, Rec, cmp_rows};
+use crate::operator::{Fault, Operator, Out, Rec, cmp_rows};
 
 /// One open session of a key.
 struct Session {
@@ -48,21 +48,9 @@ pub(crate) struct SessionAggregate {
 const FIRING: u32 = u32::MAX;
 
 impl SessionAggregate {
-    pub(crate) fn build(
-        node: &Node,
-        window: &Window,
-        group_by: &[String],
-        calls: &[AggCall],
-        input: &InputShape<'_>,
-    ) -> Result<SessionAggregate, Fault> {
-        let shape = Shape::build(node, window, group_by, calls, input)?;
-        let WindowKind::Session { gap } = window.kind else {
-            return Err(Fault::plain(format!(
-                "node `{}`: the session operator aggregates session windows only",
-                node.id
-            )));
-        };
-        Ok(SessionAggregate {
+    /// The aggregation of session windows of `gap` milliseconds over `shape`.
+    pub(crate) fn new(shape: Shape, gap: u64) -> SessionAggregate {
+        SessionAggregate {
             gap: i64::try_from(gap).unwrap_or(i64::MAX),
             shape,
             ids: HashMap::new(),
@@ -70,7 +58,7 @@ impl SessionAggregate {
             free: Vec::new(),
             schedule: BTreeSet::new(),
             watermark: i64::MIN,
-        })
+        }
     }
 
     /// Whether a window ending at `end` has ended by the watermark.

@@ -209,29 +209,19 @@ impl Shape {
 }
 
 impl WindowAggregate {
-    pub(crate) fn build(
-        node: &Node,
-        window: &Window,
-        group_by: &[String],
-        calls: &[AggCall],
-        input: &InputShape<'_>,
-    ) -> Result<WindowAggregate, Fault> {
+    /// The aggregation of the aligned windows (TUMBLE, HOP, CUMULATE) `kind` over `shape`;
+    /// operator.rs builds a session's with the session operator instead.
+    pub(crate) fn new(shape: Shape, kind: WindowKind) -> WindowAggregate {
         let Shape {
             time,
             time_name,
             group,
             layout,
             calls,
-        } = Shape::build(node, window, group_by, calls, input)?;
-        if matches!(window.kind, WindowKind::Session { .. }) {
-            return Err(Fault::plain(format!(
-                "node `{}`: a session window is aggregated by the session operator",
-                node.id
-            )));
-        }
+        } = shape;
         let key_len = group.len() + 1;
-        Ok(WindowAggregate {
-            kind: window.kind,
+        WindowAggregate {
+            kind,
             time,
             time_name,
             state: KeyedState::new(key_len, key_len + calls.width()),
@@ -243,7 +233,7 @@ impl WindowAggregate {
             open: BTreeMap::new(),
             watermark: i64::MIN,
             ends: Vec::new(),
-        })
+        }
     }
 
     /// Whether the window ending at `end` has fired.
@@ -266,7 +256,9 @@ impl WindowAggregate {
                     self.ends.push(first.saturating_add(k * slide));
                 }
             }
-            WindowKind::Session { .. } => unreachable!("refused by WindowAggregate::build"),
+            WindowKind::Session { .. } => {
+                unreachable!("operator.rs builds sessions with the session operator")
+            }
             WindowKind::Cumulate { step, size } => {
                 let (step, size) = (millis(step), millis(size));
                 let last = floor(t, size).saturating_add(size);
@@ -284,7 +276,9 @@ impl WindowAggregate {
         match self.kind {
             WindowKind::Tumble { size } | WindowKind::Hop { size, .. } => end - millis(size),
             WindowKind::Cumulate { size, .. } => floor(end - 1, millis(size)),
-            WindowKind::Session { .. } => unreachable!("refused by WindowAggregate::build"),
+            WindowKind::Session { .. } => {
+                unreachable!("operator.rs builds sessions with the session operator")
+            }
         }
     }
 
