@@ -5,11 +5,15 @@
 //! the aggregate's output row, so emitting a key's row copies one slice. Chunks are fixed in size
 //! and never move, so growing the state never copies it (a `Vec` of rows would double and
 //! copy), and the table holds 4-byte entry numbers rather than two heap pointers per key.
-//! A key can be removed (a window's state is freed when it fires): its entry goes on a free
-//! list and the next new key takes it, so the arena is as large as the most keys held at
-//! once, not as all keys ever seen.
+//! An entry can be released (a window's state is freed when it fires): it goes on a free
+//! list and the next new entry takes it, so the arena is as large as the most entries held
+//! at once, not as all entries ever made.
+//!
+//! [`Arena`] is the storage alone; [`KeyedState`] is an arena with one index over it. A
+//! window keeps one arena and an index per window ([`Index`]), so a fired window's index
+//! is dropped whole instead of key by key.
 
-use std::hash::BuildHasher;
+use std::hash::{BuildHasher, Hash, Hasher};
 
 use hashbrown::HashTable;
 use rustc_hash::FxBuildHasher;
@@ -18,8 +22,23 @@ use streamform_ir::Value;
 /// Entries per chunk of the arena.
 const CHUNK: usize = 1024;
 
-/// The keyed store of one aggregate.
-pub(crate) struct KeyedState {
+/// Where an entry is in the arena.
+pub(crate) type Entry = usize;
+
+/// The hash of a key given as its values: a stored key's and a row's grouping columns hash
+/// alike, so a row is looked up without copying its key.
+#[inline]
+pub(crate) fn hash_key<'v>(values: impl IntoIterator<Item = &'v Value>) -> u64 {
+    let mut h = FxBuildHasher.build_hasher();
+    for v in values {
+        v.hash(&mut h);
+    }
+    h.finish()
+}
+
+/// Entries of `width` values (`key_len` key values, then the accumulators) in fixed-size
+/// chunks, with a free list.
+pub(crate) struct Arena {
     /// Values per entry: the key's, then the accumulators.
     width: usize,
     /// Values of the key at the start of each entry.
@@ -27,66 +46,47 @@ pub(crate) struct KeyedState {
     chunks: Vec<Vec<Value>>,
     /// Entries in the arena, held or free.
     len: usize,
-    index: HashTable<u32>,
-    /// Entries whose key was removed, the next to be taken last.
+    /// Entries released, the next to be taken last.
     free: Vec<u32>,
-    /// Per entry, whether it is free (empty until a key is first removed).
+    /// Per entry, whether it is free (empty until an entry is first released).
     vacated: Vec<bool>,
 }
 
-/// Where a key is in the store.
-pub(crate) type Entry = usize;
-
-/// A key the store does not hold, with its hash, from [`KeyedState::find`].
-pub(crate) struct Vacant(u64);
-
-impl KeyedState {
-    /// An empty store of entries of `key_len` key values and `width - key_len` accumulators.
-    pub(crate) fn new(key_len: usize, width: usize) -> KeyedState {
-        KeyedState {
+impl Arena {
+    /// An empty arena of entries of `key_len` key values and `width - key_len`
+    /// accumulators.
+    pub(crate) fn new(key_len: usize, width: usize) -> Arena {
+        Arena {
             width,
             key_len,
             chunks: Vec::new(),
             len: 0,
-            index: HashTable::new(),
             free: Vec::new(),
             vacated: Vec::new(),
         }
     }
 
-    fn hash(key: &[Value]) -> u64 {
-        FxBuildHasher.hash_one(key)
-    }
-
-    /// The entry of `key`, or where it goes when the store does not hold it (its hash, so
-    /// that inserting does not hash the key again).
-    pub(crate) fn find(&self, key: &[Value]) -> Result<Entry, Vacant> {
-        let hash = KeyedState::hash(key);
-        self.index
-            .find(hash, |&e| self.key(e as usize) == key)
-            .map(|&e| e as usize)
-            .ok_or(Vacant(hash))
-    }
-
-    /// Adds a key with its accumulators (the key must not be present), in the entry
-    /// [`KeyedState::next_entry`] names.
+    /// Stores a new entry: the key's values, then the accumulators, in the entry
+    /// [`Arena::next_entry`] names.
     ///
     /// # Panics
-    /// When the store already holds 2^32 keys.
-    pub(crate) fn insert(
+    /// When the arena already holds 2^32 entries.
+    #[inline]
+    pub(crate) fn alloc<'v>(
         &mut self,
-        Vacant(hash): Vacant,
-        key: &[Value],
+        key: impl IntoIterator<Item = &'v Value>,
         accumulators: &[Value],
     ) -> Entry {
-        debug_assert_eq!(key.len() + accumulators.len(), self.width);
-        let entry = if let Some(free) = self.free.pop() {
+        if let Some(free) = self.free.pop() {
             let entry = free as usize;
             self.vacated[entry] = false;
             let (chunk, at) = (entry / CHUNK, entry % CHUNK * self.width);
             let slot = &mut self.chunks[chunk][at..at + self.width];
-            slot[..self.key_len].clone_from_slice(key);
-            slot[self.key_len..].clone_from_slice(accumulators);
+            let (k, a) = slot.split_at_mut(self.key_len);
+            for (dst, v) in k.iter_mut().zip(key) {
+                dst.clone_from(v);
+            }
+            a.clone_from_slice(accumulators);
             entry
         } else {
             let entry = self.len;
@@ -94,62 +94,54 @@ impl KeyedState {
                 self.chunks.push(Vec::with_capacity(CHUNK * self.width));
             }
             let chunk = self.chunks.last_mut().expect("a chunk with room");
-            chunk.extend_from_slice(key);
+            let before = chunk.len();
+            chunk.extend(key.into_iter().cloned());
+            debug_assert_eq!(chunk.len() - before, self.key_len);
             chunk.extend_from_slice(accumulators);
             self.len += 1;
             if !self.vacated.is_empty() {
                 self.vacated.push(false);
             }
             entry
-        };
-        let number = entry_number(entry);
-        let (chunks, width, key_len) = (&self.chunks, self.width, self.key_len);
-        self.index.insert_unique(hash, number, |&e| {
-            KeyedState::hash(&slot(chunks, width, e as usize)[..key_len])
-        });
-        entry
+        }
     }
 
-    /// The entry the next new key is stored in.
+    /// The entry the next new entry is stored in.
     pub(crate) fn next_entry(&self) -> Entry {
         self.free.last().map_or(self.len, |&e| e as usize)
     }
 
-    /// Removes the key of `entry` (which must be held); its entry is taken by a later key.
-    /// Its values are released (set to null) here.
-    pub(crate) fn remove(&mut self, entry: Entry) {
-        let hash = KeyedState::hash(self.key(entry));
-        let number = entry_number(entry);
-        if let Ok(found) = self.index.find_entry(hash, |&e| e == number) {
-            found.remove();
-        }
+    /// Releases `entry` (which must be held): a later entry takes its place. Its values
+    /// stay until then (replaced when it is taken), so releasing costs nothing per value;
+    /// the arena never holds more than its most entries at once.
+    pub(crate) fn release(&mut self, entry: Entry) {
         if self.vacated.is_empty() {
             self.vacated.resize(self.len, false);
         }
         self.vacated[entry] = true;
-        self.free.push(number);
-        let (chunk, at) = (entry / CHUNK, entry % CHUNK * self.width);
-        for v in &mut self.chunks[chunk][at..at + self.width] {
-            *v = Value::Null;
-        }
+        self.free.push(entry_number(entry));
     }
 
-    /// Number of keys held.
+    /// Number of entries held.
     pub(crate) fn held(&self) -> usize {
         self.len - self.free.len()
     }
 
     /// The key of an entry.
+    #[inline]
     pub(crate) fn key(&self, entry: Entry) -> &[Value] {
         &self.row(entry)[..self.key_len]
     }
 
     /// An entry's key values and accumulators, as the aggregate emits them.
+    #[inline]
     pub(crate) fn row(&self, entry: Entry) -> &[Value] {
-        slot(&self.chunks, self.width, entry)
+        let at = entry % CHUNK * self.width;
+        &self.chunks[entry / CHUNK][at..at + self.width]
     }
 
     /// An entry's accumulators, to fold into.
+    #[inline]
     pub(crate) fn accumulators_mut(&mut self, entry: Entry) -> &mut [Value] {
         let (chunk, at) = (entry / CHUNK, entry % CHUNK * self.width);
         &mut self.chunks[chunk][at + self.key_len..at + self.width]
@@ -163,6 +155,100 @@ impl KeyedState {
                 let (k, v) = self.row(e).split_at(self.key_len);
                 (e, k, v)
             })
+    }
+}
+
+/// A hash index of entry numbers over an [`Arena`], by the entries' keys.
+#[derive(Default)]
+pub(crate) struct Index(HashTable<u32>);
+
+/// A key an index does not hold, with its hash, from [`Index::find`].
+pub(crate) struct Vacant(u64);
+
+impl Index {
+    /// The entry whose key is `key` (given as values, compared one by one with the stored
+    /// key's), or where it goes when the index does not hold it.
+    #[inline]
+    pub(crate) fn find<'v, I>(&self, arena: &Arena, key: I) -> Result<Entry, Vacant>
+    where
+        I: IntoIterator<Item = &'v Value> + Clone,
+    {
+        let hash = hash_key(key.clone());
+        self.0
+            .find(hash, |&e| arena.key(e as usize).iter().eq(key.clone()))
+            .map(|&e| e as usize)
+            .ok_or(Vacant(hash))
+    }
+
+    /// Indexes `entry` (just stored in `arena`) under the key [`Index::find`] did not find.
+    #[inline]
+    pub(crate) fn insert(&mut self, arena: &Arena, Vacant(hash): Vacant, entry: Entry) {
+        self.0.insert_unique(hash, entry_number(entry), |&e| {
+            hash_key(arena.key(e as usize))
+        });
+    }
+
+    /// Forgets every entry, keeping the table's memory for the next use.
+    pub(crate) fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
+/// The keyed store of one aggregate: an arena and its index.
+pub(crate) struct KeyedState {
+    arena: Arena,
+    index: Index,
+}
+
+impl KeyedState {
+    /// An empty store of entries of `key_len` key values and `width - key_len` accumulators.
+    pub(crate) fn new(key_len: usize, width: usize) -> KeyedState {
+        KeyedState {
+            arena: Arena::new(key_len, width),
+            index: Index::default(),
+        }
+    }
+
+    /// The entry of `key`, or where it goes when the store does not hold it (its hash, so
+    /// that inserting does not hash the key again).
+    pub(crate) fn find(&self, key: &[Value]) -> Result<Entry, Vacant> {
+        self.index.find(&self.arena, key)
+    }
+
+    /// Adds a key with its accumulators (the key must not be present), in the entry
+    /// [`KeyedState::next_entry`] names.
+    ///
+    /// # Panics
+    /// When the store already holds 2^32 keys.
+    pub(crate) fn insert(
+        &mut self,
+        vacant: Vacant,
+        key: &[Value],
+        accumulators: &[Value],
+    ) -> Entry {
+        let entry = self.arena.alloc(key, accumulators);
+        self.index.insert(&self.arena, vacant, entry);
+        entry
+    }
+
+    /// The entry the next new key is stored in.
+    pub(crate) fn next_entry(&self) -> Entry {
+        self.arena.next_entry()
+    }
+
+    /// An entry's key values and accumulators, as the aggregate emits them.
+    pub(crate) fn row(&self, entry: Entry) -> &[Value] {
+        self.arena.row(entry)
+    }
+
+    /// An entry's accumulators, to fold into.
+    pub(crate) fn accumulators_mut(&mut self, entry: Entry) -> &mut [Value] {
+        self.arena.accumulators_mut(entry)
+    }
+
+    /// Every entry held as (entry, key, accumulators), in entry order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (Entry, &[Value], &[Value])> {
+        self.arena.iter()
     }
 }
 
@@ -197,11 +283,6 @@ pub(crate) fn sorted(state: &KeyedState, expiry: Option<&Expiry>) -> Vec<(Vec<Va
         .collect();
     out.sort_by(|a, b| crate::operator::cmp_rows(&a.0, &b.0));
     out
-}
-
-fn slot(chunks: &[Vec<Value>], width: usize, entry: Entry) -> &[Value] {
-    let at = entry % CHUNK * width;
-    &chunks[entry / CHUNK][at..at + width]
 }
 
 /// Retention in event time for one keyed store: each entry's latest event time, and which
@@ -293,27 +374,38 @@ mod tests {
     }
 
     #[test]
-    fn a_removed_key_is_gone_and_its_entry_is_taken_by_the_next_key() {
-        let mut state = KeyedState::new(1, 2);
+    fn a_released_entry_is_taken_by_the_next_entry_and_an_index_clears_whole() {
+        let mut arena = Arena::new(1, 2);
+        let mut index = Index::default();
         for i in 0..3 {
-            let vacant = state.find(&[Value::Int64(i)]).expect_err("not yet held");
-            state.insert(vacant, &[Value::Int64(i)], &[Value::Int64(i * 10)]);
+            let key = [Value::Int64(i)];
+            let vacant = index.find(&arena, &key).expect_err("not yet held");
+            let e = arena.alloc(&key, &[Value::Int64(i * 10)]);
+            index.insert(&arena, vacant, e);
         }
-        let one = state.find(&[Value::Int64(1)]).ok().expect("present");
-        state.remove(one);
-        assert!(state.find(&[Value::Int64(1)]).is_err());
-        assert_eq!(state.held(), 2);
-        let keys: Vec<_> = state.iter().map(|(_, k, _)| k[0].clone()).collect();
+        let one = index
+            .find(&arena, &[Value::Int64(1)])
+            .ok()
+            .expect("present");
+        arena.release(one);
+        assert_eq!(arena.held(), 2);
+        let keys: Vec<_> = arena.iter().map(|(_, k, _)| k[0].clone()).collect();
         assert_eq!(keys, [Value::Int64(0), Value::Int64(2)]);
         // The freed entry is reused: the arena does not grow.
-        assert_eq!(state.next_entry(), one);
-        let vacant = state.find(&[Value::Int64(7)]).expect_err("new");
-        let e = state.insert(vacant, &[Value::Int64(7)], &[Value::Int64(70)]);
+        assert_eq!(arena.next_entry(), one);
+        let e = arena.alloc(&[Value::String("seven".into())], &[Value::Int64(70)]);
         assert_eq!(e, one);
-        assert_eq!(state.row(e), [Value::Int64(7), Value::Int64(70)]);
-        assert_eq!(state.find(&[Value::Int64(2)]).ok(), Some(2));
-        assert_eq!(state.next_entry(), 3);
-        assert_eq!(state.held(), 3);
+        assert_eq!(
+            arena.row(e),
+            [Value::String("seven".into()), Value::Int64(70)]
+        );
+        assert_eq!(arena.next_entry(), 3);
+        assert_eq!(arena.held(), 3);
+        // A key is found from values held anywhere, here a row's column.
+        let row = [Value::Int64(9), Value::Int64(2)];
+        assert_eq!(index.find(&arena, &row[1..]).ok(), Some(2));
+        index.clear();
+        assert!(index.find(&arena, &row[1..]).is_err());
     }
 
     #[test]

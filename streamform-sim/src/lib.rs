@@ -374,6 +374,11 @@ pub struct Simulator {
     /// The source's clock, when it runs on event time.
     clock: Option<Clock>,
     failed: Option<SimError>,
+    /// What an operator emits on a watermark or at the end, kept between calls so that a
+    /// window firing many rows reuses one buffer.
+    out: Out<'static>,
+    /// The stages that do anything on a watermark, in chain order.
+    watching: Vec<usize>,
 }
 
 /// The event-time clock of the chain's one source: its watermark is the later of the
@@ -577,12 +582,16 @@ impl Simulator {
             source_name: source_name.clone(),
             bounded: source_node.boundedness == streamform_ir::Boundedness::Bounded,
             source,
-            stages,
             changes: Changelog::default(),
             events: 0,
             arrived: 0,
             clock,
             failed: None,
+            out: Out::new(),
+            watching: (0..stages.len())
+                .filter(|&i| stages[i].watches_watermark())
+                .collect(),
+            stages,
         })
     }
 
@@ -698,14 +707,18 @@ impl Simulator {
             return Ok(());
         }
         clock.watermark = to;
-        for i in 0..self.stages.len() {
-            let mut out = Out::new();
+        let mut out = std::mem::replace(&mut self.out, Out::new());
+        let result = (0..self.watching.len()).try_for_each(|w| {
+            let i = self.watching[w];
             self.stages[i]
                 .on_watermark(to, &mut out)
                 .map_err(|f| self.error_at(i, f))?;
-            self.flow(i, &mut out)?;
+            self.flow(i, &mut out)
+        });
+        if result.is_ok() {
+            self.out = out;
         }
-        Ok(())
+        result
     }
 
     /// Delivers what stage `i` emitted to the stages after it.

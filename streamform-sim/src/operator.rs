@@ -297,6 +297,18 @@ impl Stage {
         }
     }
 
+    /// Whether the operator does anything on a watermark (a window fires, keyed state
+    /// expires): the driver hands watermarks to these stages only.
+    pub(crate) fn watches_watermark(&self) -> bool {
+        matches!(
+            self.kind,
+            StageKind::Aggregate(_)
+                | StageKind::Window(_)
+                | StageKind::Session(_)
+                | StageKind::Deduplicate(_)
+        )
+    }
+
     /// Tells the operator that its bounded input ended.
     pub(crate) fn on_end(&mut self, out: &mut Out<'static>) -> Result<(), Fault> {
         match &mut self.kind {

@@ -19,6 +19,7 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::collections::btree_map::Entry as MapEntry;
 
 use streamform_ir::{
     AggCall, DataType, Node, State, Value, WINDOW_END, WINDOW_START, WINDOW_TIME, Window,
@@ -28,7 +29,7 @@ use streamform_ir::{
 use super::accumulate::Calls;
 use crate::Op;
 use crate::eval::resolve;
-use crate::keyed::{KeyedState, entry_number};
+use crate::keyed::{Arena, Index, entry_number};
 use crate::operator::{Fault, InputShape, Operator, Out, Rec, cmp_rows};
 
 /// Where one grouping column's value comes from.
@@ -51,15 +52,30 @@ pub(crate) struct WindowAggregate {
     /// One per grouping column, in GROUP BY order.
     layout: Vec<Slot>,
     calls: Calls,
-    /// Per (key values, window end as a timestamp): the accumulators.
-    state: KeyedState,
-    /// The entries of each window end not yet fired.
-    open: BTreeMap<i64, Vec<u32>>,
+    /// Every open (key, window)'s key values and accumulators.
+    arena: Arena,
+    /// Per window end not yet fired: the keys that have rows in it.
+    panes: BTreeMap<i64, Pane>,
+    /// Panes of windows that fired, emptied, whose memory the next windows take.
+    spare: Vec<Pane>,
+    /// A new entry's accumulators.
+    fresh: Vec<Value>,
     /// The last watermark received; `i64::MIN` before any.
     watermark: i64,
-    key_buf: Vec<Value>,
-    acc_buf: Vec<Value>,
     ends: Vec<i64>,
+    /// A firing window's entries with their key as an ordered number (one numeric key
+    /// column).
+    numbered: Vec<(u64, u32)>,
+    /// A firing window's entries in the order they are emitted.
+    sorted: Vec<u32>,
+}
+
+/// The keys of one window: an index from key values to entries in the arena, and the
+/// entries in the order they came.
+#[derive(Default)]
+struct Pane {
+    index: Index,
+    entries: Vec<u32>,
 }
 
 /// The start of the window of length `len` that holds `t`, aligned to the epoch.
@@ -219,20 +235,23 @@ impl WindowAggregate {
             layout,
             calls,
         } = shape;
-        let key_len = group.len() + 1;
+        let mut fresh = Vec::with_capacity(calls.width());
+        calls.fresh(&mut fresh);
         WindowAggregate {
             kind,
             time,
             time_name,
-            state: KeyedState::new(key_len, key_len + calls.width()),
-            key_buf: Vec::with_capacity(key_len),
-            acc_buf: Vec::with_capacity(calls.width()),
+            arena: Arena::new(group.len(), group.len() + calls.width()),
             group,
             layout,
             calls,
-            open: BTreeMap::new(),
+            panes: BTreeMap::new(),
+            spare: Vec::new(),
+            fresh,
             watermark: i64::MIN,
             ends: Vec::new(),
+            numbered: Vec::new(),
+            sorted: Vec::new(),
         }
     }
 
@@ -271,6 +290,28 @@ impl WindowAggregate {
         }
     }
 
+    /// Counts `row` in the window ending at `end` (not fired), under its key.
+    #[inline]
+    fn add(&mut self, end: i64, row: &[Value]) -> Result<(), Fault> {
+        let pane = match self.panes.entry(end) {
+            MapEntry::Occupied(o) => o.into_mut(),
+            MapEntry::Vacant(v) => v.insert(self.spare.pop().unwrap_or_default()),
+        };
+        let key = self.group.iter().map(|&c| &row[c]);
+        let entry = match pane.index.find(&self.arena, key.clone()) {
+            Ok(entry) => entry,
+            Err(vacant) => {
+                let entry = self.arena.alloc(key, &self.fresh);
+                pane.index.insert(&self.arena, vacant, entry);
+                pane.entries.push(entry_number(entry));
+                entry
+            }
+        };
+        self.calls
+            .fold(self.arena.accumulators_mut(entry), row, entry_number(entry))?;
+        Ok(())
+    }
+
     /// The start of the window that ends at `end`.
     fn start_of(&self, end: i64) -> i64 {
         match self.kind {
@@ -285,8 +326,7 @@ impl WindowAggregate {
     /// The row a fired entry emits: the grouping columns in GROUP BY order, then the calls'
     /// results.
     fn output(&self, entry: usize, end: i64) -> Vec<Value> {
-        let key = self.state.key(entry);
-        let accs = &self.state.row(entry)[key.len()..];
+        let (key, accs) = self.arena.row(entry).split_at(self.group.len());
         let mut row = Vec::with_capacity(self.layout.len() + self.calls.len());
         for slot in &self.layout {
             row.push(match *slot {
@@ -300,53 +340,66 @@ impl WindowAggregate {
         row
     }
 
-    /// `entries` (of one window) in the order they are emitted: by their key's values,
-    /// ascending, nulls first (keys within one window are unique). A key of one integer
-    /// or timestamp column, the common case, is sorted by that number.
-    fn by_key(&self, entries: &[u32]) -> Vec<u32> {
-        let keys = self.group.len();
-        let key = |e: u32| &self.state.key(e as usize)[..keys];
-        let number = |v: &Value| match *v {
-            Value::Int64(n) | Value::Timestamp(n) => Some(n),
-            Value::Int32(n) => Some(i64::from(n)),
-            _ => None,
-        };
-        if keys == 1 {
-            // Nulls first: `None` sorts before every number.
-            let numbered: Option<Vec<(Option<i64>, u32)>> = entries
-                .iter()
-                .map(|&e| match &key(e)[0] {
-                    Value::Null => Some((None, e)),
-                    v => number(v).map(|n| (Some(n), e)),
-                })
-                .collect();
-            if let Some(mut numbered) = numbered {
-                numbered.sort_unstable();
-                return numbered.into_iter().map(|(_, e)| e).collect();
+    /// `entries` (of one window) in the order they are emitted, into `self.sorted`: by their
+    /// key's values, ascending, nulls first (keys within one window are unique). A key of
+    /// one integer or timestamp column, the common case, is sorted as numbers.
+    fn sort_by_key(&mut self, entries: &[u32]) {
+        let arena = &self.arena;
+        self.sorted.clear();
+        if self.group.len() == 1 {
+            // The one null key, if any, goes first; the numbers' order is kept by flipping
+            // the sign bit.
+            self.numbered.clear();
+            let mut null = None;
+            let all_numbers = entries.iter().all(|&e| {
+                let n = match arena.key(e as usize)[0] {
+                    Value::Null => {
+                        null = Some(e);
+                        return true;
+                    }
+                    Value::Int64(n) | Value::Timestamp(n) => n,
+                    Value::Int32(n) => i64::from(n),
+                    _ => return false,
+                };
+                self.numbered.push((n.cast_unsigned() ^ (1 << 63), e));
+                true
+            });
+            if all_numbers {
+                self.numbered.sort_unstable_by_key(|&(n, _)| n);
+                self.sorted.extend(null);
+                self.sorted.extend(self.numbered.iter().map(|&(_, e)| e));
+                return;
             }
         }
-        let mut sorted: Vec<(&[Value], u32)> = entries.iter().map(|&e| (key(e), e)).collect();
-        sorted.sort_unstable_by(|a, b| cmp_rows(a.0, b.0));
-        sorted.into_iter().map(|(_, e)| e).collect()
+        self.sorted.extend_from_slice(entries);
+        self.sorted
+            .sort_unstable_by(|&a, &b| cmp_rows(arena.key(a as usize), arena.key(b as usize)));
     }
 
     /// The (key, window) pairs still open, and the watermark at which the first of them
     /// fires (its end minus 1 ms).
     pub(crate) fn open(&self) -> Option<(usize, i64)> {
-        let (&end, _) = self.open.first_key_value()?;
-        Some((self.state.held(), end - 1))
+        let (&end, _) = self.panes.first_key_value()?;
+        Some((self.arena.held(), end - 1))
     }
 
     /// The live state as (key values with the window end, results) pairs sorted by key.
     pub(crate) fn snapshot(&self) -> Vec<(Vec<Value>, Vec<Value>)> {
-        let results = self.calls.len();
-        crate::keyed::sorted(&self.state, None)
-            .into_iter()
-            .map(|(k, mut v)| {
-                v.truncate(results);
-                (k, v)
+        let (keys, results) = (self.group.len(), self.calls.len());
+        let mut out: Vec<(Vec<Value>, Vec<Value>)> = self
+            .panes
+            .iter()
+            .flat_map(|(&end, pane)| {
+                pane.entries.iter().map(move |&e| {
+                    let row = self.arena.row(e as usize);
+                    let mut key = row[..keys].to_vec();
+                    key.push(Value::Timestamp(end));
+                    (key, row[keys..keys + results].to_vec())
+                })
             })
-            .collect()
+            .collect();
+        out.sort_by(|a, b| cmp_rows(&a.0, &b.0));
+        out
     }
 }
 
@@ -359,6 +412,17 @@ impl Operator for WindowAggregate {
     ) -> Result<Option<Rec<'a>>, Fault> {
         let t = row_time(&rec, self.time, &self.time_name)?;
         let row: &[Value] = &rec.row;
+        if let WindowKind::Tumble { size } = self.kind {
+            // One window: the common case, without the list of ends.
+            let size = millis(size);
+            let end = floor(t, size).saturating_add(size);
+            if self.fired(end) {
+                out.dropped_late();
+                return Ok(None);
+            }
+            self.add(end, row)?;
+            return Ok(None);
+        }
         self.assign(t);
         let last = *self
             .ends
@@ -370,24 +434,9 @@ impl Operator for WindowAggregate {
         }
         for i in 0..self.ends.len() {
             let end = self.ends[i];
-            if self.fired(end) {
-                continue;
+            if !self.fired(end) {
+                self.add(end, row)?;
             }
-            self.key_buf.clear();
-            self.key_buf
-                .extend(self.group.iter().map(|&c| row[c].clone()));
-            self.key_buf.push(Value::Timestamp(end));
-            let entry = match self.state.find(&self.key_buf) {
-                Ok(entry) => entry,
-                Err(vacant) => {
-                    self.calls.fresh(&mut self.acc_buf);
-                    let entry = self.state.insert(vacant, &self.key_buf, &self.acc_buf);
-                    self.open.entry(end).or_default().push(entry_number(entry));
-                    entry
-                }
-            };
-            self.calls
-                .fold(self.state.accumulators_mut(entry), row, entry_number(entry))?;
         }
         Ok(None)
     }
@@ -396,22 +445,27 @@ impl Operator for WindowAggregate {
     /// within one end by key; frees their state.
     fn on_watermark(&mut self, watermark: i64, out: &mut Out<'static>) -> Result<(), Fault> {
         self.watermark = self.watermark.max(watermark);
-        while let Some((&end, _)) = self.open.first_key_value() {
+        while let Some((&end, _)) = self.panes.first_key_value() {
             if !self.fired(end) {
                 break;
             }
-            let mut entries = self.open.pop_first().map(|(_, e)| e).unwrap_or_default();
-            out.reserve(entries.len());
-            for e in self.by_key(&entries) {
+            let mut pane = self.panes.pop_first().map(|(_, p)| p).unwrap_or_default();
+            self.sort_by_key(&pane.entries);
+            out.reserve(self.sorted.len());
+            for &e in &self.sorted {
                 let row = self.output(e as usize, end);
                 out.emit(Rec::insert(Cow::Owned(row)), Some(end - 1));
             }
-            // Freed in arena order, so the next window's keys fill the arena in order.
-            entries.sort_unstable_by(|a, b| b.cmp(a));
-            for e in entries {
-                self.state.remove(e as usize);
+            // Released last first: a window's keys mostly took the arena's entries in
+            // order, so the next window's keys take them in order again, writing memory
+            // next to what they wrote before.
+            for &e in pane.entries.iter().rev() {
+                self.arena.release(e as usize);
                 self.calls.forget(e);
             }
+            pane.entries.clear();
+            pane.index.clear();
+            self.spare.push(pane);
         }
         Ok(())
     }
