@@ -1195,19 +1195,34 @@ impl Validator<'_> {
                 "TRIM removes spaces; write TRIM(s), TRIM(LEADING ' ' FROM s) or TRIM(TRAILING ' ' FROM s)",
             ),
             SqlExpr::Ceil { expr, field } | SqlExpr::Floor { expr, field } => {
-                if !matches!(
-                    field,
-                    ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime)
-                ) {
-                    let help = match field {
-                        ast::CeilFloorKind::DateTimeField(_) => format!(
-                            "{} of a timestamp to a unit is not supported yet; to count per minute or hour, aggregate over a window: {}",
-                            first_word(e),
-                            crate::window::WINDOW_FORM
-                        ),
-                        _ => "write FLOOR(x) or CEIL(x) over a number".to_string(),
-                    };
-                    self.refuse(&format!("this form of {}", first_word(e)), e.span(), &help);
+                match field {
+                    ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime) => {}
+                    // FLOOR(t TO MINUTE): a timestamp rounded to a unit (docs/sql.md).
+                    ast::CeilFloorKind::DateTimeField(unit)
+                        if streamform_ir::expr::TimeUnit::from_name(&unit.to_string())
+                            .is_some() => {}
+                    ast::CeilFloorKind::DateTimeField(unit) => {
+                        // The parser's span covers the operand only: point at the whole call.
+                        let keyword = first_word(e);
+                        let span = byte_span(self.text, e.span())
+                            .map(|inner| call_span(self.text, &keyword, inner));
+                        self.diags.push(
+                            Diagnostic::error(
+                                Code::UnsupportedSql,
+                                format!(
+                                    "model `{}`: {keyword}(... TO {unit}) is not supported yet",
+                                    self.model
+                                ),
+                            )
+                            .with_span(span)
+                            .with_help(crate::surface::TIME_ROUNDING_HELP),
+                        );
+                    }
+                    ast::CeilFloorKind::Scale(_) => self.refuse(
+                        &format!("this form of {}", first_word(e)),
+                        e.span(),
+                        "write FLOOR(x) or CEIL(x) over a number, or FLOOR(t TO MINUTE) over a timestamp",
+                    ),
                 }
                 self.expr(expr, aggregates_allowed);
             }
@@ -1241,25 +1256,26 @@ impl Validator<'_> {
             self.scalar_function(e, f, function, aggregates_allowed);
             return;
         }
-        if !matches!(name.as_str(), "sum" | "count" | "min" | "max" | "avg") {
+        let Some(aggregate) = crate::surface::aggregate(&name) else {
             let help = match name.as_str() {
-                "length" | "len" => "the length of a string is CHAR_LENGTH(s)",
+                "length" | "len" => "the length of a string is CHAR_LENGTH(s)".to_string(),
                 "timestampadd" | "date_add" | "dateadd" | "adddate" => {
-                    "move a timestamp with an INTERVAL: seen_at + INTERVAL '1' DAY"
+                    "move a timestamp with an INTERVAL: seen_at + INTERVAL '1' DAY".to_string()
                 }
-                "substr" => "write SUBSTRING(s, start, length)",
-                "ceiling" => "write CEIL(x)",
-                _ => {
-                    "the aggregates are sum, count, min, max and avg; docs/sql.md lists the scalar functions"
-                }
+                "substr" => "write SUBSTRING(s, start, length)".to_string(),
+                "ceiling" => "write CEIL(x)".to_string(),
+                _ => format!(
+                    "the aggregates are {}; docs/sql.md lists the scalar functions",
+                    crate::surface::aggregate_names(false)
+                ),
             };
             self.refuse(
                 &format!("calling the function `{}`", f.name),
                 e.span(),
-                help,
+                &help,
             );
             return;
-        }
+        };
         if !aggregates_allowed {
             let (message, help) = if self.in_aggregate {
                 (
@@ -1302,7 +1318,7 @@ impl Validator<'_> {
             list.duplicate_treatment,
             Some(ast::DuplicateTreatment::Distinct)
         );
-        if (distinct && name != "count") || !list.clauses.is_empty() {
+        if (distinct && aggregate.distinct.is_none()) || !list.clauses.is_empty() {
             self.refuse(
                 &format!("{}(DISTINCT ...)", name.to_uppercase()),
                 e.span(),
@@ -1334,7 +1350,7 @@ impl Validator<'_> {
             return;
         }
         match list.args.as_slice() {
-            [FunctionArg::Unnamed(FunctionArgExpr::Wildcard)] if name == "count" => {}
+            [FunctionArg::Unnamed(FunctionArgExpr::Wildcard)] if aggregate.star => {}
             [
                 FunctionArg::Unnamed(FunctionArgExpr::Expr(
                     SqlExpr::Identifier(_) | SqlExpr::CompoundIdentifier(_),

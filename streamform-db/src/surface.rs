@@ -1,10 +1,10 @@
-//! The scalar functions a model may call: the one table that the validator (`sql.rs`:
-//! which calls are accepted, with how many arguments, and the help for a wrong call) and
-//! lowering (`lower/`: what DataFusion's planner is told exists, and which IR function each
-//! planned name becomes) both read, so a function is added here, once (docs/sql.md lists
-//! them for users).
+//! The functions a model may call, scalar and aggregate: the one table that the validator
+//! (`sql.rs`: which calls are accepted, with how many arguments, and the help for a wrong
+//! call) and lowering (`lower/`: what DataFusion's planner is told exists, and which IR
+//! function each planned name becomes) both read, so a function is added here, once
+//! (docs/sql.md lists them for users).
 
-use streamform_ir::Func;
+use streamform_ir::{AggFunc, Func};
 
 /// How many arguments a function takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,7 +129,13 @@ pub const SCALAR_FUNCTIONS: &[ScalarFunction] = &[
     syntax("EXTRACT(field FROM t)", &[("date_part", None)]),
     syntax("FLOOR(x)", &[("floor", Some(Func::Floor))]),
     syntax("CEIL(x)", &[("ceil", Some(Func::Ceil))]),
+    // Lowering rewrites `FLOOR(t TO unit)` into a call of this name (lower/catalog.rs).
+    syntax("FLOOR(t TO unit)", &[("floor_to", None)]),
+    syntax("CEIL(t TO unit)", &[("ceil_to", None)]),
 ];
+
+/// The help for a unit `FLOOR(t TO unit)` or `CEIL(t TO unit)` does not take.
+pub const TIME_ROUNDING_HELP: &str = "a timestamp rounds to SECOND, MINUTE, HOUR or DAY; for a month or a year, use EXTRACT(YEAR FROM t) and EXTRACT(MONTH FROM t)";
 
 /// The function called `name` (lowercase), if a model may call it by that name.
 pub fn by_call(name: &str) -> Option<&'static ScalarFunction> {
@@ -141,6 +147,69 @@ pub fn planned() -> impl Iterator<Item = (&'static str, Option<Func>)> {
     SCALAR_FUNCTIONS
         .iter()
         .flat_map(|f| f.planned.iter().copied())
+}
+
+/// One aggregate function of the SQL surface.
+#[derive(Debug, Clone, Copy)]
+pub struct AggregateFunction {
+    /// Its name, in lowercase.
+    pub name: &'static str,
+    /// What a call of it is in the IR.
+    pub func: AggFunc,
+    /// What a call over the distinct values (`COUNT(DISTINCT x)`) is, for a function that
+    /// takes DISTINCT.
+    pub distinct: Option<AggFunc>,
+    /// Whether it takes `*` for its argument (`COUNT(*)`: every row).
+    pub star: bool,
+}
+
+const fn aggregate_fn(
+    name: &'static str,
+    func: AggFunc,
+    distinct: Option<AggFunc>,
+    star: bool,
+) -> AggregateFunction {
+    AggregateFunction {
+        name,
+        func,
+        distinct,
+        star,
+    }
+}
+
+/// Every aggregate function a model may call (in a GROUP BY or a window aggregation; Flink
+/// accepts each over every window kind).
+pub const AGGREGATE_FUNCTIONS: &[AggregateFunction] = &[
+    aggregate_fn("sum", AggFunc::Sum, None, false),
+    aggregate_fn("count", AggFunc::Count, Some(AggFunc::CountDistinct), true),
+    aggregate_fn("min", AggFunc::Min, None, false),
+    aggregate_fn("max", AggFunc::Max, None, false),
+    aggregate_fn("avg", AggFunc::Avg, None, false),
+];
+
+/// The aggregate function called `name` (lowercase), if a model may call it.
+pub fn aggregate(name: &str) -> Option<&'static AggregateFunction> {
+    AGGREGATE_FUNCTIONS.iter().find(|f| f.name == name)
+}
+
+/// The aggregates as a help line lists them: `sum, count, min, max and avg`, with
+/// `count(distinct x)` after `count` when `distinct`.
+pub fn aggregate_names(distinct: bool) -> String {
+    let names: Vec<String> = AGGREGATE_FUNCTIONS
+        .iter()
+        .flat_map(|f| {
+            let mut names = vec![f.name.to_string()];
+            if distinct && f.distinct.is_some() {
+                names.push(format!("{}(distinct x)", f.name));
+            }
+            names
+        })
+        .collect();
+    match names.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
+    }
 }
 
 #[cfg(test)]
@@ -161,5 +230,33 @@ mod tests {
         assert_eq!(names.len(), unique.len(), "{names:?}");
         assert!(by_call("upper").is_some_and(|f| f.arity.accepts(1) && !f.arity.accepts(2)));
         assert!(by_call("trim").is_none(), "TRIM is read as its own syntax");
+    }
+
+    #[test]
+    fn every_aggregate_is_documented_and_named_once() {
+        let sql_md = include_str!("../../docs/sql.md").to_ascii_lowercase();
+        for f in AGGREGATE_FUNCTIONS {
+            assert!(
+                sql_md.contains(&format!("`{}(", f.name)),
+                "docs/sql.md does not list {}",
+                f.name
+            );
+            assert_eq!(f.func.name(), f.name);
+            assert!(
+                by_call(f.name).is_none(),
+                "{} is a scalar function too",
+                f.name
+            );
+        }
+        assert_eq!(aggregate_names(false), "sum, count, min, max and avg");
+        assert_eq!(
+            aggregate_names(true),
+            "sum, count, count(distinct x), min, max and avg"
+        );
+        assert!(
+            aggregate("count")
+                .is_some_and(|f| f.star && f.distinct == Some(AggFunc::CountDistinct))
+        );
+        assert!(aggregate("stddev").is_none());
     }
 }

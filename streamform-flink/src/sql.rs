@@ -152,6 +152,9 @@ fn call(func: Func, args: &[Expr]) -> String {
     match (func, args) {
         (Func::Like, [value, pattern]) => format!("({} LIKE {})", arg(value), expr(pattern)),
         (Func::Extract(field), [t]) => format!("EXTRACT({} FROM {})", field.name(), expr(t)),
+        (Func::FloorTo(unit) | Func::CeilTo(unit), [t]) => {
+            format!("{}({} TO {})", func.name(), expr(t), unit.name())
+        }
         (Func::TrimLeading, [s]) => format!("TRIM(LEADING FROM {})", arg(s)),
         (Func::TrimTrailing, [s]) => format!("TRIM(TRAILING FROM {})", arg(s)),
         (Func::Trim, [s]) => format!("TRIM(BOTH FROM {})", arg(s)),

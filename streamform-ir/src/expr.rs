@@ -63,6 +63,63 @@ pub enum Func {
     Like,
     /// `EXTRACT(field FROM t)`: an int64 field of a timestamp read as UTC.
     Extract(TimeField),
+    /// `FLOOR(t TO unit)`: the timestamp rounded down to a whole unit (UTC).
+    FloorTo(TimeUnit),
+    /// `CEIL(t TO unit)`: the timestamp rounded up to a whole unit; one already whole stays.
+    CeilTo(TimeUnit),
+}
+
+/// A unit a timestamp is rounded to by `FLOOR(t TO unit)` and `CEIL(t TO unit)`: a fixed
+/// number of milliseconds. Flink's calendar units (WEEK, MONTH, QUARTER, YEAR) are not
+/// among them: Flink starts a week on Sunday and rounds some weeks before 1970 up, and
+/// reads dates before 1582 on the Julian calendar (docs/sql.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TimeUnit {
+    /// A second.
+    Second,
+    /// A minute.
+    Minute,
+    /// An hour.
+    Hour,
+    /// A day, from midnight UTC.
+    Day,
+}
+
+impl TimeUnit {
+    /// Every unit.
+    pub const ALL: [TimeUnit; 4] = [
+        TimeUnit::Second,
+        TimeUnit::Minute,
+        TimeUnit::Hour,
+        TimeUnit::Day,
+    ];
+
+    /// The unit a name (any case) stands for.
+    pub fn from_name(name: &str) -> Option<TimeUnit> {
+        TimeUnit::ALL
+            .into_iter()
+            .find(|u| u.name().eq_ignore_ascii_case(name))
+    }
+
+    /// The name as SQL writes it: `SECOND`, `MINUTE`, `HOUR`, `DAY`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TimeUnit::Second => "SECOND",
+            TimeUnit::Minute => "MINUTE",
+            TimeUnit::Hour => "HOUR",
+            TimeUnit::Day => "DAY",
+        }
+    }
+
+    /// Its length in milliseconds.
+    pub fn millis(self) -> i64 {
+        match self {
+            TimeUnit::Second => 1_000,
+            TimeUnit::Minute => 60_000,
+            TimeUnit::Hour => 3_600_000,
+            TimeUnit::Day => 86_400_000,
+        }
+    }
 }
 
 /// A field of a timestamp, for EXTRACT.
@@ -136,6 +193,8 @@ impl Func {
             Func::Round => "ROUND",
             Func::Like => "LIKE",
             Func::Extract(_) => "EXTRACT",
+            Func::FloorTo(_) => "FLOOR",
+            Func::CeilTo(_) => "CEIL",
         }
     }
 
@@ -177,6 +236,7 @@ impl Func {
             }
             (Func::Like, [String, String]) => Boolean,
             (Func::Extract(_), [Timestamp]) => Int64,
+            (Func::FloorTo(_) | Func::CeilTo(_), [Timestamp]) => Timestamp,
             _ => return None,
         })
     }
@@ -490,6 +550,11 @@ impl fmt::Display for Expr {
                 args,
                 ..
             } if args.len() == 1 => write!(f, "EXTRACT({} FROM {})", field.name(), args[0]),
+            Expr::Call {
+                func: func @ (Func::FloorTo(unit) | Func::CeilTo(unit)),
+                args,
+                ..
+            } if args.len() == 1 => write!(f, "{}({} TO {})", func.name(), args[0], unit.name()),
             Expr::Call {
                 func: func @ (Func::TrimLeading | Func::TrimTrailing),
                 args,

@@ -330,20 +330,6 @@ impl AggFunc {
         }
     }
 
-    /// The function a lowercase name calls (without DISTINCT); the inverse of
-    /// [`AggFunc::name`] for every function but `count(distinct x)`.
-    pub fn from_name(name: &str) -> Option<AggFunc> {
-        [
-            AggFunc::Sum,
-            AggFunc::Count,
-            AggFunc::Min,
-            AggFunc::Max,
-            AggFunc::Avg,
-        ]
-        .into_iter()
-        .find(|f| f.name() == name)
-    }
-
     /// The accumulator (and result) type over an argument of type `arg` (`None` for
     /// `count(*)`), by DECISIONS D4 and D14: counts are int64; sum widens integers to
     /// int64 and decimals to precision 38 with their scale, and keeps float64; min and max
@@ -830,14 +816,12 @@ mod tests {
             (AggFunc::Avg, None, None),
         ] {
             assert_eq!(func.accumulator_type(arg), want, "{func:?} {arg:?}");
-            assert_eq!(AggFunc::from_name(func.name()), Some(func));
         }
         assert_eq!(AggFunc::CountDistinct.accumulator_type(None), None);
         assert_eq!(
             AggFunc::CountDistinct.accumulator_type(Some(String)),
             Some(Int64)
         );
-        assert_eq!(AggFunc::from_name("stddev"), None);
         assert_eq!(AggFunc::Sum.call_name(Some("amount")), "sum(amount)");
         assert_eq!(AggFunc::Count.call_name(None), "count(*)");
         assert_eq!(

@@ -198,6 +198,24 @@ pub fn extract(field: crate::expr::TimeField, ms: i64) -> Option<i64> {
     })
 }
 
+/// `FLOOR(t TO unit)`: the start of the unit that holds `ms` (floor division, so a time
+/// before 1970 rounds toward the past too, as Flink's does).
+pub fn floor_to(ms: i64, unit: crate::expr::TimeUnit) -> i64 {
+    ms - ms.rem_euclid(unit.millis())
+}
+
+/// `CEIL(t TO unit)`: the end of the unit that holds `ms`, or `ms` itself when it starts
+/// one. `None` past the year 9999 (where Flink writes a wrong year).
+pub fn ceil_to(ms: i64, unit: crate::expr::TimeUnit) -> Option<i64> {
+    let floor = floor_to(ms, unit);
+    let ceil = if floor == ms {
+        ms
+    } else {
+        floor.checked_add(unit.millis())?
+    };
+    in_range(ceil).then_some(ceil)
+}
+
 /// The timestamp `ms` moved by `interval`, as Flink computes `t + INTERVAL ...`: the
 /// months first, on the calendar date (the day of the month kept, or cut to the last day
 /// of a shorter month: January 31 plus one month is February 28 or 29), the time of day
@@ -242,6 +260,51 @@ pub fn format_sql_timestamp(ms: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn floor_and_ceil_to_a_unit_match_flink() {
+        use crate::expr::TimeUnit::{Day, Hour, Minute, Second};
+        let at = |s: &str| parse_sql_timestamp(s).unwrap();
+        let floor = |s: &str, u| format_sql_timestamp(floor_to(at(s), u));
+        let ceil = |s: &str, u| ceil_to(at(s), u).map(format_sql_timestamp);
+        // What Flink 2.0 computes for TIMESTAMP(3) (probed through its SQL Gateway).
+        let t = "2026-08-30 10:17:45.123";
+        assert_eq!(floor(t, Second), "2026-08-30 10:17:45.000");
+        assert_eq!(floor(t, Minute), "2026-08-30 10:17:00.000");
+        assert_eq!(floor(t, Hour), "2026-08-30 10:00:00.000");
+        assert_eq!(floor(t, Day), "2026-08-30 00:00:00.000");
+        assert_eq!(ceil(t, Second).unwrap(), "2026-08-30 10:17:46.000");
+        assert_eq!(ceil(t, Minute).unwrap(), "2026-08-30 10:18:00.000");
+        assert_eq!(ceil(t, Hour).unwrap(), "2026-08-30 11:00:00.000");
+        assert_eq!(ceil(t, Day).unwrap(), "2026-08-31 00:00:00.000");
+        // A whole unit stays under CEIL; a larger unit still rounds it up.
+        let whole = "2026-08-30 10:00:00";
+        assert_eq!(ceil(whole, Hour).unwrap(), "2026-08-30 10:00:00.000");
+        assert_eq!(ceil(whole, Day).unwrap(), "2026-08-31 00:00:00.000");
+        // Before 1970 both round on the calendar, not toward zero.
+        let before = "1969-12-31 23:59:59.999";
+        assert_eq!(floor(before, Day), "1969-12-31 00:00:00.000");
+        assert_eq!(floor(before, Second), "1969-12-31 23:59:59.000");
+        assert_eq!(ceil(before, Second).unwrap(), "1970-01-01 00:00:00.000");
+        assert_eq!(
+            floor("1969-05-17 13:14:15.678", Hour),
+            "1969-05-17 13:00:00.000"
+        );
+        assert_eq!(
+            ceil("1969-05-17 13:14:15.678", Day).unwrap(),
+            "1969-05-18 00:00:00.000"
+        );
+        // Past the year 9999 there is no TIMESTAMP.
+        assert_eq!(
+            ceil("9999-12-30 10:00:00", Day).unwrap(),
+            "9999-12-31 00:00:00.000"
+        );
+        assert_eq!(ceil("9999-12-31 10:00:00", Day), None);
+        assert_eq!(
+            floor("0001-01-01 00:00:00.001", Day),
+            "0001-01-01 00:00:00.000"
+        );
+    }
 
     #[test]
     fn intervals_move_months_on_the_calendar_then_milliseconds() {

@@ -418,6 +418,19 @@ fn call(func: Func, args: &[Cow<'_, Value>]) -> Result<Value, EvalError> {
             };
             Value::Int64(streamform_ir::time::extract(field, *ms).ok_or(ArithError::Overflow)?)
         }
+        Func::FloorTo(unit) => {
+            let Value::Timestamp(ms) = args[0].as_ref() else {
+                return Err(wrong());
+            };
+            Value::Timestamp(streamform_ir::time::floor_to(*ms, unit))
+        }
+        // Past the years 1 to 9999 is an overflow of the timestamp type.
+        Func::CeilTo(unit) => {
+            let Value::Timestamp(ms) = args[0].as_ref() else {
+                return Err(wrong());
+            };
+            Value::Timestamp(streamform_ir::time::ceil_to(*ms, unit).ok_or(ArithError::Overflow)?)
+        }
     })
 }
 

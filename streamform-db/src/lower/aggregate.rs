@@ -232,17 +232,22 @@ impl Lowering<'_> {
                 crate::sql_help(),
             ));
         };
-        let func_kind = match (AggFunc::from_name(func.name()), params.distinct) {
-            (Some(AggFunc::Count), true) => AggFunc::CountDistinct,
-            (Some(f), false) => f,
-            // The SQL check refuses the rest, pointing at the call.
-            _ => {
-                return Err(self.err(
-                    Code::UnsupportedSql,
-                    format!("the aggregate `{e}` is not supported yet"),
-                    "the aggregates are sum, count, count(distinct x), min, max and avg",
-                ));
-            }
+        let surface = crate::surface::aggregate(func.name());
+        let func_kind = match (surface, params.distinct) {
+            (Some(f), false) => Some(f.func),
+            (Some(f), true) => f.distinct,
+            (None, _) => None,
+        };
+        // The SQL check refuses the rest, pointing at the call.
+        let Some(func_kind) = func_kind else {
+            return Err(self.err(
+                Code::UnsupportedSql,
+                format!("the aggregate `{e}` is not supported yet"),
+                &format!(
+                    "the aggregates are {}",
+                    crate::surface::aggregate_names(true)
+                ),
+            ));
         };
         let mut computed = None;
         let arg = match params.args.as_slice() {

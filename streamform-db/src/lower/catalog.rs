@@ -15,7 +15,7 @@ use datafusion_expr::{
 };
 use datafusion_sql::planner::ContextProvider;
 use sqlparser::ast::{Ident, ObjectName, ObjectNamePart, Query, Statement, TableFactor};
-use streamform_ir::{DataType, Field};
+use streamform_ir::{AggFunc, DataType, Field};
 
 pub(super) fn arrow_type(t: DataType) -> ArrowType {
     match t {
@@ -65,15 +65,16 @@ impl Planning {
     }
 
     fn return_type(&self, args: &[ArrowType]) -> ArrowType {
+        if let Some(aggregate) = crate::surface::aggregate(self.name) {
+            return match args.first() {
+                Some(t) if aggregate.func != AggFunc::Count => t.clone(),
+                _ => ArrowType::Int64,
+            };
+        }
         match (self.name, args.first()) {
-            ("count", _) => ArrowType::Int64,
             ("char_length" | "character_length", _) => ArrowType::Int32,
             ("date_part", _) => ArrowType::Int64,
-            (
-                "sum" | "min" | "max" | "avg" | "abs" | "floor" | "ceil" | "round" | "mod",
-                Some(t),
-            ) => t.clone(),
-            ("sum" | "min" | "max" | "avg", None) => ArrowType::Int64,
+            ("abs" | "floor" | "ceil" | "round" | "mod" | FLOOR_TO | CEIL_TO, Some(t)) => t.clone(),
             _ => ArrowType::Utf8,
         }
     }
@@ -169,9 +170,12 @@ impl Catalog {
             .iter()
             .map(|f| ArrowField::new(&f.name, arrow_type(f.ty), f.nullable))
             .collect();
-        let aggregates = ["sum", "count", "min", "max", "avg"]
-            .into_iter()
-            .map(|n| (n, Arc::new(AggregateUDF::new_from_impl(Planning::new(n)))))
+        let aggregates = crate::surface::AGGREGATE_FUNCTIONS
+            .iter()
+            .map(|f| {
+                let planning = Planning::new(f.name);
+                (f.name, Arc::new(AggregateUDF::new_from_impl(planning)))
+            })
             .collect();
         let functions: HashMap<&'static str, Arc<ScalarUDF>> = crate::surface::planned()
             .map(|(n, _)| (n, Arc::new(ScalarUDF::new_from_impl(Planning::new(n)))))
@@ -274,6 +278,9 @@ pub(super) fn with_plain_relation(query: &Query, name: &str) -> Query {
         if let Some(case) = as_case(e) {
             *e = case;
         }
+        if let Some(call) = as_rounding_call(e) {
+            *e = call;
+        }
         // An INTERVAL in a form DataFusion plans; the SQL check refused the ones that do
         // not read.
         if let sqlparser::ast::Expr::Interval(i) = e
@@ -284,6 +291,56 @@ pub(super) fn with_plain_relation(query: &Query, name: &str) -> Query {
         std::ops::ControlFlow::<()>::Continue(())
     });
     q
+}
+
+/// The planned name of `FLOOR(t TO unit)` and of `CEIL(t TO unit)`, which DataFusion's
+/// planner does not read: each becomes a call of that name, `floor_to(t, 'MINUTE')`, which
+/// lowering turns into the IR function.
+pub(super) const FLOOR_TO: &str = "floor_to";
+/// See [`FLOOR_TO`].
+pub(super) const CEIL_TO: &str = "ceil_to";
+
+/// `FLOOR(t TO unit)` and `CEIL(t TO unit)` as calls DataFusion plans (see [`FLOOR_TO`]);
+/// the SQL check refused every unit the IR has not.
+fn as_rounding_call(e: &sqlparser::ast::Expr) -> Option<sqlparser::ast::Expr> {
+    use sqlparser::ast::{
+        CeilFloorKind, DateTimeField, Expr as SqlExpr, Function, FunctionArg, FunctionArgExpr,
+        FunctionArgumentList, FunctionArguments, Value as SqlValue,
+    };
+    let (name, expr, unit) = match e {
+        SqlExpr::Floor {
+            expr,
+            field: CeilFloorKind::DateTimeField(unit),
+        } => (FLOOR_TO, expr, unit),
+        SqlExpr::Ceil {
+            expr,
+            field: CeilFloorKind::DateTimeField(unit),
+        } => (CEIL_TO, expr, unit),
+        _ => return None,
+    };
+    if matches!(unit, DateTimeField::NoDateTime) {
+        return None;
+    }
+    let arg = |x: SqlExpr| FunctionArg::Unnamed(FunctionArgExpr::Expr(x));
+    Some(SqlExpr::Function(Function {
+        name: ObjectName(vec![ObjectNamePart::Identifier(Ident::new(name))]),
+        uses_odbc_syntax: false,
+        parameters: FunctionArguments::None,
+        args: FunctionArguments::List(FunctionArgumentList {
+            duplicate_treatment: None,
+            args: vec![
+                arg((**expr).clone()),
+                arg(SqlExpr::value(SqlValue::SingleQuotedString(
+                    unit.to_string(),
+                ))),
+            ],
+            clauses: Vec::new(),
+        }),
+        filter: None,
+        null_treatment: None,
+        over: None,
+        within_group: Vec::new(),
+    }))
 }
 
 /// COALESCE and NULLIF as the CASE expressions they stand for (their null behaviour is

@@ -3,7 +3,7 @@
 
 use datafusion_common::{DFSchemaRef, ScalarValue};
 use datafusion_expr::{Expr as DfExpr, Operator as DfOp};
-use streamform_ir::expr::TimeField;
+use streamform_ir::expr::{TimeField, TimeUnit};
 use streamform_ir::types::{arithmetic_type, castable, common_type, comparable};
 use streamform_ir::{ArithOp, BinaryOp, DataType, Expr, Field, Func, Value};
 
@@ -379,6 +379,25 @@ impl Lowering<'_> {
             };
             return self.function(Func::Extract(field), vec![self.expr(df, ts)?], None);
         }
+        if let [t, DfExpr::Literal(unit, _)] = args
+            && (name == super::catalog::FLOOR_TO || name == super::catalog::CEIL_TO)
+        {
+            let unit = unit.to_string();
+            let unit = unit.trim_matches('\'');
+            let Some(unit) = TimeUnit::from_name(unit) else {
+                return Err(self.err(
+                    Code::UnsupportedSql,
+                    format!("rounding a timestamp to {unit} is not supported yet"),
+                    crate::surface::TIME_ROUNDING_HELP,
+                ));
+            };
+            let func = if name == super::catalog::FLOOR_TO {
+                Func::FloorTo(unit)
+            } else {
+                Func::CeilTo(unit)
+            };
+            return self.function(func, vec![self.expr(df, t)?], None);
+        }
         let Some(func) = crate::surface::planned()
             .find(|(n, _)| *n == name)
             .and_then(|(_, f)| f)
@@ -471,7 +490,7 @@ impl Lowering<'_> {
                             .with_span(self.bare_null()));
                     }
                     Func::Abs | Func::Floor | Func::Ceil => "it takes a number",
-                    Func::Extract(_) => "it takes a timestamp",
+                    Func::Extract(_) | Func::FloorTo(_) | Func::CeilTo(_) => "it takes a timestamp",
                     Func::Like => "it takes a string and a string pattern",
                     Func::Round => "it takes a decimal and a number of digits; CAST other numbers to DECIMAL(p, s) first",
                     Func::Substring => "it takes a string, a start and a length (integers)",

@@ -1,2 +1,0 @@
-SELECT page, FLOOR(viewed_at TO MINUTE) AS minute
-FROM source('page_views')
