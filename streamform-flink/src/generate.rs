@@ -809,10 +809,29 @@ fn view_query(plan: &ModelPlan, upstream: &[Field], written_out: Option<String>)
                 format!("SELECT * FROM {from} WHERE {}", expr(predicate))
             }
             Operator::Project { items } => {
+                // The event-time column the projection keeps as its time attribute (under
+                // `node.time`); a second plain copy of it would be a second time attribute
+                // on Flink, which refuses to write two to a table, so it is cast to a plain
+                // timestamp, as the plan reads it.
+                let time_column = items
+                    .iter()
+                    .find(|i| node.time.as_ref() == Some(&i.name))
+                    .and_then(|i| match &i.expr {
+                        Expr::Column { name, .. } => Some(name),
+                        _ => None,
+                    });
                 let cols: Vec<String> = items
                     .iter()
                     .map(|item| {
-                        let e = expr(&item.expr);
+                        let e = match &item.expr {
+                            Expr::Column { name, .. }
+                                if Some(name) == time_column
+                                    && node.time.as_ref() != Some(&item.name) =>
+                            {
+                                format!("CAST({} AS TIMESTAMP(3))", expr(&item.expr))
+                            }
+                            _ => expr(&item.expr),
+                        };
                         if e == ident(&item.name) {
                             e
                         } else {

@@ -194,17 +194,23 @@ pub fn lower_model(
     if let Some(w) = l.window {
         return Err(l.unaggregated_window(w));
     }
-    let changelog = sink_changelog(&l, declared)?;
-    // An upsert model over an append input keeps the last row per key (D13): a keyed node
-    // whose state is that row.
+    let mut changelog = sink_changelog(&l, declared)?;
     if let (false, Changelog::Upsert(key)) = (l.changelog.is_updating(), &changelog)
         && !key.is_empty()
-        && !keys_every_window(&l.nodes, key)
     {
-        l.changelog = changelog.clone();
-        let schema = l.schema.clone();
-        let state = State::Keyed(KeyedState::last_row(key, &schema));
-        l.push(Operator::Deduplicate { key: key.clone() }, schema, state);
+        if keys_every_window(&l.nodes, key) {
+            // Keyed by its window and key, each key is written once, when its window fires:
+            // the rows stay inserts, for the upsert sink and for a model reading this one
+            // (on Flink, a reader reads the model's view, the window's append output).
+            changelog = Changelog::Append;
+        } else {
+            // An upsert model over an append input keeps the last row per key (D13): a
+            // keyed node whose state is that row.
+            l.changelog = changelog.clone();
+            let schema = l.schema.clone();
+            let state = State::Keyed(KeyedState::last_row(key, &schema));
+            l.push(Operator::Deduplicate { key: key.clone() }, schema, state);
+        }
     }
     l.changelog = changelog;
     let schema = l.schema.clone();
