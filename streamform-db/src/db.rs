@@ -905,6 +905,16 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
         fixture::require_event_time(&shape, &column, &source_name, &columns, &mut diagnostics);
         def.watermarks = fixture::type_watermarks(&shape, &mut diagnostics);
         def.late = fixture::type_late(&shape, &source_name, &columns, &mut diagnostics);
+        if let Some(index) = columns.iter().position(|(c, _)| *c == column) {
+            fixture::refuse_event_time_before_1970(
+                &shape,
+                &column,
+                index,
+                (&def.events, &def.late),
+                &source_name,
+                &mut diagnostics,
+            );
+        }
     } else {
         let help = format!(
             "declare `event_time:` on source `{source_name}` in sources.yml to give it a clock"

@@ -294,6 +294,48 @@ pub fn require_event_time(
     }
 }
 
+/// An event time before 1970 on a source on event time is refused at the event: Flink
+/// starts its watermarks at the epoch and loses windows that end before it, so the
+/// simulator could not promise Flink's result (docs/event-time.md). `rows` are the typed
+/// `given` (or `late`) events, `index` the event-time column's.
+pub fn refuse_event_time_before_1970(
+    shape: &FixtureShape,
+    column: &str,
+    index: usize,
+    (given, late): (&[Vec<Value>], &[Vec<Value>]),
+    source: &str,
+    diags: &mut Vec<Diagnostic>,
+) {
+    for (what, rows, typed) in [
+        ("event", &shape.given, given),
+        ("late event", &shape.late, late),
+    ] {
+        for (i, ((map, _), row)) in rows.iter().zip(typed).enumerate() {
+            let (Some(Value::Timestamp(ms)), Some(written)) = (row.get(index), map.get(column))
+            else {
+                continue;
+            };
+            if *ms >= 0 {
+                continue;
+            }
+            diags.push(
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    format!(
+                        "{what} {} is at {}, before 1970; source `{source}` runs on event time, and Flink's event time starts at 1970-01-01T00:00:00Z",
+                        i + 1,
+                        streamform_ir::time::format_rfc3339(*ms)
+                    ),
+                )
+                .with_span(Some(shape.field_span(column, written)))
+                .with_help(format!(
+                    "give `{column}` a time from 1970 on: Flink starts a watermark at the epoch and loses windows that end before it, so no result before it can be promised"
+                )),
+            );
+        }
+    }
+}
+
 /// The value of an item written `- event:` with no map under it (empty, or a single
 /// value), when the source has no column named `event` that it could be.
 fn stray_event<'a>(
