@@ -657,7 +657,9 @@ pub fn lower_model(db: &dyn Db, project: Project, name: String) -> LowerResult {
                     .any(|d| &d.name == m)
                 {
                     format!("`{m}` is a source; read it with source('{m}')")
-                } else if let Some(close) = did_you_mean(m, models.keys().map(String::as_str)) {
+                } else if let Some(close) =
+                    did_you_mean(m, models.keys().map(String::as_str).filter(|k| *k != name))
+                {
                     format!("did you mean ref('{close}')?")
                 } else {
                     "ref() names another model in this project".into()
@@ -971,6 +973,9 @@ impl From<&streamform_sim::SimError> for RunError {
             help: match e.failure {
                 Failure::Overflow => {
                     "a value does not fit its type, and Streamform never wraps or rounds silently; widen the column or the CAST, or change the event's values"
+                }
+                Failure::TimeRange => {
+                    "a timestamp holds the years 1 to 9999; change the event's time, or what moves it past them"
                 }
                 Failure::DivisionByZero => {
                     "guard the division: WHERE divisor <> 0, or CASE WHEN divisor = 0 THEN NULL ELSE n / divisor END"

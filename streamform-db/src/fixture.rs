@@ -416,7 +416,12 @@ fn type_rows(
         for (col, v) in map {
             let Some(idx) = columns.iter().position(|(c, _)| c == col) else {
                 let names: Vec<&str> = columns.iter().map(|(c, _)| c.as_str()).collect();
-                let help = suggest(col, &names, &format!("source `{source}` declares"));
+                let help = if col == "watermark" {
+                    // Meant as a watermark item, which stands alone and holds one time.
+                    "a watermark item is `- watermark: <timestamp>` on its own, with nothing else in the item and one time (2026-08-30T10:20:00Z), and only in `given:`".to_string()
+                } else {
+                    suggest(col, &names, &format!("source `{source}` declares"))
+                };
                 diags.push(
                     Diagnostic::error(
                         Code::UnknownColumn,

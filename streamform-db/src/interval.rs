@@ -17,7 +17,8 @@ pub struct Refusal {
     pub help: &'static str,
 }
 
-const HELP: &str = "write e.g. INTERVAL '5' MINUTE, INTERVAL '1.5' SECOND, INTERVAL '1' MONTH or INTERVAL '1 02:30:00' DAY TO SECOND";
+/// The help for an interval that does not read, when nothing more specific applies.
+pub const HELP: &str = "write e.g. INTERVAL '5' MINUTE, INTERVAL '1.5' SECOND, INTERVAL '1' MONTH or INTERVAL '1 02:30:00' DAY TO SECOND";
 
 /// A unit of an interval literal, from largest to smallest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -134,10 +135,14 @@ pub fn read(interval: &SqlInterval) -> Result<Interval, Refusal> {
     if last < first || (months && last > Unit::Month) {
         return Err(refuse(format!("INTERVAL ... {form}")));
     }
-    let bad = || {
-        refuse(format!(
-            "INTERVAL '{text}' {form} (the value does not match the units)"
-        ))
+    let bad = || Refusal {
+        message: format!("INTERVAL '{text}' {form} (the value does not match the units)"),
+        // A fraction of a larger unit than a second: say how to write it in seconds.
+        help: if text.contains('.') && last != Unit::Second {
+            "only SECOND takes a fraction: write a minute and a half as INTERVAL '90' SECOND, an hour and a half as INTERVAL '90' MINUTE"
+        } else {
+            HELP
+        },
     };
     let (negative, body) = match text.trim().strip_prefix('-') {
         Some(rest) => (true, rest),

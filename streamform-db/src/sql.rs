@@ -81,6 +81,40 @@ fn as_interval(e: &SqlExpr) -> Option<&ast::Interval> {
     }
 }
 
+/// Where an INTERVAL literal is, from the keyword through its units: the parser's span
+/// covers only the value.
+pub(crate) fn interval_span(
+    text: &str,
+    i: &ast::Interval,
+    span: sqlparser::tokenizer::Span,
+) -> Option<Range<usize>> {
+    let value = byte_span(text, span)?;
+    let before = text[..value.start].to_ascii_lowercase();
+    let start = before
+        .rfind("interval")
+        .filter(|&k| before[k + "interval".len()..].trim().is_empty())
+        .unwrap_or(value.start);
+    // The words after the value: a unit with its precision, and `TO` and a unit.
+    let words = if i.last_field.is_some() { 3 } else { 1 };
+    let mut end = value.end;
+    for _ in 0..words {
+        let rest = &text[end..];
+        let word = rest.trim_start();
+        let len = word
+            .find(|c: char| !c.is_ascii_alphabetic())
+            .unwrap_or(word.len());
+        if len == 0 {
+            break;
+        }
+        end += rest.len() - word.len() + len;
+        let after = &text[end..];
+        if after.trim_start().starts_with('(') {
+            end = through_parenthesis(text, end);
+        }
+    }
+    Some(start..end)
+}
+
 /// The end of the parenthesized list that opens at or after `from` (past its closing
 /// parenthesis), or `from` when there is none: `COUNT(DISTINCT *)` read from `COUNT`.
 fn through_parenthesis(text: &str, from: usize) -> usize {
@@ -385,16 +419,20 @@ pub fn parse_model(model: &str, text: &str) -> ParsedModel {
                 .with_help(format!("name the space: TRIM({side} ' ' FROM s), or write TRIM(s) for both sides")),
             );
         }
-        Err(_) if window_call(text).is_some() => {
+        Err(e) if window_call(text).is_some() => {
             let (at, name) = window_call(text).expect("checked");
+            // The parser's own words and position say where the call went wrong.
+            let msg = e.to_string();
+            let msg = msg.strip_prefix("sql parser error: ").unwrap_or(&msg);
+            let (clean, span) = split_position(msg, text);
             return fail(
                 Diagnostic::error(
                     Code::UnsupportedSql,
                     format!(
-                        "model `{model}`: {name}( here does not read as a window table function"
+                        "model `{model}`: this {name}(...) does not read as a window table function ({clean})"
                     ),
                 )
-                .with_span(Some(at..at + name.len()))
+                .with_span(span.or(Some(at..at + name.len())))
                 .with_help(format!(
                     "a window is a table function in FROM: {}",
                     crate::window::WINDOW_FORM
@@ -782,8 +820,22 @@ impl Validator<'_> {
         match &first.relation {
             TableFactor::TableFunction {
                 expr: SqlExpr::Function(f),
-                ..
+                alias,
             } if window_name(&f.name.to_string()).is_some() => {
+                if let Some(alias) = alias.as_ref().filter(|a| !a.columns.is_empty()) {
+                    let columns: Vec<String> =
+                        alias.columns.iter().map(ToString::to_string).collect();
+                    self.refuse(
+                        &format!(
+                            "a column list on the window table (`{}({})`)",
+                            alias.name,
+                            columns.join(", ")
+                        ),
+                        alias.name.span,
+                        "name the columns in the SELECT list instead: window_start AS minute_start, COUNT(*) AS views",
+                    );
+                    return None;
+                }
                 let ((kind, args, span), window) =
                     match crate::window::read(self.model, self.text, f) {
                         Ok(read) => read,
@@ -1005,9 +1057,8 @@ impl Validator<'_> {
                 let (l, r) = (as_interval(left), as_interval(right));
                 match (l, r, op) {
                     (Some(li), Some(ri), _) => {
-                        let span = self
-                            .interval_span(li, left.span())
-                            .zip(self.interval_span(ri, right.span()))
+                        let span = interval_span(self.text, li, left.span())
+                            .zip(interval_span(self.text, ri, right.span()))
                             .map(|(a, b)| a.start..b.end);
                         self.diags.push(
                             Diagnostic::error(
@@ -1025,7 +1076,7 @@ impl Validator<'_> {
                                 Code::TypeMismatch,
                                 format!("model `{}`: a timestamp cannot be subtracted from an INTERVAL", self.model),
                             )
-                            .with_span(self.interval_span(i, left.span()))
+                            .with_span(interval_span(self.text, i, left.span()))
                             .with_help("subtract the INTERVAL from the timestamp: seen_at - INTERVAL '5' MINUTE"),
                         );
                         return;
@@ -1099,7 +1150,7 @@ impl Validator<'_> {
                             Code::TypeMismatch,
                             format!("model `{}`: an INTERVAL stands on its own", self.model),
                         )
-                        .with_span(self.interval_span(i, e.span()))
+                        .with_span(interval_span(self.text, i, e.span()))
                         .with_help("an INTERVAL is added to or subtracted from a timestamp: seen_at + INTERVAL '5' MINUTE"),
                     );
                 }
@@ -1385,46 +1436,12 @@ impl Validator<'_> {
                             self.model, refusal.message
                         ),
                     )
-                    .with_span(self.interval_span(i, span))
+                    .with_span(interval_span(self.text, i, span))
                     .with_help(refusal.help),
                 );
                 false
             }
         }
-    }
-
-    /// Where an INTERVAL literal is, from the keyword through its units: the parser's span
-    /// covers only the value.
-    fn interval_span(
-        &self,
-        i: &ast::Interval,
-        span: sqlparser::tokenizer::Span,
-    ) -> Option<Range<usize>> {
-        let value = byte_span(self.text, span)?;
-        let before = self.text[..value.start].to_ascii_lowercase();
-        let start = before
-            .rfind("interval")
-            .filter(|&k| before[k + "interval".len()..].trim().is_empty())
-            .unwrap_or(value.start);
-        // The words after the value: a unit with its precision, and `TO` and a unit.
-        let words = if i.last_field.is_some() { 3 } else { 1 };
-        let mut end = value.end;
-        for _ in 0..words {
-            let rest = &self.text[end..];
-            let word = rest.trim_start();
-            let len = word
-                .find(|c: char| !c.is_ascii_alphabetic())
-                .unwrap_or(word.len());
-            if len == 0 {
-                break;
-            }
-            end += rest.len() - word.len() + len;
-            let after = &self.text[end..];
-            if after.trim_start().starts_with('(') {
-                end = through_parenthesis(self.text, end);
-            }
-        }
-        Some(start..end)
     }
 
     /// COALESCE, NULLIF and the scalar functions: plain arguments, validated like any

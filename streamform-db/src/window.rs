@@ -42,7 +42,7 @@ pub struct WindowRead {
 pub const MOST_WINDOWS_PER_ROW: u64 = 10_000;
 
 /// How to write a window aggregation, for the help of every refusal that needs it.
-pub const WINDOW_FORM: &str = "FROM TABLE(TUMBLE(TABLE source('page_views'), DESCRIPTOR(viewed_at), INTERVAL '1' MINUTE)) GROUP BY window_start, window_end, page";
+pub const WINDOW_FORM: &str = "FROM TABLE(TUMBLE(TABLE source('x'), DESCRIPTOR(ts), INTERVAL '1' MINUTE)) GROUP BY window_start, window_end, key";
 
 /// The window function `name` is, in capitals.
 pub fn window_name(name: &str) -> Option<&'static str> {
@@ -218,7 +218,18 @@ fn duration(model: &str, text: &str, what: &str, e: &SqlExpr) -> Result<u64, Dia
             "give it as an INTERVAL literal: INTERVAL '1' MINUTE, INTERVAL '30' SECOND",
         ));
     };
-    let interval = crate::interval::read(i).map_err(|r| bad(r.message, r.help))?;
+    let interval = crate::interval::read(i).map_err(|r| {
+        Diagnostic::error(
+            Code::UnsupportedSql,
+            format!("model `{model}`: {} is not supported", r.message),
+        )
+        .with_span(crate::sql::interval_span(text, i, e.span()))
+        .with_help(if r.help == crate::interval::HELP {
+            "a window's duration is a positive INTERVAL in SECOND (to the millisecond), MINUTE, HOUR or DAY: INTERVAL '30' SECOND, INTERVAL '1.5' SECOND, INTERVAL '90' MINUTE"
+        } else {
+            r.help
+        })
+    })?;
     if interval.months != 0 {
         return Err(bad(
             format!("a window {what} in months or years is not supported"),
@@ -333,7 +344,7 @@ pub fn read<'q>(
             text,
             format!("model `{model}`: {name}'s second argument must be DESCRIPTOR(column)"),
             args[1].span(),
-            "name the input's event-time column: DESCRIPTOR(viewed_at)",
+            "name the input's event-time column in it, as in DESCRIPTOR(ts)",
         ));
     };
     let (partition, partition_span) = partition(model, text, name, args[0], args[1])?;
@@ -353,19 +364,30 @@ pub fn read<'q>(
                         "CUMULATE table function based aggregate requires maxSize must be an integral multiple of step, but got maxSize {size} ms and step {first} ms"
                     )
                 };
-                return Err(refuse(
+                let mut refusal = refuse(
                     text,
                     format!(
                         "model `{model}`: {name}'s size must be a multiple of its {}; Flink refuses it: {rule}",
                         durations[0]
                     ),
                     args[3].span(),
-                    if name == "HOP" {
-                        "pick a size that is a whole number of slides: HOP(..., INTERVAL '1' MINUTE, INTERVAL '5' MINUTE)"
+                    &if first > size && first % size == 0 {
+                        // Most likely the two written the other way round.
+                        format!(
+                            "the {} comes first, then the size: {name}(..., {}, {})",
+                            durations[0], args[3], args[2]
+                        )
+                    } else if name == "HOP" {
+                        "pick a size that is a whole number of slides: HOP(..., INTERVAL '1' MINUTE, INTERVAL '5' MINUTE)".to_string()
                     } else {
-                        "pick a size that is a whole number of steps: CUMULATE(..., INTERVAL '1' MINUTE, INTERVAL '1' HOUR)"
+                        "pick a size that is a whole number of steps: CUMULATE(..., INTERVAL '1' MINUTE, INTERVAL '1' HOUR)".to_string()
                     },
-                ));
+                );
+                // The parser's span of an INTERVAL covers its value only.
+                if let SqlExpr::Interval(i) = args[3] {
+                    refusal.span = crate::sql::interval_span(text, i, args[3].span());
+                }
+                return Err(refusal);
             }
             // Flink counts a HOP's or CUMULATE's windows per row in a 32-bit integer, and the
             // simulator keeps a row's every window: more than this is refused.

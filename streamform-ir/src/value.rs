@@ -263,12 +263,15 @@ pub enum ArithError {
     DivisionByZero,
     /// A value that a CAST cannot convert, with the reason.
     Cast(String),
+    /// A timestamp computed outside the years 1 to 9999, which a timestamp holds.
+    TimeRange,
 }
 
 impl fmt::Display for ArithError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ArithError::Overflow => f.write_str("arithmetic overflow"),
+            ArithError::TimeRange => f.write_str("the timestamp falls outside the years 1 to 9999"),
             ArithError::DivisionByZero => f.write_str("division by zero"),
             ArithError::Cast(m) => f.write_str(m),
         }
@@ -320,7 +323,8 @@ impl Value {
     }
 
     /// Total order for sorting: nulls first, then by `sql_cmp`, with NaN after every
-    /// other number (as Java's `Double.compare` orders it) and equal to itself.
+    /// other number and equal to itself, and -0.0 before 0.0 (as Java's `Double.compare`
+    /// orders them: Flink tells the two apart as grouping keys).
     pub fn sort_cmp(&self, other: &Value) -> Ordering {
         let nan = |v: &Value| matches!(v, Value::Float64(f) if f.0.is_nan());
         match (self.is_null(), other.is_null()) {
@@ -331,7 +335,15 @@ impl Value {
                 (true, true) => Ordering::Equal,
                 (true, false) => Ordering::Greater,
                 (false, true) => Ordering::Less,
-                _ => self.sql_cmp(other).unwrap_or(Ordering::Equal),
+                _ => self
+                    .sql_cmp(other)
+                    .unwrap_or(Ordering::Equal)
+                    .then_with(|| match (self, other) {
+                        (Value::Float64(a), Value::Float64(b)) => {
+                            b.0.is_sign_negative().cmp(&a.0.is_sign_negative())
+                        }
+                        _ => Ordering::Equal,
+                    }),
             },
         }
     }

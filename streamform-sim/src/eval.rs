@@ -266,10 +266,9 @@ impl CExpr {
             }
             CExpr::PlusInterval { expr, interval } => Cow::Owned(match &*expr.eval(row)? {
                 Value::Null => Value::Null,
-                // Past the years 1 to 9999 is an overflow of the timestamp type.
                 Value::Timestamp(ms) => streamform_ir::time::add_interval(*ms, *interval)
                     .map(Value::Timestamp)
-                    .ok_or(ArithError::Overflow)?,
+                    .ok_or(ArithError::TimeRange)?,
                 other => {
                     return Err(EvalError::Type(format!(
                         "an INTERVAL is added to {}, not a timestamp",
@@ -424,12 +423,11 @@ fn call(func: Func, args: &[Cow<'_, Value>]) -> Result<Value, EvalError> {
             };
             Value::Timestamp(streamform_ir::time::floor_to(*ms, unit))
         }
-        // Past the years 1 to 9999 is an overflow of the timestamp type.
         Func::CeilTo(unit) => {
             let Value::Timestamp(ms) = args[0].as_ref() else {
                 return Err(wrong());
             };
-            Value::Timestamp(streamform_ir::time::ceil_to(*ms, unit).ok_or(ArithError::Overflow)?)
+            Value::Timestamp(streamform_ir::time::ceil_to(*ms, unit).ok_or(ArithError::TimeRange)?)
         }
     })
 }

@@ -25,13 +25,69 @@ const CHUNK: usize = 1024;
 /// Where an entry is in the arena.
 pub(crate) type Entry = usize;
 
+/// Whether two values are one key, as Flink tells grouping keys (and distinct values)
+/// apart: by value, except that a float64 is told by its bits, so 0.0 and -0.0 are two
+/// keys and every NaN is one (Flink compares a key's binary form, where a NaN is always
+/// written alike).
+#[inline]
+pub(crate) fn same_key_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Float64(x), Value::Float64(y)) => float_bits(x.0) == float_bits(y.0),
+        _ => a == b,
+    }
+}
+
+/// Hashes `v` consistently with [`same_key_value`].
+#[inline]
+pub(crate) fn hash_key_value<H: Hasher>(v: &Value, h: &mut H) {
+    match v {
+        Value::Float64(f) => float_bits(f.0).hash(h),
+        _ => v.hash(h),
+    }
+}
+
+/// A float64's bits, with every NaN as one.
+fn float_bits(f: f64) -> u64 {
+    if f.is_nan() {
+        f64::NAN.to_bits()
+    } else {
+        f.to_bits()
+    }
+}
+
+/// A key's values as a map key: compared and hashed as [`same_key_value`] tells values
+/// apart.
+#[derive(Debug, Clone)]
+pub(crate) struct KeyValues(pub(crate) Vec<Value>);
+
+impl PartialEq for KeyValues {
+    fn eq(&self, other: &KeyValues) -> bool {
+        self.0.len() == other.0.len()
+            && self
+                .0
+                .iter()
+                .zip(&other.0)
+                .all(|(a, b)| same_key_value(a, b))
+    }
+}
+
+impl Eq for KeyValues {}
+
+impl Hash for KeyValues {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        for v in &self.0 {
+            hash_key_value(v, h);
+        }
+    }
+}
+
 /// The hash of a key given as its values: a stored key's and a row's grouping columns hash
 /// alike, so a row is looked up without copying its key.
 #[inline]
 pub(crate) fn hash_key<'v>(values: impl IntoIterator<Item = &'v Value>) -> u64 {
     let mut h = FxBuildHasher.build_hasher();
     for v in values {
-        v.hash(&mut h);
+        hash_key_value(v, &mut h);
     }
     h.finish()
 }
@@ -175,7 +231,14 @@ impl Index {
     {
         let hash = hash_key(key.clone());
         self.0
-            .find(hash, |&e| arena.key(e as usize).iter().eq(key.clone()))
+            .find(hash, |&e| {
+                let stored = arena.key(e as usize);
+                let mut probe = key.clone().into_iter();
+                stored
+                    .iter()
+                    .all(|a| probe.next().is_some_and(|b| same_key_value(a, b)))
+                    && probe.next().is_none()
+            })
             .map(|&e| e as usize)
             .ok_or(Vacant(hash))
     }

@@ -281,6 +281,9 @@ pub enum Failure {
     DivisionByZero,
     /// A value a CAST could not convert.
     Cast,
+    /// A timestamp computed outside the years 1 to 9999 (moved by an INTERVAL, rounded up,
+    /// or a window's bound).
+    TimeRange,
     /// An event that does not fit its source's columns.
     Event,
     /// An event without its event time, on a source that runs on event time.

@@ -152,6 +152,25 @@ impl Fault {
         }
     }
 
+    /// A window of the event in `column` that would end past the year 9999 (or start before
+    /// the year 1), which no timestamp holds.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn window_out_of_range(column: &str, start: i64) -> Fault {
+        let side = if streamform_ir::time::in_range(start) {
+            "ends after the year 9999"
+        } else {
+            "starts before the year 1"
+        };
+        Fault {
+            failure: Failure::TimeRange,
+            ..Fault::at(
+                column,
+                format!("the event's window {side}, which a timestamp cannot hold"),
+            )
+        }
+    }
+
     /// An expression over `column` that failed to evaluate.
     #[cold]
     #[inline(never)]
@@ -161,6 +180,7 @@ impl Fault {
                 EvalError::Arith(ArithError::Overflow) => Failure::Overflow,
                 EvalError::Arith(ArithError::DivisionByZero) => Failure::DivisionByZero,
                 EvalError::Arith(ArithError::Cast(_)) => Failure::Cast,
+                EvalError::Arith(ArithError::TimeRange) => Failure::TimeRange,
                 EvalError::Type(_) => Failure::Plan,
             },
             ..Fault::at(column, e.to_string())

@@ -625,8 +625,49 @@ fn an_interval_moves_a_timestamp_months_on_the_calendar_and_overflows_past_9999(
     let err = run(&[plan], &[vec![at("9999-12-31 00:00:00")]]).unwrap_err();
     assert_eq!(
         (err.failure, err.column.as_deref(), err.event),
-        (Failure::Overflow, Some("next_month"), 1)
+        (Failure::TimeRange, Some("next_month"), 1)
     );
+    assert_eq!(
+        err.message,
+        "the timestamp falls outside the years 1 to 9999"
+    );
+}
+
+#[test]
+fn a_window_that_would_end_after_the_year_9999_stops_the_run() {
+    let at = |s: &str| Value::Timestamp(streamform_ir::time::parse_rfc3339(s).unwrap());
+    for kind in [
+        streamform_ir::WindowKind::Tumble { size: 86_400_000 },
+        streamform_ir::WindowKind::Session { gap: 86_400_000 },
+    ] {
+        let plan = from_source(
+            "w",
+            "views",
+            &[("k", DataType::String), ("ts", DataType::Timestamp)],
+            kafka("views"),
+        )
+        .event_time("ts", 0, LateEvents::Drop)
+        .window(
+            kind,
+            &["k", "window_start", "window_end"],
+            &[(AggFunc::Count, None)],
+        )
+        .sink();
+        let events = [
+            vec![s("a"), at("9999-12-30T12:00:00Z")],
+            vec![s("a"), at("9999-12-31T12:00:00Z")],
+        ];
+        let err = run(&[plan], &events).unwrap_err();
+        assert_eq!(
+            (err.failure, err.column.as_deref(), err.event),
+            (Failure::TimeRange, Some("ts"), 2),
+            "{kind}"
+        );
+        assert_eq!(
+            err.message,
+            "the event's window ends after the year 9999, which a timestamp cannot hold"
+        );
+    }
 }
 
 #[test]
@@ -1896,6 +1937,72 @@ fn a_window_orders_its_keys_totally_even_with_nan() {
     for (g, w) in got.iter().zip(&want) {
         assert_eq!(g.sort_cmp(w), std::cmp::Ordering::Equal, "{got:?}");
     }
+}
+
+#[test]
+fn zero_and_negative_zero_are_two_keys_as_flink_groups_them() {
+    // Flink groups by a key's binary form: 0.0 and -0.0 are two groups (seen on Flink 2.0:
+    // GROUP BY over a JSON file of -0.0, 0.0, 0.0, -0.0 gives two rows of count 2), and
+    // every NaN is one. -0.0 sorts first, as Java's Double.compare orders it.
+    let negative =
+        |c: &Change| matches!(c.row[0], Value::Float64(f) if f.0 == 0.0 && f.0.is_sign_negative());
+    let plan = [
+        from_source("g", "xs", &[("x", DataType::Float64)], kafka("xs"))
+            .aggregate(&["x"], &[(AggFunc::Count, None)])
+            .sink(),
+    ];
+    let events: Vec<Vec<Value>> = [-0.0, 0.0, 0.0, -0.0, f64::NAN, -f64::NAN]
+        .into_iter()
+        .map(|x| vec![f64v(x)])
+        .collect();
+    let got = changes(&plan, &events);
+    let counts: Vec<(bool, Value)> = got
+        .iter()
+        .map(|c| (negative(c), c.row[1].clone()))
+        .collect();
+    assert_eq!(
+        counts,
+        [
+            (true, i64v(1)),
+            (false, i64v(1)),
+            (false, i64v(2)),
+            (true, i64v(2)),
+            (false, i64v(1)),
+            (false, i64v(2)),
+        ],
+        "{got:?}"
+    );
+
+    let plan = [from_source(
+        "w",
+        "views",
+        &[("x", DataType::Float64), ("ts", DataType::Timestamp)],
+        kafka("views"),
+    )
+    .event_time("ts", 0, LateEvents::Drop)
+    .window(
+        streamform_ir::WindowKind::Tumble { size: 10_000 },
+        &["x", "window_start", "window_end"],
+        &[(AggFunc::Count, None), (AggFunc::CountDistinct, Some("x"))],
+    )
+    .sink()];
+    let mut sim = Simulator::new(&plan).unwrap();
+    for x in [0.0, -0.0, 0.0] {
+        sim.push(&[f64v(x), Value::Timestamp(1000)]).unwrap();
+    }
+    sim.advance_watermark(20_000).unwrap();
+    let out = sim.finish().unwrap();
+    let rows: Vec<(bool, Value, Value)> = out
+        .changes
+        .iter()
+        .map(|c| (negative(&c.to_change()), c.row[3].clone(), c.row[4].clone()))
+        .collect();
+    assert_eq!(
+        rows,
+        [(true, i64v(1), i64v(1)), (false, i64v(2), i64v(1))],
+        "{:?}",
+        out.changes
+    );
 }
 
 fn keyed_view(k: &str, v: i64, ms: i64) -> Vec<Value> {

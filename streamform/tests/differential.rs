@@ -724,6 +724,13 @@ fn times_on_flink_match_the_simulator_with_timestamp_literals_casts_and_extract(
     differential("coverage", "tests/times.yml");
 }
 
+/// A float64 grouping key: 0.0 and -0.0 are two groups on Flink too.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn ratio_counts_on_flink_match_the_simulator_grouping_zero_and_negative_zero_apart() {
+    differential("coverage", "tests/ratio_counts.yml");
+}
+
 /// D14: FLOOR and CEIL of a timestamp to SECOND, MINUTE, HOUR and DAY (a whole time kept by
 /// CEIL, times before 1970, a null) give the same values on Flink.
 #[test]

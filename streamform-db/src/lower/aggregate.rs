@@ -113,7 +113,10 @@ impl Lowering<'_> {
                     format!("the aggregate `{}` over the window's own column is not supported yet", call.name()),
                     "aggregate the input's columns; the window's bounds are in window_start and window_end",
                 )
-                .with_span(w.span.clone()));
+                .with_span(
+                    aggregate_over_window_column(self.query, self.text, call.func.name())
+                        .or_else(|| w.span.clone()),
+                ));
         }
         // An aggregate groups the time attribute away; a window keeps window_time
         // as its output's time attribute when it groups by it.
@@ -315,4 +318,32 @@ impl Lowering<'_> {
             computed,
         ))
     }
+}
+
+/// Where the first call of the aggregate `name` whose argument reads a window column is
+/// written, for the error that refuses it.
+fn aggregate_over_window_column(
+    query: &sqlparser::ast::Query,
+    text: &str,
+    name: &str,
+) -> Option<std::ops::Range<usize>> {
+    use sqlparser::ast::{Expr as SqlExpr, Spanned, visit_expressions};
+    let mut found = None;
+    let _ = visit_expressions(query, |e| {
+        if let SqlExpr::Function(f) = e
+            && f.name.to_string().eq_ignore_ascii_case(name)
+            && streamform_ir::WINDOW_COLUMNS.iter().any(|c| {
+                f.args
+                    .to_string()
+                    .to_ascii_lowercase()
+                    .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+                    .any(|word| word == *c)
+            })
+        {
+            found = crate::sql::byte_span(text, e.span());
+            return std::ops::ControlFlow::Break(());
+        }
+        std::ops::ControlFlow::Continue(())
+    });
+    found
 }

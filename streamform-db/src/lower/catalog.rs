@@ -253,7 +253,7 @@ pub(super) fn with_plain_relation(query: &Query, name: &str) -> Query {
     let mut q = query.clone();
     if let sqlparser::ast::SetExpr::Select(s) = q.body.as_mut()
         && let Some(relation) = s.from.first_mut().map(|t| &mut t.relation)
-        && matches!(relation, TableFactor::TableFunction { .. })
+        && let TableFactor::TableFunction { alias, .. } = relation
         && let Ok(plain) = sqlparser::parser::Parser::parse_sql(
             &sqlparser::dialect::GenericDialect {},
             "SELECT * FROM t",
@@ -262,7 +262,13 @@ pub(super) fn with_plain_relation(query: &Query, name: &str) -> Query {
         && let sqlparser::ast::SetExpr::Select(plain) = *plain.body
         && let Some(from) = plain.from.into_iter().next()
     {
+        // The window table's alias (`... AS w`) names the plain relation, so `w.page`
+        // reads as on a source.
+        let alias = alias.take();
         *relation = from.relation;
+        if let TableFactor::Table { alias: plain, .. } = relation {
+            *plain = alias;
+        }
     }
     if let sqlparser::ast::SetExpr::Select(s) = q.body.as_mut()
         && let Some(TableFactor::Table {

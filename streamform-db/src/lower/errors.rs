@@ -38,6 +38,20 @@ pub(super) fn type_problem(
     at: Option<&str>,
 ) -> Option<(Code, String, String)> {
     let raw = datafusion_message(e);
+    if let Some(rest) = raw.strip_prefix("Source table contains ") {
+        // `FROM source('x') AS s(a, b)` with another number of names than columns.
+        let numbers: Vec<&str> = rest
+            .split(' ')
+            .filter(|w| w.chars().all(|c| c.is_ascii_digit()) && !w.is_empty())
+            .collect();
+        if let [columns, names] = numbers.as_slice() {
+            return Some((
+                Code::OutputColumns,
+                format!("the alias names {names} columns, but the input has {columns}"),
+                "name every column of the input in order, or leave the list out and rename columns in the SELECT list".into(),
+            ));
+        }
+    }
     let help = "combine values of the same kind (numbers with numbers, strings with strings, a timestamp with a timestamp or an INTERVAL), or CAST one side".to_string();
     if let Some(rest) = raw.strip_prefix("Cannot coerce arithmetic expression ") {
         let operands = rest.strip_suffix(" to valid types").unwrap_or(rest);
@@ -156,8 +170,14 @@ pub(super) fn type_problem(
         } else {
             (
                 Code::InvalidAggregate,
-                format!("`{column}` is selected, but is neither in GROUP BY nor inside an aggregate"),
-                "group by it or aggregate it (sum, count, min, max); with GROUP BY, list the columns rather than SELECT *".into(),
+                format!(
+                    "`{column}` is selected, but is neither in GROUP BY nor inside an aggregate"
+                ),
+                if streamform_ir::WINDOW_COLUMNS.contains(&column) {
+                    format!("add `{column}` to the GROUP BY, beside window_start and window_end")
+                } else {
+                    "group by it or aggregate it (sum, count, min, max); with GROUP BY, list the columns rather than SELECT *".into()
+                },
             )
         });
     }

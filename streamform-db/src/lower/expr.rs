@@ -489,6 +489,11 @@ impl Lowering<'_> {
                             )
                             .with_span(self.bare_null()));
                     }
+                    Func::Floor | Func::Ceil
+                        if args.iter().any(|a| a.data_type() == DataType::Timestamp) =>
+                    {
+                        "it takes a number; a timestamp is rounded to a unit: FLOOR(t TO MINUTE), CEIL(t TO HOUR)"
+                    }
                     Func::Abs | Func::Floor | Func::Ceil => "it takes a number",
                     Func::Extract(_) | Func::FloorTo(_) | Func::CeilTo(_) => "it takes a timestamp",
                     Func::Like => "it takes a string and a string pattern",

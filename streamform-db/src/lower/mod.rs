@@ -154,7 +154,7 @@ pub fn lower_model(
             let message = d.message.replace(&format!("'{table}."), "'");
             format!("`{}`: {}", text[at].trim(), message.trim_end_matches('.'))
         });
-        let (code, message, help) = unknown_column(&e, &input_fields)
+        let (code, message, help) = unknown_column(&e, &planned_fields)
             .map(|(m, h)| (Code::UnknownColumn, m, h))
             .or_else(|| type_problem(&e, span.as_ref().map(|at| text[at.clone()].trim())))
             .unwrap_or_else(|| {
@@ -263,7 +263,11 @@ fn retain(l: &mut Lowering<'_>, ms: u64) -> Result<(), Diagnostic> {
     if !keyed {
         return err(
             format!("model `{model}` declares retention, but keeps no state to expire"),
-            "retention applies to a model that keeps state per key (GROUP BY, or upsert over an append input); remove `retention:`",
+            if l.nodes.iter().any(|n| n.id.kind == NodeKind::Window) {
+                "a window frees its state when it fires, so retention does not apply to it; remove `retention:`"
+            } else {
+                "retention applies to a model that keeps state per key (GROUP BY, or upsert over an append input); remove `retention:`"
+            },
         );
     }
     Ok(())

@@ -79,29 +79,15 @@ type Fx = rustc_hash::FxBuildHasher;
 /// The values one count(distinct x) call has seen, per entry.
 pub(crate) type Seen = hashbrown::HashMap<u32, hashbrown::HashSet<Distinct, Fx>, Fx>;
 
-/// A value as Flink's distinct aggregates tell values apart: by `equals`, under which a
-/// double is its bit pattern (0.0 and -0.0 differ, every NaN is one value), unlike SQL's
-/// comparison.
+/// A value as Flink's distinct aggregates tell values apart: as grouping keys are
+/// ([`crate::keyed::same_key_value`]: a double by its bit pattern, 0.0 and -0.0 apart,
+/// every NaN one value), unlike SQL's comparison.
 #[derive(Debug, Clone)]
 pub(crate) struct Distinct(Value);
 
-impl Distinct {
-    fn bits(&self) -> Option<u64> {
-        match &self.0 {
-            Value::Float64(f) if f.0.is_nan() => Some(f64::NAN.to_bits()),
-            Value::Float64(f) => Some(f.0.to_bits()),
-            _ => None,
-        }
-    }
-}
-
 impl PartialEq for Distinct {
     fn eq(&self, other: &Distinct) -> bool {
-        match (self.bits(), other.bits()) {
-            (Some(a), Some(b)) => a == b,
-            (None, None) => self.0 == other.0,
-            _ => false,
-        }
+        crate::keyed::same_key_value(&self.0, &other.0)
     }
 }
 
@@ -109,10 +95,7 @@ impl Eq for Distinct {}
 
 impl std::hash::Hash for Distinct {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        match self.bits() {
-            Some(b) => b.hash(state),
-            None => self.0.hash(state),
-        }
+        crate::keyed::hash_key_value(&self.0, state);
     }
 }
 

@@ -19,6 +19,7 @@ use streamform_ir::Value;
 
 use super::accumulate::Calls;
 use super::window::{Shape, Slot, row_time};
+use crate::keyed::KeyValues;
 use crate::operator::{Fault, Operator, Out, Rec, cmp_rows};
 
 /// One open session of a key.
@@ -33,7 +34,7 @@ pub(crate) struct SessionAggregate {
     gap: i64,
     shape: Shape,
     /// Key values to the key's number.
-    ids: HashMap<Vec<Value>, u32>,
+    ids: HashMap<KeyValues, u32>,
     /// Per key number: its values and its open sessions, by start (they do not overlap).
     keys: Vec<(Vec<Value>, Vec<Session>)>,
     /// Key numbers no longer in use.
@@ -68,16 +69,17 @@ impl SessionAggregate {
 
     /// The number of the key `values`, made for it if it has none.
     fn key_id(&mut self, values: Vec<Value>) -> u32 {
+        let values = KeyValues(values);
         if let Some(&id) = self.ids.get(&values) {
             return id;
         }
         let id = match self.free.pop() {
             Some(id) => {
-                self.keys[id as usize] = (values.clone(), Vec::new());
+                self.keys[id as usize] = (values.0.clone(), Vec::new());
                 id
             }
             None => {
-                self.keys.push((values.clone(), Vec::new()));
+                self.keys.push((values.0.clone(), Vec::new()));
                 u32::try_from(self.keys.len() - 1).unwrap_or(u32::MAX)
             }
         };
@@ -128,6 +130,9 @@ impl Operator for SessionAggregate {
         let t = row_time(&rec, self.shape.time, &self.shape.time_name)?;
         let row: &[Value] = &rec.row;
         let (mut start, mut end) = (t, t.saturating_add(self.gap));
+        if !streamform_ir::time::in_range(end) {
+            return Err(Fault::window_out_of_range(&self.shape.time_name, start));
+        }
         let values: Vec<Value> = self.shape.group.iter().map(|&c| row[c].clone()).collect();
         let id = self.key_id(values);
         let sessions = &mut self.keys[id as usize].1;
@@ -139,7 +144,7 @@ impl Operator for SessionAggregate {
             if self.watermark != i64::MIN && self.watermark >= end - 1 {
                 if sessions.is_empty() {
                     let values = std::mem::take(&mut self.keys[id as usize].0);
-                    self.ids.remove(&values);
+                    self.ids.remove(&KeyValues(values));
                     self.free.push(id);
                 }
                 out.dropped_late();
@@ -196,7 +201,7 @@ impl Operator for SessionAggregate {
                 let values = std::mem::take(&mut self.keys[id as usize].0);
                 let row = self.output(&values, &session);
                 if self.keys[id as usize].1.is_empty() {
-                    self.ids.remove(&values);
+                    self.ids.remove(&KeyValues(values));
                     self.free.push(id);
                 } else {
                     self.keys[id as usize].0 = values;

@@ -293,9 +293,16 @@ impl WindowAggregate {
     /// Counts `row` in the window ending at `end` (not fired), under its key.
     #[inline]
     fn add(&mut self, end: i64, row: &[Value]) -> Result<(), Fault> {
+        let start = self.start_of(end);
         let pane = match self.panes.entry(end) {
             MapEntry::Occupied(o) => o.into_mut(),
-            MapEntry::Vacant(v) => v.insert(self.spare.pop().unwrap_or_default()),
+            MapEntry::Vacant(v) => {
+                // Checked once per window: its bounds must be timestamps.
+                if !(streamform_ir::time::in_range(start) && streamform_ir::time::in_range(end)) {
+                    return Err(Fault::window_out_of_range(&self.time_name, start));
+                }
+                v.insert(self.spare.pop().unwrap_or_default())
+            }
         };
         let key = self.group.iter().map(|&c| &row[c]);
         let entry = match pane.index.find(&self.arena, key.clone()) {

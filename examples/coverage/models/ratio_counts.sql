@@ -1,0 +1,4 @@
+SELECT ratio, COUNT(*) AS n
+FROM source('events')
+WHERE ratio IS NOT NULL
+GROUP BY ratio

@@ -1,0 +1,1 @@
+SELECT p.page FROM source('page_views') AS p(page, b, c)
