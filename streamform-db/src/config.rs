@@ -125,6 +125,10 @@ struct RawFlink {
     /// Where savepoints go, as a URI the cluster can write.
     #[schemars(with = "Option<String>")]
     savepoints: Option<Spanned<String>>,
+    /// Where apply keeps compiled plans: a folder this machine and the SQL Gateway both
+    /// reach, as a `file://` URI.
+    #[schemars(with = "Option<String>")]
+    plans: Option<Spanned<String>>,
     /// A PEM file of CA certificates to trust, relative to the project.
     #[schemars(with = "Option<String>")]
     ca_file: Option<Spanned<String>>,
@@ -286,6 +290,10 @@ pub struct FlinkTarget {
     /// `file:///data/savepoints` or `s3://bucket/savepoints`); the cluster's
     /// `execution.checkpointing.savepoint-dir` when absent.
     pub savepoints: Option<String>,
+    /// `flink.plans`: the folder of compiled plans, a `file://` URI of a folder this machine
+    /// and the SQL Gateway both reach; `.streamform/plans/<target>` in the project when the
+    /// gateway runs on this machine, and none otherwise (docs/deployment.md).
+    pub plans: Option<String>,
     /// `flink.ca_file`: a PEM file of CA certificates to trust for HTTPS, relative to the
     /// project; the system's trust store when absent.
     pub ca_file: Option<String>,
@@ -967,6 +975,21 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
                 .with_help("name a directory every Flink process can write, as a URI: file:///data/savepoints, s3://bucket/savepoints"),
             );
         }
+        if let Some(plans) = &flink.plans
+            && plans
+                .value
+                .strip_prefix("file:///")
+                .is_none_or(|rest| rest.trim().is_empty())
+        {
+            diags.push(
+                Diagnostic::error(
+                    Code::InvalidAddress,
+                    format!("target `{name}`: flink.plans `{}` is not a file:// URI of a folder", streamform_ir::printable(&plans.value)),
+                )
+                .with_span(Some(span_of(plans, text)))
+                .with_help("name a folder this machine and the SQL Gateway both reach (a shared mount), with its absolute path: file:///mnt/flink/plans"),
+            );
+        }
         let auth = match &flink.auth {
             None => None,
             Some(auth) => {
@@ -1055,6 +1078,7 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
                         None => default_jobmanager(&flink.gateway.value).unwrap_or_default(),
                     },
                     savepoints: flink.savepoints.as_ref().map(|s| s.value.clone()),
+                    plans: flink.plans.as_ref().map(|s| s.value.clone()),
                     ca_file: flink.ca_file.as_ref().map(|c| c.value.clone()),
                     auth,
                 }),

@@ -9,21 +9,29 @@
 //!   cannot both run.
 //! - Every job is named `streamform/<project>/<target>` and tagged with the target, the
 //!   generation and the artifact digest (`pipeline.global-job-parameters`).
-//! - State is carried only where Flink carries it: an identical statement set restored
-//!   from a savepoint of the job that ran it (research §2.2). Anything else is refused
-//!   before anything is touched, or rebuilt on request.
-//! - `execution.state-recovery.ignore-unclaimed-state` is never set: it drops state
-//!   silently (research §2.4).
+//! - A target whose gateway reaches a folder this machine writes deploys the application
+//!   as a compiled plan whose stateful operators are pinned from their nodes
+//!   (`crate::compiled`), so state is carried across every change the plan diff calls SAFE
+//!   or COMPATIBLE (DECISIONS D20): the job is stopped with a savepoint and the new plan
+//!   started from it, and an upgrade whose job does not start on it is rolled back to the
+//!   previous plan from the same savepoint. Otherwise state is carried only across an
+//!   identical statement set. Anything else is refused before anything is touched, or
+//!   rebuilt on request (docs/deployment.md).
+//! - `execution.state-recovery.ignore-unclaimed-state` is set only for an upgrade that
+//!   removes stateful operators: every operator the new plan keeps is pinned with the id its
+//!   state is under, so what no operator claims is what the change discards. With Flink's
+//!   own positional ids it would drop state silently (docs/deployment.md).
 //! - A job counts as running once Flink says every vertex runs, not once it is accepted.
 //!
 //! Nothing here reads or writes files: the caller passes the record in and is handed every
 //! new version of it to write before the next call to Flink.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
+use streamform_ir::diff::Classification;
 use streamform_ir::manifest::Manifest;
 use streamform_ir::record::{Action, AppliedRecord, Attempt, Outcome, Savepoint};
 
@@ -146,13 +154,15 @@ impl Seen {
 /// Why apply will not go on; nothing has been touched.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
-    /// The plan's statements changed and Flink cannot carry the job's state across the
+    /// The plan's statements changed and the job's state cannot be carried across the
     /// change.
     Changed {
         /// The recorded job.
         job: String,
         /// Whether it runs.
         running: bool,
+        /// Why the state cannot be carried.
+        why: NotCarried,
     },
     /// The plan is unchanged, but its job ended without a savepoint to continue from.
     StateLost {
@@ -189,6 +199,31 @@ pub enum Refusal {
     },
 }
 
+/// Whether the recorded job's state can be carried into a changed plan (DECISIONS D20),
+/// from what the plan diff and the target allow; [`decide`] adds what the record says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Carry {
+    /// The change keeps the state of every node it keeps: the plan diff is SAFE or
+    /// COMPATIBLE, and the target deploys compiled plans whose operators are pinned.
+    Keeps,
+    /// It cannot be carried.
+    No(NotCarried),
+}
+
+/// Why a changed plan cannot continue from the recorded job's state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotCarried {
+    /// The plan diff's verdict is above COMPATIBLE.
+    Verdict(Classification),
+    /// The recorded job was started from statements rather than a compiled plan whose
+    /// operators are pinned (by an apply before state was carried across changes), so
+    /// Flink could not tell which operator's state is which node's.
+    Unpinned,
+    /// The target deploys from statements: its gateway is not on this machine and it
+    /// declares no `flink.plans` folder that both reach.
+    NoPlans,
+}
+
 /// What apply decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
@@ -222,6 +257,8 @@ pub struct RecordedJob {
     pub artifact: Option<String>,
     /// Whether Streamform stopped it with a savepoint.
     pub stopped: bool,
+    /// Whether it was started from a compiled plan whose operators are pinned.
+    pub pinned: bool,
 }
 
 /// The recorded job and what the cluster says about it.
@@ -269,23 +306,27 @@ fn recorded_job(record: &AppliedRecord) -> Option<RecordedJob> {
             id: a.job_id.clone(),
             artifact: Some(a.artifact.clone()).filter(|a| !a.is_empty()),
             stopped: a.outcome == Outcome::Stopped,
+            pinned: a.operators.is_some(),
         }),
         None if record.attempts.is_empty() => record.jobs.last().map(|j| RecordedJob {
             id: j.clone(),
             artifact: None,
             stopped: false,
+            pinned: false,
         }),
         None => None,
     }
 }
 
-/// Decides what apply does, from the record, what the cluster says and the artifact to
-/// deploy. A pure function: every rule of D12's apply is here.
+/// Decides what apply does, from the record, what the cluster says, the artifact to deploy
+/// and whether the plan diff lets the state be carried into it. A pure function: every rule
+/// of D12's and D20's apply is here.
 pub fn decide(
     record: Option<&AppliedRecord>,
     observed: &Observed,
     desired: &str,
     rebuild: bool,
+    carry: &Carry,
 ) -> Decision {
     if !observed.others.is_empty() {
         return Decision::Refuse(Refusal::Others {
@@ -296,6 +337,7 @@ pub fn decide(
         id: job,
         artifact,
         stopped,
+        pinned,
     }) = &observed.job
     else {
         return Decision::Submit {
@@ -321,6 +363,22 @@ pub fn decide(
         restore_from: own_savepoint.clone(),
         stop_first,
     };
+    // Carrying the recorded job's state into the changed plan (D20): the change keeps it,
+    // and the job's operators were pinned so the new plan's find theirs.
+    let why_not = match (carry, pinned) {
+        (Carry::No(why), _) => Some(why.clone()),
+        (Carry::Keeps, false) => Some(NotCarried::Unpinned),
+        (Carry::Keeps, true) => None,
+    };
+    let changed = |running: bool| {
+        Decision::Refuse(Refusal::Changed {
+            job: job.clone(),
+            running,
+            why: why_not.clone().unwrap_or(NotCarried::Unpinned),
+        })
+    };
+    // The savepoint the recorded job left when Streamform stopped it.
+    let left = record.and_then(|r| r.savepoints.iter().rev().find(|s| &s.job_id == job));
     match &observed.seen {
         Seen::Running(_) if *stopped => Decision::Refuse(Refusal::Stopping { job: job.clone() }),
         Seen::Running(_) | Seen::NotRunning(_) if rebuild => rebuild_after(Some(job.clone())),
@@ -334,10 +392,12 @@ pub fn decide(
             job: job.clone(),
             running: true,
         }),
-        Seen::Running(_) => Decision::Refuse(Refusal::Changed {
-            job: job.clone(),
-            running: true,
-        }),
+        Seen::Running(_) if why_not.is_none() => Decision::Submit {
+            action: Action::Upgrade,
+            restore_from: None,
+            stop_first: Some(job.clone()),
+        },
+        Seen::Running(_) => changed(true),
         Seen::NotRunning(d) => Decision::Refuse(Refusal::NotRunning {
             job: job.clone(),
             state: d.summary.state.clone(),
@@ -349,15 +409,56 @@ pub fn decide(
             job: job.clone(),
             running: false,
         }),
-        Seen::Ended(_) | Seen::Missing if !same => Decision::Refuse(Refusal::Changed {
-            job: job.clone(),
-            running: false,
-        }),
+        Seen::Ended(_) | Seen::Missing if !same && why_not.is_none() => match left {
+            Some(savepoint) if *stopped => Decision::Submit {
+                action: Action::Upgrade,
+                restore_from: Some(savepoint.clone()),
+                stop_first: None,
+            },
+            // Ended without Streamform: no savepoint holds its state.
+            _ => Decision::Refuse(Refusal::StateLost {
+                job: job.clone(),
+                state: observed.seen.state().to_string(),
+            }),
+        },
+        Seen::Ended(_) | Seen::Missing if !same => changed(false),
         seen => Decision::Refuse(Refusal::StateLost {
             job: job.clone(),
             state: seen.state().to_string(),
         }),
     }
+}
+
+/// What apply would decide were the cluster as the record says: the recorded job runs when
+/// its attempt was last seen running, and has ended when it was stopped or ended. `plan`
+/// says this without asking the cluster; apply asks, and may find otherwise.
+pub fn expected(record: Option<&AppliedRecord>, desired: &str, carry: &Carry) -> Decision {
+    let job = record.and_then(recorded_job);
+    let attempt = record.and_then(AppliedRecord::current);
+    let detail = |state: &str| JobDetail {
+        summary: JobSummary {
+            id: job.as_ref().map(|j| j.id.clone()).unwrap_or_default(),
+            name: attempt.map(|a| a.job_name.clone()).unwrap_or_default(),
+            state: state.to_string(),
+            start_time: 0,
+        },
+        vertices_running: 0,
+        vertices: 0,
+    };
+    let seen = match (attempt.map(|a| a.outcome), &job) {
+        (Some(Outcome::Running), _) => Seen::Running(detail("RUNNING")),
+        // A record_version 1 job was running when last recorded.
+        (None, Some(_)) => Seen::Running(detail("RUNNING")),
+        (Some(Outcome::Stopped), _) => Seen::Ended(detail("FINISHED")),
+        (Some(Outcome::Ended), _) => Seen::Ended(detail("ENDED")),
+        _ => Seen::Missing,
+    };
+    let observed = Observed {
+        job,
+        seen,
+        others: Vec::new(),
+    };
+    decide(record, &observed, desired, false, carry)
 }
 
 /// What happens as a lifecycle operation goes, for the caller to print.
@@ -426,6 +527,22 @@ pub enum Event<'a> {
     Running {
         /// The job.
         job: &'a str,
+    },
+    /// An upgrade that did not start on its savepoint was undone: the previous plan runs
+    /// again from the same savepoint, as job `job`.
+    RolledBack {
+        /// The job of the previous plan, started again.
+        job: &'a str,
+        /// The savepoint both started from.
+        savepoint: &'a str,
+    },
+    /// The compiled plan the job starts from was written, with its stateful operators
+    /// pinned.
+    Compiled {
+        /// Where Flink reads it.
+        plan: &'a str,
+        /// How many operator identities were pinned.
+        pinned: usize,
     },
     /// Flink reports the job restored from this savepoint.
     Restored {
@@ -524,6 +641,22 @@ pub enum Failure {
     },
     /// The record could not be written.
     Record(String),
+    /// The compiled plan could not be read, pinned or written (nothing was stopped or
+    /// started).
+    Plan(String),
+    /// An upgrade's job did not start on its savepoint; it was cancelled and the previous
+    /// plan started again from the same savepoint.
+    RolledBack {
+        /// The upgrade's job.
+        job: String,
+        /// Why it was undone, in Flink's words or ours.
+        reason: Vec<String>,
+        /// The savepoint.
+        savepoint: String,
+        /// The job of the previous plan, running again; `None` when it could not be
+        /// started (then nothing of the application runs, and the savepoint is kept).
+        restarted: Option<String>,
+    },
 }
 
 /// Which step a Flink call belonged to.
@@ -549,6 +682,26 @@ pub struct Deployer<'a> {
     pub savepoints: Option<&'a str>,
     /// How long to wait for a job to run or a savepoint to complete.
     pub wait: Duration,
+    /// How this target deploys as a compiled plan; `None` when it deploys the statements
+    /// themselves (docs/deployment.md).
+    pub compiling: Option<Compiling<'a>>,
+    /// For Streamform's own tests: treat every restore as unconfirmed, to exercise the
+    /// rollback (`STREAMFORM_TEST_FAULT=unconfirmed-restore`); a real cluster cannot be made
+    /// to run a job without reporting its savepoint.
+    pub distrust_restores: bool,
+}
+
+/// Where compiled plans go and how the caller reads and writes them: the deployer itself
+/// touches no file.
+pub struct Compiling<'a> {
+    /// The folder as Flink reads it, a `file://` URI without a trailing `/`.
+    pub uri: String,
+    /// Reads the file of the folder with this name.
+    pub read: &'a dyn Fn(&str) -> Result<String, String>,
+    /// Writes the file of the folder with this name.
+    pub write: &'a dyn Fn(&str, &str) -> Result<(), String>,
+    /// Every model of the application, in dependency order.
+    pub models: &'a [streamform_ir::ModelPlan],
 }
 
 /// Called with every new version of the record; it must be written before this returns.
@@ -632,10 +785,12 @@ impl Deployer<'_> {
         record: &mut AppliedRecord,
         app: &Application,
         manifest: &Manifest,
+        carrying: (&Carry, &BTreeMap<String, String>),
         rebuild: bool,
         save: &mut Save<'_>,
         report: &mut Report<'_>,
     ) -> Result<Decision, Failure> {
+        let (carry, continues) = carrying;
         self.settle(record, save, report)?;
         let observing = |error| Failure::Flink {
             during: Step::Observing,
@@ -663,7 +818,7 @@ impl Deployer<'_> {
             observed.job = recorded_job(record);
         }
         let desired = artifact(app);
-        let decision = decide(Some(record), &observed, &desired, rebuild);
+        let decision = decide(Some(record), &observed, &desired, rebuild, carry);
         // A recorded job that ended without Streamform is written down as such.
         if let (
             Some(RecordedJob {
@@ -707,12 +862,11 @@ impl Deployer<'_> {
         self.submit(
             gateway,
             record,
-            app,
-            manifest,
+            (app, manifest, &desired),
             *action,
             restore_from.clone(),
             stop_first.as_deref(),
-            &desired,
+            continues,
             save,
             report,
         )?;
@@ -838,20 +992,22 @@ impl Deployer<'_> {
         Ok(path)
     }
 
-    /// Runs the application's tables and views in a new session, stops `stop_first` with a
-    /// savepoint, records the attempt, submits the statement set under the attempt's job
-    /// id, waits until the job runs and, for a restore, checks that Flink restored it.
+    /// Runs the application's tables and views in a new session, compiles the statement set
+    /// into a plan and pins its operators (on a target that deploys compiled plans), stops
+    /// `stop_first` with a savepoint, records the attempt, submits the plan (or the
+    /// statement set) under the attempt's job id, waits until the job runs and, for a
+    /// restore, checks that Flink restored it. An upgrade that does not start on its
+    /// savepoint is rolled back: the previous plan starts again from the same savepoint.
     #[allow(clippy::too_many_arguments)]
     fn submit(
         &self,
         gateway: &GatewayClient,
         record: &mut AppliedRecord,
-        app: &Application,
-        manifest: &Manifest,
+        (app, manifest, desired): (&Application, &Manifest, &str),
         action: Action,
         restore_from: Option<Savepoint>,
         stop_first: Option<&str>,
-        desired: &str,
+        continues: &BTreeMap<String, String>,
         save: &mut Save<'_>,
         report: &mut Report<'_>,
     ) -> Result<(), Failure> {
@@ -879,43 +1035,235 @@ impl Deployer<'_> {
             .first()
             .copied()
             .expect("an application with sinks has a statement set");
+        // A pending attempt Flink does not know lends its generation: its id is the fence.
+        let generation = match record.pending() {
+            Some(p) => p.generation,
+            None => record.next_generation(),
+        };
+        // The attempt whose job's state this one starts from: its operators' uids are kept.
+        let origin = restore_from
+            .as_ref()
+            .map(|s| s.job_id.as_str())
+            .or(stop_first)
+            .and_then(|job| record.attempts.iter().rev().find(|a| a.job_id == job))
+            .cloned();
+        // A job started from statements is restored from statements: its operators are not
+        // pinned, so no compiled plan could find their state.
+        let compiled = match &self.compiling {
+            Some(c)
+                if action != Action::Restore
+                    || origin.as_ref().is_some_and(|o| o.operators.is_some()) =>
+            {
+                let uid_of = |identity: &str| {
+                    let was = continues.get(identity).map_or(identity, String::as_str);
+                    origin
+                        .as_ref()
+                        .and_then(|o| o.operators.as_ref())
+                        .and_then(|ops| ops.get(was))
+                        .cloned()
+                        .unwrap_or_else(|| identity.to_string())
+                };
+                Some(self.compile(&session, c, set, desired, generation, uid_of, report)?)
+            }
+            _ => None,
+        };
         let stopped = match stop_first {
             Some(job) => Some((job.to_string(), self.stop(record, job, save, report)?)),
             None => None,
         };
-        // A pending attempt Flink does not know lends its generation: its id is the fence.
-        let generation = match record.pending() {
-            Some(p) => {
-                let g = p.generation;
-                record.attempts.pop();
-                g
-            }
-            None => record.next_generation(),
+        // The savepoint the job starts from: the one given, or the one just taken when an
+        // upgrade replaces a running job.
+        let restore_from = match (action, &stopped) {
+            (Action::Upgrade, Some((_, path))) => Some(path.clone()),
+            _ => restore_from.as_ref().map(|s| s.path.clone()),
         };
+        if record.pending().is_some() {
+            record.attempts.pop();
+        }
         let lineage = record.lineage.clone().expect("a record_version 2 record");
+        let (plan, operators) = match &compiled {
+            Some((plan, operators)) => (Some(plan.clone()), Some(operators.clone())),
+            None => (None, None),
+        };
         let attempt = Attempt {
             generation,
             job_id: job_id(&lineage, generation),
             job_name: self.name(),
             action,
-            restore_from: restore_from.as_ref().map(|s| s.path.clone()),
+            restore_from: restore_from.clone(),
             artifact: desired.to_string(),
             application_digest: manifest.application_digest.clone(),
             submitted_at: now(),
             outcome: Outcome::Pending,
             reason: None,
             manifest: Some(manifest.clone()),
+            plan,
+            operators,
         };
+        // State of operators the new plan no longer has (a removed model's, a source no
+        // model reads any more): every operator the plan keeps is pinned with the id its
+        // state is under, so what no operator claims is exactly what the change discards.
+        let kept: BTreeSet<&String> = attempt.operators.iter().flat_map(|o| o.values()).collect();
+        let discards = action == Action::Upgrade
+            && origin
+                .as_ref()
+                .and_then(|o| o.operators.as_ref())
+                .is_some_and(|old| old.values().any(|uid| !kept.contains(uid)));
+        let result = self.start(
+            &session,
+            record,
+            (&attempt, discards),
+            set,
+            stopped.clone(),
+            save,
+            report,
+        );
+        drop(session);
+        match (result, action, &origin, restore_from) {
+            // An upgrade whose job did not start on its savepoint: the previous plan runs
+            // again from the same savepoint.
+            (
+                Err(Failure::NotRestored { job, reported, .. }),
+                Action::Upgrade,
+                Some(origin),
+                Some(savepoint),
+            ) => Err(self.roll_back(
+                gateway,
+                record,
+                origin,
+                (
+                    &job,
+                    vec![format!(
+                        "Flink did not report starting from {savepoint}: {}",
+                        reported.as_deref().unwrap_or("no savepoint")
+                    )],
+                ),
+                &savepoint,
+                save,
+                report,
+            )),
+            (
+                Err(Failure::FailedAtStart {
+                    job, reason, state, ..
+                }),
+                Action::Upgrade,
+                Some(origin),
+                Some(savepoint),
+            ) => Err(self.roll_back(
+                gateway,
+                record,
+                origin,
+                (
+                    &job,
+                    if reason.is_empty() {
+                        vec![state]
+                    } else {
+                        reason
+                    },
+                ),
+                &savepoint,
+                save,
+                report,
+            )),
+            (result, ..) => result,
+        }
+    }
+
+    /// Compiles the statement set into a plan in the session, pins its stateful operators
+    /// with `uid_of`, and writes the pinned plan beside it. Returns where Flink reads the
+    /// pinned plan and the operators pinned. Nothing has been stopped yet.
+    #[allow(clippy::too_many_arguments)]
+    fn compile(
+        &self,
+        session: &Session<'_>,
+        compiling: &Compiling<'_>,
+        set: &Statement,
+        desired: &str,
+        generation: u64,
+        uid_of: impl Fn(&str) -> String,
+        report: &mut Report<'_>,
+    ) -> Result<(String, crate::compiled::OperatorIds), Failure> {
+        let base = format!("{}-g{generation}", artifact_tag(desired));
+        let compiled_name = format!("{base}.compiled.json");
+        let pinned_name = format!("{base}.json");
+        let compile = Statement {
+            kind: crate::StatementKind::Plan,
+            sql: set.sql.replacen(
+                "EXECUTE STATEMENT SET",
+                &format!(
+                    "COMPILE PLAN {} FOR STATEMENT SET",
+                    crate::sql::string_literal(&format!("{}/{compiled_name}", compiling.uri))
+                ),
+                1,
+            ),
+        };
+        // An attempt that never ran may have left its file: compile it again.
+        let mut config = BTreeMap::new();
+        config.insert("table.plan.force-recompile".to_string(), "true".to_string());
+        session
+            .run(&compile, &config)
+            .map_err(|error| Failure::Statement {
+                error,
+                stopped: None,
+            })?;
+        let text = (compiling.read)(&compiled_name).map_err(Failure::Plan)?;
+        let tables = crate::generate::operator_tables(compiling.models);
+        let pinned = crate::compiled::pin(&text, compiling.models, &tables, uid_of)
+            .map_err(|e| Failure::Plan(e.to_string()))?;
+        (compiling.write)(&pinned_name, &pinned.plan).map_err(Failure::Plan)?;
+        let uri = format!("{}/{pinned_name}", compiling.uri);
+        report(Event::Compiled {
+            plan: &uri,
+            pinned: pinned.operators.len(),
+        });
+        Ok((uri, pinned.operators))
+    }
+
+    /// Records `attempt` and starts its job: its compiled plan, or the statement set. Waits
+    /// until it runs.
+    #[allow(clippy::too_many_arguments)]
+    fn start(
+        &self,
+        session: &Session<'_>,
+        record: &mut AppliedRecord,
+        (attempt, discards): (&Attempt, bool),
+        set: &Statement,
+        stopped: Option<(String, String)>,
+        save: &mut Save<'_>,
+        report: &mut Report<'_>,
+    ) -> Result<(), Failure> {
         record.attempts.push(attempt.clone());
         save_record(save, record)?;
+        let restore = record
+            .savepoints
+            .iter()
+            .find(|s| Some(&s.path) == attempt.restore_from.as_ref())
+            .cloned();
         report(Event::Submitting {
             job: &attempt.job_id,
-            generation,
-            action,
-            restore_from: restore_from.as_ref(),
+            generation: attempt.generation,
+            action: attempt.action,
+            restore_from: restore.as_ref(),
         });
-        let config = job_config(self.application, self.target, &attempt);
-        match session.run(set, &config) {
+        let mut config = job_config(self.application, self.target, attempt);
+        if discards {
+            config.insert(
+                "execution.state-recovery.ignore-unclaimed-state".into(),
+                "true".into(),
+            );
+        }
+        let execute;
+        let statement = match &attempt.plan {
+            Some(plan) => {
+                execute = Statement {
+                    kind: crate::StatementKind::Plan,
+                    sql: format!("EXECUTE PLAN {}", crate::sql::string_literal(plan)),
+                };
+                &execute
+            }
+            None => set,
+        };
+        match session.run(statement, &config) {
             Ok(got) => {
                 if let Some(got) = got
                     && got != attempt.job_id
@@ -926,19 +1274,29 @@ impl Deployer<'_> {
                     });
                 }
                 report(Event::Accepted {
-                    statement: set,
+                    statement,
                     job: Some(&attempt.job_id),
                 });
             }
             Err(failed) => {
                 let duplicate = matches!(&failed.error, FlinkError::Rejected { reason }
                     if reason.iter().any(|l| l.contains("DuplicateJobSubmissionException")));
-                if let (FlinkError::Rejected { .. }, false) = (&failed.error, duplicate) {
+                if let (FlinkError::Rejected { reason }, false) = (&failed.error, duplicate) {
                     let last = record.attempts.last_mut().expect("just pushed");
                     last.outcome = Outcome::Failed;
                     last.manifest = None;
                     last.reason = Some(reason_text(&[failed.error.to_string()]));
                     save_record(save, record)?;
+                    // A plan Flink refuses at submission (its state does not map) is a
+                    // failed start, which an upgrade rolls back.
+                    if attempt.action == Action::Upgrade {
+                        return Err(Failure::FailedAtStart {
+                            job: attempt.job_id.clone(),
+                            state: "FAILED".into(),
+                            reason: reason.clone(),
+                            stopped,
+                        });
+                    }
                     return Err(Failure::Statement {
                         error: failed,
                         stopped,
@@ -956,8 +1314,76 @@ impl Deployer<'_> {
                 }
             }
         }
-        drop(session);
-        self.wait_until_running(record, &attempt, stopped, save, report)
+        self.wait_until_running(record, attempt, stopped, save, report)
+    }
+
+    /// Starts `origin`'s compiled plan again from `savepoint`, after the upgrade `failed`
+    /// did not start on it. Returns the failure apply reports.
+    #[allow(clippy::too_many_arguments)]
+    fn roll_back(
+        &self,
+        gateway: &GatewayClient,
+        record: &mut AppliedRecord,
+        origin: &Attempt,
+        (failed, reason): (&str, Vec<String>),
+        savepoint: &str,
+        save: &mut Save<'_>,
+        report: &mut Report<'_>,
+    ) -> Failure {
+        let failure = |restarted: Option<String>| Failure::RolledBack {
+            job: failed.to_string(),
+            reason: reason.clone(),
+            savepoint: savepoint.to_string(),
+            restarted,
+        };
+        let Some(lineage) = record.lineage.clone() else {
+            return failure(None);
+        };
+        let Ok(session) = Session::open(gateway) else {
+            return failure(None);
+        };
+        let generation = record.next_generation();
+        let attempt = Attempt {
+            generation,
+            job_id: job_id(&lineage, generation),
+            job_name: self.name(),
+            action: Action::Restore,
+            restore_from: Some(savepoint.to_string()),
+            artifact: origin.artifact.clone(),
+            application_digest: origin.application_digest.clone(),
+            submitted_at: now(),
+            outcome: Outcome::Pending,
+            reason: None,
+            manifest: record.manifest.clone(),
+            plan: origin.plan.clone(),
+            operators: origin.operators.clone(),
+        };
+        // Only a compiled plan can be started again without its statements.
+        let Some(plan) = &origin.plan else {
+            return failure(None);
+        };
+        let set = Statement {
+            kind: crate::StatementKind::Plan,
+            sql: format!("EXECUTE PLAN {}", crate::sql::string_literal(plan)),
+        };
+        match self.start(
+            &session,
+            record,
+            (&attempt, false),
+            &set,
+            None,
+            save,
+            report,
+        ) {
+            Ok(()) => {
+                report(Event::RolledBack {
+                    job: &attempt.job_id,
+                    savepoint,
+                });
+                failure(Some(attempt.job_id))
+            }
+            Err(_) => failure(None),
+        }
     }
 
     /// Waits until `attempt`'s job runs, then records it as the running deployment. A job
@@ -1036,7 +1462,9 @@ impl Deployer<'_> {
                     stopped: stopped.clone(),
                 })?
                 .restored_from;
-            if reported.as_deref() != Some(savepoint.as_str()) {
+            if reported.as_deref() != Some(savepoint.as_str())
+                || (self.distrust_restores && attempt.action == Action::Upgrade)
+            {
                 let cancelled = self.jobs.cancel(job).is_ok();
                 let last = record.attempts.last_mut().expect("the attempt");
                 last.outcome = Outcome::Failed;
@@ -1235,6 +1663,7 @@ pub fn status(
             id,
             artifact,
             stopped,
+            ..
         }) => {
             let state = observed.seen.state().to_string();
             let detail = match &observed.seen {

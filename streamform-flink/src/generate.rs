@@ -37,6 +37,9 @@ pub enum StatementKind {
     Sink(String),
     /// The one `EXECUTE STATEMENT SET` holding every INSERT INTO.
     StatementSet,
+    /// `COMPILE PLAN` or `EXECUTE PLAN` of the statement set, which apply runs instead of
+    /// it on a target that deploys compiled plans (never part of `build`'s script).
+    Plan,
 }
 
 /// One statement of the application, ending with `;`.
@@ -469,6 +472,39 @@ pub fn sink_table_name(model: &str) -> String {
     format!("sink_{model}")
 }
 
+/// The tables of the application that a compiled plan's sources read and sinks write, with
+/// the operator identity each stands for ([`crate::compiled`]): a source's table (its raw
+/// table when late events are dropped) for the source, a sink's table for its model's Sink
+/// node.
+pub fn operator_tables(plans: &[ModelPlan]) -> std::collections::BTreeMap<String, String> {
+    let mut tables = std::collections::BTreeMap::new();
+    for plan in plans {
+        if let Some(first) = plan.nodes.first()
+            && let Operator::Source {
+                name, event_time, ..
+            } = &first.op
+        {
+            let drops = event_time
+                .as_ref()
+                .is_some_and(|t| t.late == LateEvents::Drop);
+            let table = if drops {
+                raw_table_name(name)
+            } else {
+                name.clone()
+            };
+            tables.insert(table, crate::compiled::source_identity(name));
+        }
+        let sink = plan.sink();
+        if let Operator::Sink {
+            target: Some(_), ..
+        } = &sink.op
+        {
+            tables.insert(sink_table_name(&plan.name), sink.id.to_string());
+        }
+    }
+    tables
+}
+
 /// Whether `e` takes a remainder of float64 values, which Flink's MOD does not accept.
 fn float_modulo(e: &Expr) -> bool {
     match e {
@@ -852,7 +888,7 @@ fn view_query(plan: &ModelPlan, upstream: &[Field], written_out: Option<String>)
                     format!(
                         "{} AS {}",
                         aggregate_call(c, input_schema),
-                        ident(&c.name())
+                        ident(&tagged(c, &node.id))
                     )
                 }));
                 // Retention as Flink's state TTL on the aggregate, keyed by the name of what
@@ -877,7 +913,7 @@ fn view_query(plan: &ModelPlan, upstream: &[Field], written_out: Option<String>)
                 if !keys.is_empty() {
                     let _ = write!(q, " GROUP BY {}", keys.join(", "));
                 }
-                q
+                untagged(&q, group_by, calls, &node.id, i)
             }
             Operator::Window {
                 window,
@@ -888,7 +924,16 @@ fn view_query(plan: &ModelPlan, upstream: &[Field], written_out: Option<String>)
                     0 => upstream,
                     _ => &plan.nodes[i - 1].schema,
                 };
-                window_query(&query, &base, window, group_by, calls, input_schema)
+                let q = window_query(
+                    &query,
+                    &base,
+                    window,
+                    group_by,
+                    calls,
+                    input_schema,
+                    &node.id,
+                );
+                untagged(&q, group_by, calls, &node.id, i)
             }
             Operator::Deduplicate { key } => keep_last_row(&from, key, &node.schema, i),
             Operator::Sort { .. } => unreachable!("ORDER BY is refused before generation"),
@@ -912,6 +957,7 @@ fn window_query(
     group_by: &[String],
     calls: &[AggCall],
     input: &[Field],
+    id: &NodeId,
 ) -> String {
     use streamform_ir::WindowKind;
     let data = match query {
@@ -954,12 +1000,36 @@ fn window_query(
     cols.extend(
         calls
             .iter()
-            .map(|c| format!("{} AS {}", aggregate_call(c, input), ident(&c.name()))),
+            .map(|c| format!("{} AS {}", aggregate_call(c, input), ident(&tagged(c, id)))),
     );
     format!(
         "SELECT {} FROM TABLE({tvf}) GROUP BY {}",
         cols.join(", "),
         keys.join(", ")
+    )
+}
+
+/// The name an aggregate call's result gets inside the aggregating query: the call's name
+/// followed by its node's id in brackets. Flink keeps it as the call's name in the compiled
+/// plan, which is how a stateful operator there is told to be this node (docs/deployment.md,
+/// "Which changes keep their state"); the query around it gives the columns their plain names.
+pub fn tagged(call: &AggCall, node: &NodeId) -> String {
+    format!("{} [{node}]", call.name())
+}
+
+/// `q`, an aggregating query whose call results carry their [`tagged`] names, wrapped in a
+/// query that names them as the plan does.
+fn untagged(q: &str, group_by: &[String], calls: &[AggCall], id: &NodeId, i: usize) -> String {
+    let mut cols: Vec<String> = group_by.iter().map(|k| ident(k)).collect();
+    cols.extend(
+        calls
+            .iter()
+            .map(|c| format!("{} AS {}", ident(&tagged(c, id)), ident(&c.name()))),
+    );
+    format!(
+        "SELECT {} FROM ({q}) AS {}",
+        cols.join(", "),
+        ident(&format!("calls{i}"))
     )
 }
 

@@ -13,6 +13,7 @@
 
 #![warn(missing_docs)]
 
+pub mod compiled;
 pub mod deploy;
 pub mod gateway;
 pub mod generate;
@@ -24,6 +25,6 @@ pub use generate::{
     Application, Finding, FindingKind, KafkaSettings, Statement, StatementKind, Subject, generate,
 };
 
-/// What `plan` notes when the target's backend is Flink and the verdict is above SAFE:
-/// Flink SQL restores state only for an unchanged query, so any change is a rebuild there.
-pub const STATE_NOTE: &str = "the flink backend does not carry state across a changed query; on this target the action is a rebuild, and the classification tells you what a rebuild costs";
+/// What `plan --against` notes when the running plan ran on Flink and the verdict is above
+/// SAFE; with a target, `plan` says what apply would do there instead.
+pub const STATE_NOTE: &str = "on a flink target, apply carries the state across SAFE and COMPATIBLE changes when it deploys compiled plans, and refuses the rest without --rebuild; `plan --target` says what it would do there";

@@ -314,6 +314,9 @@ pub struct PlanDiff {
     pub models: Vec<ModelDiff>,
     /// Hints that name no running node.
     pub unused_hints: Vec<UnusedHint>,
+    /// Each desired node that continues a running node, with that node's id (its own id,
+    /// or the one a hint paired it with): what a deployment carries each node's state from.
+    pub continues: BTreeMap<String, String>,
 }
 
 impl PlanDiff {
@@ -333,6 +336,7 @@ impl PlanDiff {
                 })
                 .collect(),
             unused_hints: Vec::new(),
+            continues: BTreeMap::new(),
         }
     }
 }
@@ -443,6 +447,11 @@ pub fn diff(running: &Manifest, desired: &Manifest, hints: &Hints) -> PlanDiff {
         verdict: max_of(models.iter().map(|m| m.verdict)),
         models,
         unused_hints,
+        continues: matching
+            .desired_to_running
+            .iter()
+            .map(|(d, r)| (d.clone(), r.clone()))
+            .collect(),
     }
 }
 

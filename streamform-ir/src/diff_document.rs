@@ -142,6 +142,37 @@ pub struct DiffDocument {
     pub warnings: Vec<DiffWarning>,
     /// What the target's backend does with the verdict; `null` when there is nothing to say.
     pub note: Option<String>,
+    /// What `apply` would do on the target, decided as apply decides from the applied
+    /// record (without asking the cluster); absent with `--against` and no target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub apply: Option<ApplyPlan>,
+}
+
+/// What `apply` would do on the target (DECISIONS D20): `plan` exits 0 exactly when apply
+/// would go on without `--rebuild`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct ApplyPlan {
+    /// The action.
+    pub action: ApplyAction,
+    /// What it means here, as `plan` prints it.
+    pub detail: String,
+}
+
+/// An action of `apply`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ApplyAction {
+    /// Nothing runs yet: start the plan with empty state.
+    Start,
+    /// The recorded job runs this plan already.
+    Nothing,
+    /// Start this plan from the savepoint a job running it left.
+    Restore,
+    /// Carry the recorded job's state into the changed plan.
+    Carry,
+    /// Refuse, touching nothing (`--rebuild` starts the plan with empty state).
+    Refuse,
 }
 
 impl DiffDocument {
@@ -167,6 +198,7 @@ impl DiffDocument {
             models: diff.models.clone(),
             warnings: Vec::new(),
             note: None,
+            apply: None,
         }
     }
 
@@ -273,6 +305,9 @@ impl DiffDocument {
             push_line(&mut out, format!("verdict: {}", self.verdict));
         } else {
             push_line(&mut out, format!("verdict: {} ({counts})", self.verdict));
+        }
+        if let Some(apply) = &self.apply {
+            push_line(&mut out, format!("apply: {}", apply.detail));
         }
         if let Some(note) = &self.note {
             push_line(&mut out, format!("note: {note}"));

@@ -220,7 +220,7 @@ impl Document {
     fn reads(self) -> &'static [u32] {
         match self {
             Document::Manifest => &[MANIFEST_VERSION],
-            Document::Record | Document::RecordV1 => &[1, crate::record::RECORD_VERSION],
+            Document::Record | Document::RecordV1 => &[1, 2, crate::record::RECORD_VERSION],
         }
     }
 

@@ -4,15 +4,18 @@
 //! Spec: plan diff reference, "The applied record" (streamform-docs lines 1518-1535); the
 //! protocol rules (1719-1745): version first, another version or an unknown field refused.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::manifest::{
     Document, Manifest, ManifestError, check_version, describe_json, parse_object,
 };
 
-/// The `record_version` this build writes. It reads 1 as well: a record written before
-/// deployments were tracked, whose jobs are unpinned.
-pub const RECORD_VERSION: u32 = 2;
+/// The `record_version` this build writes. It reads 1 as well (a record written before
+/// deployments were tracked, whose jobs are unpinned) and 2 (before attempts recorded the
+/// compiled plan they ran and how its operators were pinned).
+pub const RECORD_VERSION: u32 = 3;
 
 // The shapes `check` holds the record's fields to, for the published schema.
 const JOB_ID: &str = "^[0-9a-f]{32}$";
@@ -97,6 +100,15 @@ pub struct Attempt {
     /// manifest once the job is seen running).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub manifest: Option<Manifest>,
+    /// The compiled plan the job was started from, where Flink reads it (record_version 3;
+    /// absent for a job started from the statements themselves).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<String>,
+    /// How the compiled plan's stateful operators were pinned: each operator identity (a
+    /// node id, or `source:<name>`) with the uid its operators got (record_version 3;
+    /// absent for a job started from the statements, whose operators are not pinned).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operators: Option<BTreeMap<String, String>>,
 }
 
 /// Why an attempt started a job.
@@ -109,6 +121,10 @@ pub enum Action {
     Restore,
     /// With empty state on purpose (`apply --rebuild`).
     Rebuild,
+    /// From a savepoint of a job running an earlier plan: the change keeps the state of every
+    /// node it keeps (SAFE or COMPATIBLE), and the compiled plan's operators are pinned so
+    /// that each finds its own.
+    Upgrade,
 }
 
 /// What became of an attempt.
@@ -192,6 +208,12 @@ impl AppliedRecord {
         if self.record_version == RECORD_VERSION {
             return self;
         }
+        // A version 2 record is this one without the compiled plans: its jobs ran
+        // statements.
+        if self.record_version == 2 {
+            self.record_version = RECORD_VERSION;
+            return self;
+        }
         self.record_version = RECORD_VERSION;
         self.application = Some(application.to_string());
         self.lineage = Some(lineage.to_string());
@@ -213,6 +235,8 @@ impl AppliedRecord {
                 outcome: Outcome::Running,
                 reason: None,
                 manifest: None,
+                plan: None,
+                operators: None,
             });
         }
         self
@@ -399,9 +423,7 @@ impl AppliedRecord {
                 ("savepoints", !self.savepoints.is_empty()),
             ];
             if let Some((field, _)) = extra.iter().find(|(_, present)| *present) {
-                return inconsistent(format!(
-                    "`{field}` belongs to record_version {RECORD_VERSION}"
-                ));
+                return inconsistent(format!("`{field}` belongs to record_version 2 and later"));
             }
             return Ok(());
         }
@@ -582,6 +604,8 @@ mod tests {
             outcome: Outcome::Stopped,
             reason: None,
             manifest: None,
+            plan: None,
+            operators: None,
         });
         record.savepoints.push(Savepoint {
             path: "file:/tmp/savepoints/savepoint-9d1f2c-0b224d9311e6".into(),
@@ -644,7 +668,7 @@ mod tests {
             AppliedRecord::from_json(&with_lineage)
                 .unwrap_err()
                 .to_string(),
-            "the applied record does not have the shape of record_version 1: `lineage` belongs to record_version 2"
+            "the applied record does not have the shape of record_version 1: `lineage` belongs to record_version 2 and later"
         );
         let without_manifest = format!(
             "{}}}\n",
@@ -677,17 +701,40 @@ mod tests {
     }
 
     #[test]
+    fn a_version_2_record_reads_as_version_3_whose_attempts_ran_statements() {
+        let v2 = record()
+            .to_json_pretty()
+            .replace("\"record_version\": 3", "\"record_version\": 2");
+        let read = AppliedRecord::from_json(&v2).unwrap();
+        assert_eq!(read.record_version, 2);
+        let upgraded = read.upgraded("customer-metrics", "ffffffffffffffff");
+        assert_eq!(upgraded, record());
+        assert_eq!(upgraded.attempts[0].operators, None);
+        // A version 3 attempt keeps its compiled plan and how its operators were pinned.
+        let mut pinned = record();
+        pinned.attempts[0].plan = Some("file:///plans/ababababab-g1.json".into());
+        pinned.attempts[0].operators = Some(BTreeMap::from([(
+            "source:orders".to_string(),
+            "source:orders".to_string(),
+        )]));
+        assert_eq!(
+            AppliedRecord::from_json(&pinned.to_json_pretty()).unwrap(),
+            pinned
+        );
+    }
+
+    #[test]
     fn refuses_another_version_an_unknown_field_and_a_bad_manifest() {
         let text = record().to_json_pretty();
-        let v3 = text.replace("\"record_version\": 2", "\"record_version\": 3");
+        let v4 = text.replace("\"record_version\": 3", "\"record_version\": 4");
         assert_eq!(
-            AppliedRecord::from_json(&v3).unwrap_err().to_string(),
-            "the applied record has record_version 3; this build speaks record_version 2 (and reads record_version 1)"
+            AppliedRecord::from_json(&v4).unwrap_err().to_string(),
+            "the applied record has record_version 4; this build speaks record_version 3 (and reads record_version 1, 2)"
         );
         let extra = text.replace("\"backend\"", "\"operator\": \"me\",\n  \"backend\"");
         let err = AppliedRecord::from_json(&extra).unwrap_err().to_string();
         assert!(
-            err.starts_with("the applied record does not have the shape of record_version 2: unknown field `operator`"),
+            err.starts_with("the applied record does not have the shape of record_version 3: unknown field `operator`"),
             "{err}"
         );
         assert!(
@@ -793,7 +840,7 @@ mod tests {
             (
                 "\"9d1f2c4b7a3e5f600000000000000001\"\n  ],",
                 "\"9d1f2c4b7a3e5f600000000000000001\", \"9d1f2c4b7a3e5f600000000000000001\"\n  ],",
-                "it lists 2 jobs; a record_version 2 record names the one job running (or last run) its plan",
+                "it lists 2 jobs; a record_version 3 record names the one job running (or last run) its plan",
             ),
             (
                 "\"9d1f2c4b7a3e5f600000000000000001\"\n  ],",
@@ -811,7 +858,7 @@ mod tests {
             assert_eq!(
                 AppliedRecord::from_json(&bad).unwrap_err().to_string(),
                 format!(
-                    "the applied record does not have the shape of record_version 2: {message}"
+                    "the applied record does not have the shape of record_version 3: {message}"
                 )
             );
         }

@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use streamform_db::Database;
 use streamform_db::Project;
-use streamform_db::db::{application_manifest, project_config};
+use streamform_db::db::{application_manifest, application_plans, project_config};
 use streamform_db::target::{Need, applied_record_path};
-use streamform_flink::deploy::{Decision, Event, Refusal};
+use streamform_flink::deploy::{Decision, Event, NotCarried, Refusal};
 use streamform_flink::gateway::GatewayClient;
 use streamform_ir::plan::Materialized;
 
@@ -103,7 +103,56 @@ pub fn apply(
     let manifest = application_manifest(db, project)
         .clone()
         .expect("every model compiled");
-    let deployer = lifecycle::deployer(&connected, timeout);
+    // Compiled plans, where both this machine and the gateway reach a folder for them.
+    let folder = lifecycle::plans_folder(root, &target_name, &connected.flink);
+    let models = application_plans(db, project)
+        .clone()
+        .expect("every model compiled");
+    let read = |name: &str| {
+        let Some(folder) = &folder else {
+            return Err("no folder for compiled plans".to_string());
+        };
+        let path = folder.join(name);
+        std::fs::read_to_string(&path).map_err(|e| {
+            format!(
+                "the compiled plan {} cannot be read here ({e}); the SQL Gateway wrote it, so `flink.plans` must name a folder this machine and the gateway both reach",
+                path.display()
+            )
+        })
+    };
+    let write = |name: &str, text: &str| {
+        let Some(folder) = &folder else {
+            return Err("no folder for compiled plans".to_string());
+        };
+        let path = folder.join(name);
+        crate::build::write_atomically(&path, text.as_bytes()).map_err(|e| {
+            format!(
+                "the compiled plan {} cannot be written: {e}",
+                path.display()
+            )
+        })
+    };
+    if let Some(folder) = &folder
+        && let Err(e) = std::fs::create_dir_all(folder)
+    {
+        return crate::build::cannot_run(
+            format!(
+                "cannot make the folder of compiled plans {}: {e}",
+                folder.display()
+            ),
+            Some("make it writable, or name another with `flink.plans`".into()),
+        );
+    }
+    let compiling = folder
+        .as_ref()
+        .map(|f| streamform_flink::deploy::Compiling {
+            uri: format!("file://{}", f.display()),
+            read: &read,
+            write: &write,
+            models: &models,
+        });
+    let carry = lifecycle::carry(&compared.comparison.diff, compiling.is_some());
+    let deployer = lifecycle::deployer(&connected, timeout, compiling);
     let mut save = lifecycle::saver(root, &target_name);
     let report = lifecycle::print_event;
     let mut header_printed = false;
@@ -130,6 +179,7 @@ pub fn apply(
         &mut record,
         &app,
         &manifest,
+        (&carry, &compared.comparison.diff.continues),
         rebuild,
         &mut save,
         &mut report_with_header,
@@ -195,14 +245,19 @@ fn refused(
     let verdict = document.verdict.label();
     let rebuild = "`streamform apply --rebuild` stops the job with a savepoint (kept for rollback) and starts the new plan with empty state";
     let (message, help) = match refusal {
-        Refusal::Changed { job, running } => {
+        Refusal::Changed { job, running, why } => {
             if document.verdict > streamform_ir::diff::Classification::Compatible {
                 out.stdout = format!("\n{}", document.render_text());
             }
+            let nothing = if running {
+                "stopped or started"
+            } else {
+                "started"
+            };
             (
                 format!(
-                    "the statements Flink would run changed (plan verdict {verdict}), and Flink carries the state of job {job} only across identical statements; nothing was {}",
-                    if running { "stopped or started" } else { "started" }
+                    "the plan changed and the state of job {job} cannot be carried into it: {}; nothing was {nothing}",
+                    not_carried(&why, verdict)
                 ),
                 format!("{rebuild}; `streamform plan` says what a rebuild costs"),
             )
@@ -248,6 +303,18 @@ fn refused(
         streamform_ir::printable(&help)
     );
     (out, INVALID)
+}
+
+/// Why a changed plan cannot continue from the recorded job's state, as `apply` and `plan`
+/// say it; `verdict` is the plan diff's.
+pub fn not_carried(why: &NotCarried, verdict: &str) -> String {
+    match why {
+        NotCarried::Verdict(_) => format!(
+            "the plan diff's verdict is {verdict}, and state is carried only across SAFE and COMPATIBLE changes"
+        ),
+        NotCarried::Unpinned => "the job was started from statements by an earlier apply, not from a compiled plan whose operators are pinned, so Flink could not tell which state is which node's".into(),
+        NotCarried::NoPlans => "the target deploys statements, because its SQL Gateway is not on this machine and it declares no `flink.plans` folder that both reach".into(),
+    }
 }
 
 /// What each sink's readers see after a rebuild; `startup` is the target's

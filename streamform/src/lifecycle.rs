@@ -12,7 +12,7 @@ use streamform_db::config::{Auth, FlinkTarget};
 use streamform_db::db::{FileContents, project_config};
 use streamform_db::target::{ChosenTarget, Need, applied_record_path, choose_target, lock_path};
 use streamform_db::{Database, Project};
-use streamform_flink::deploy::{Deployer, Event, Failure, Step};
+use streamform_flink::deploy::{Carry, Deployer, Event, Failure, NotCarried, Step};
 use streamform_flink::gateway::ApplyError;
 use streamform_flink::http::{Connection, Credential, FlinkError, Service};
 use streamform_flink::jobs::JobManager;
@@ -344,14 +344,61 @@ pub fn lock(root: &Path, target: &str) -> Result<Lock, (Output, u8)> {
     }
 }
 
-/// A deployer for the connected target.
-pub fn deployer<'a>(connected: &'a Connected, wait: Duration) -> Deployer<'a> {
+/// A deployer for the connected target; `compiling` when it deploys compiled plans.
+pub fn deployer<'a>(
+    connected: &'a Connected,
+    wait: Duration,
+    compiling: Option<streamform_flink::deploy::Compiling<'a>>,
+) -> Deployer<'a> {
     Deployer {
         jobs: &connected.jobs,
         application: &connected.application,
         target: &connected.target.name,
         savepoints: connected.flink.savepoints.as_deref(),
         wait,
+        compiling,
+        distrust_restores: std::env::var("STREAMFORM_TEST_FAULT").as_deref()
+            == Ok("unconfirmed-restore"),
+    }
+}
+
+/// The folder of the target's compiled plans on this machine (docs/deployment.md): its
+/// `flink.plans`, or `.streamform/plans/<target>` in the project when the gateway runs on
+/// this machine; `None` when the target deploys statements (a remote gateway without
+/// `flink.plans`).
+pub fn plans_folder(root: &Path, target: &str, flink: &FlinkTarget) -> Option<PathBuf> {
+    if let Some(uri) = &flink.plans {
+        return uri.strip_prefix("file://").map(PathBuf::from);
+    }
+    let host = flink
+        .gateway
+        .split_once("://")
+        .map_or(flink.gateway.as_str(), |(_, rest)| rest)
+        .split(['/', '?', '#'])
+        .next()
+        .unwrap_or("");
+    let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
+    let host = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host.rsplit_once(':').map_or(host, |(h, _)| h),
+    };
+    let local = host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    let absolute = std::path::absolute(root).ok()?;
+    local.then(|| absolute.join(".streamform/plans").join(target))
+}
+
+/// Whether the plan diff lets apply carry the recorded job's state into the project's plan
+/// (DECISIONS D20): SAFE or COMPATIBLE, on a target that deploys compiled plans.
+pub fn carry(diff: &streamform_ir::diff::PlanDiff, compiled_plans: bool) -> Carry {
+    if !diff.verdict.continues() {
+        Carry::No(NotCarried::Verdict(diff.verdict))
+    } else if !compiled_plans {
+        Carry::No(NotCarried::NoPlans)
+    } else {
+        Carry::Keeps
     }
 }
 
@@ -394,6 +441,13 @@ pub fn print_event(event: Event<'_>) {
             _ => format!("starting job {job} (generation {generation})\n"),
         },
         Event::Accepted { statement, job } => format!("ok: {}", progress_line(statement, job)),
+        Event::Compiled { plan, pinned } => format!(
+            "ok: compiled plan {plan} ({pinned} stateful operator{} pinned)",
+            if pinned == 1 { "" } else { "s" }
+        ),
+        Event::RolledBack { job, savepoint } => format!(
+            "ok: rolled back: job {job} runs the previous plan again from savepoint {savepoint}"
+        ),
         Event::Running { job } => format!("ok: job {job} is running"),
         Event::Restored { savepoint } => {
             format!("ok: Flink reports the job restored from {savepoint}")
@@ -416,6 +470,10 @@ fn progress_line(statement: &Statement, job: Option<&str>) -> String {
             Some(job) => format!("statement set → job {job}"),
             None => "statement set".into(),
         },
+        StatementKind::Plan => match job {
+            Some(job) => format!("compiled plan → job {job}"),
+            None => "compiled plan".into(),
+        },
     }
 }
 
@@ -427,6 +485,7 @@ fn describe(statement: &Statement) -> String {
         StatementKind::Model(name) => format!("the view of model `{name}`"),
         StatementKind::Sink(name) => format!("the sink table of model `{name}`"),
         StatementKind::StatementSet => "the statement set".into(),
+        StatementKind::Plan => "the compiled plan of the statement set".into(),
     }
 }
 
@@ -545,9 +604,12 @@ pub fn failure(failure: Failure, target: &str, record: &str) -> (Output, u8) {
             let what = statement
                 .as_ref()
                 .map_or_else(|| "opening a session".to_string(), describe);
-            let is_set = statement
-                .as_ref()
-                .is_some_and(|s| s.kind == StatementKind::StatementSet);
+            // The attempt is recorded before the statement set (or its compiled plan) is
+            // submitted; compiling comes before it.
+            let is_set = statement.as_ref().is_some_and(|s| {
+                s.kind == StatementKind::StatementSet
+                    || (s.kind == StatementKind::Plan && s.sql.starts_with("EXECUTE PLAN"))
+            });
             match &error {
                 FlinkError::Rejected { reason } => {
                     stderr.push_str(&format!("error: Flink rejected {what}\n  statement:\n"));
@@ -647,6 +709,37 @@ pub fn failure(failure: Failure, target: &str, record: &str) -> (Output, u8) {
                 "error: Flink started job {got} instead of the job id requested, {requested}\n  help: this gateway does not pass `$internal.pipeline.job-id` on to the job; streamform needs Flink 2.0's SQL Gateway. Cancel job {got} in the Flink UI\n"
             ));
             CANNOT_RUN
+        }
+        Failure::Plan(why) => {
+            stderr.push_str(&format!(
+                "error: {why}; nothing was stopped or started\n  help: the job keeps running its plan and {record} is unchanged; `streamform apply --rebuild` starts the new plan with empty state\n"
+            ));
+            INVALID
+        }
+        Failure::RolledBack {
+            job,
+            reason,
+            savepoint,
+            restarted,
+        } => {
+            stderr.push_str(&format!(
+                "error: job {job} of the new plan did not start on savepoint {savepoint}, so it was stopped\n"
+            ));
+            if !reason.is_empty() {
+                stderr.push_str("  reason:\n");
+                for line in reason {
+                    stderr.push_str(&format!("    {line}\n"));
+                }
+            }
+            stderr.push_str(&match restarted {
+                Some(previous) => format!(
+                    "  help: the previous plan runs again from the same savepoint, as job {previous}, and both attempts are in {record}; `streamform apply --rebuild` starts the new plan with empty state\n"
+                ),
+                None => format!(
+                    "  help: the previous plan could not be started again, so nothing of the application runs; the savepoint stays in {record}, and applying the previous plan continues from it\n"
+                ),
+            });
+            INVALID
         }
         Failure::Record(why) => {
             stderr.push_str(&format!(

@@ -13,9 +13,12 @@ use streamform_db::db::{
 use streamform_db::load::load_file;
 use streamform_db::target::{ChosenTarget, Need, applied_record_path};
 use streamform_db::{Database, Project};
+use streamform_flink::deploy::{Decision, Refusal};
 use streamform_ir::diff::Classification;
-use streamform_ir::diff_document::{DiffDocument, DiffWarning, RunningSide};
-use streamform_ir::record::Running;
+use streamform_ir::diff_document::{
+    ApplyAction, ApplyPlan, DiffDocument, DiffWarning, RunningSide,
+};
+use streamform_ir::record::{Action, Running};
 
 use crate::build::{cannot_run, choose, compiled};
 use crate::{INVALID, OK, Output, render};
@@ -47,6 +50,26 @@ pub fn plan(
         Ok(compared) => compared,
         Err(refused) => return refused,
     };
+    let mut compared = compared;
+    let mut code = if compared.document.verdict.continues() {
+        OK
+    } else {
+        INVALID
+    };
+    // With a target, what apply would do there, decided as apply decides (D20).
+    if against.is_none()
+        && let Some(target) = &chosen
+        && target.backend == "flink"
+    {
+        let apply = apply_plan(db, project, root, target, &compared);
+        code = if apply.action == ApplyAction::Refuse {
+            INVALID
+        } else {
+            OK
+        };
+        compared.document.note = None;
+        compared.document.apply = Some(apply);
+    }
     let mut out = Output::default();
     if json {
         out.stdout = compared.document.to_json_pretty();
@@ -56,12 +79,103 @@ pub fn plan(
             out.stderr.push_str(&render::diagnostic(db, d, color));
         }
     }
-    let code = if compared.document.verdict.continues() {
-        OK
-    } else {
-        INVALID
-    };
     (out, code)
+}
+
+/// What apply would do on `target`: the same decision, from the applied record, the
+/// generated application and what the plan diff allows.
+fn apply_plan(
+    db: &Database,
+    project: Project,
+    root: &Path,
+    target: &ChosenTarget,
+    compared: &Compared,
+) -> ApplyPlan {
+    let refuse = |detail: String| ApplyPlan {
+        action: ApplyAction::Refuse,
+        detail,
+    };
+    let app = streamform_db::backend::flink_application(db, project, target.kafka.clone())
+        .as_ref()
+        .and_then(|b| b.app.clone());
+    let Some(app) = app else {
+        return refuse(
+            "refuses: the application cannot run on Flink (`streamform build --backend flink` says why)".into(),
+        );
+    };
+    if !app.has_sinks() {
+        return ApplyPlan {
+            action: ApplyAction::Nothing,
+            detail: "nothing to apply: no model declares a sink".into(),
+        };
+    }
+    let plans = target
+        .flink
+        .as_ref()
+        .and_then(|f| crate::lifecycle::plans_folder(root, &target.name, f))
+        .is_some();
+    let carry = crate::lifecycle::carry(&compared.comparison.diff, plans);
+    let desired = streamform_flink::deploy::artifact(&app);
+    let decision = streamform_flink::deploy::expected(compared.record.as_ref(), &desired, &carry);
+    let verdict = compared.document.verdict.label();
+    match decision {
+        Decision::UpToDate { job, .. } => ApplyPlan {
+            action: ApplyAction::Nothing,
+            detail: format!("nothing to do: job {job} runs this plan"),
+        },
+        Decision::Submit {
+            action: Action::Upgrade,
+            restore_from,
+            stop_first,
+        } => ApplyPlan {
+            action: ApplyAction::Carry,
+            detail: match (stop_first, restore_from) {
+                (Some(job), _) => format!(
+                    "carries the state: stops job {job} with a savepoint and starts this plan from it; every node it keeps continues, new ones start empty"
+                ),
+                (None, Some(savepoint)) => format!(
+                    "carries the state: starts this plan from savepoint {} of the stopped job {}; every node it keeps continues, new ones start empty",
+                    savepoint.path, savepoint.job_id
+                ),
+                (None, None) => "carries the state".into(),
+            },
+        },
+        Decision::Submit {
+            action: Action::Restore,
+            restore_from,
+            ..
+        } => ApplyPlan {
+            action: ApplyAction::Restore,
+            detail: format!(
+                "starts this plan again from savepoint {} of a job that ran it",
+                restore_from.map(|s| s.path).unwrap_or_default()
+            ),
+        },
+        Decision::Submit { .. } => ApplyPlan {
+            action: ApplyAction::Start,
+            detail: "starts the plan with empty state: nothing runs on this target yet".into(),
+        },
+        Decision::Refuse(Refusal::Changed { job, why, .. }) => refuse(format!(
+            "refuses: the state of job {job} cannot be carried into this plan: {}; `apply --rebuild` starts it with empty state",
+            crate::apply::not_carried(&why, verdict)
+        )),
+        Decision::Refuse(Refusal::Untracked { job, .. }) => refuse(format!(
+            "refuses: job {job} was started before deployments were tracked; `apply --rebuild` starts this plan with empty state"
+        )),
+        Decision::Refuse(Refusal::StateLost { job, state }) => refuse(format!(
+            "refuses: the recorded job {job} is {state} and left no savepoint this plan continues from; `apply --rebuild` starts it with empty state"
+        )),
+        Decision::Refuse(Refusal::Stopping { job }) => refuse(format!(
+            "refuses: job {job} is being stopped with a savepoint; apply again once it has stopped"
+        )),
+        Decision::Refuse(Refusal::NotRunning { job, state }) => {
+            refuse(format!("refuses: the recorded job {job} is {state}"))
+        }
+        Decision::Refuse(Refusal::Others { jobs }) => refuse(format!(
+            "refuses: {} of this application that the record does not know",
+            jobs.len()
+        )),
+    }
 }
 
 /// A comparison ready to print: the document and the diagnostics behind its warnings.
@@ -70,6 +184,8 @@ pub struct Compared {
     pub document: DiffDocument,
     /// The comparison the query returned.
     pub comparison: PlanComparison,
+    /// The target's applied record, when it was read.
+    pub record: Option<streamform_ir::record::AppliedRecord>,
 }
 
 /// Reads the running side (`against`, or the chosen target's applied record) and compares
@@ -131,6 +247,10 @@ pub fn compare(
         .as_ref()
         .map(|c| c.name.clone())
         .unwrap_or_default();
+    let record = match (&running, against) {
+        (Some(Running::Record(record)), None) => Some((**record).clone()),
+        _ => None,
+    };
     if let (None, Some(target), Some(Running::Record(record))) = (against, chosen, running)
         && let Some(foreign) = record.foreign(&target.name, &name)
     {
@@ -174,7 +294,8 @@ pub fn compare(
     let backend = chosen
         .map(|c| c.backend.as_str())
         .or(document.running.backend.as_deref());
-    if backend == Some("flink") && document.verdict > Classification::Safe {
+    // With a target, `plan` says what apply would do there instead (`ApplyPlan`).
+    if against.is_some() && backend == Some("flink") && document.verdict > Classification::Safe {
         document.note = Some(streamform_flink::STATE_NOTE.to_string());
     }
     document.warnings = comparison
@@ -197,5 +318,6 @@ pub fn compare(
     Ok(Compared {
         document,
         comparison,
+        record,
     })
 }

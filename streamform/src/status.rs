@@ -214,7 +214,7 @@ pub fn stop(
         Err(refused) => return refused,
     };
     let mut record = lifecycle::upgraded(Some(record), &connected);
-    let deployer = lifecycle::deployer(&connected, timeout);
+    let deployer = lifecycle::deployer(&connected, timeout, None);
     let mut save = lifecycle::saver(root, &target_name);
     let mut report = lifecycle::print_event;
     if let Err(failure) = deployer.settle(&mut record, &mut save, &mut report) {

@@ -26,6 +26,7 @@ fn rendered(out: &Output, gateway: &FakeFlink, project: &Path) -> String {
         common::without_times(
             &String::from_utf8_lossy(b)
                 .replace(&gateway.address, "{gateway}")
+                .replace(&project.display().to_string(), "{project}")
                 .replace(&lineage, "{lineage}")
                 .replace(&lineage[..12], "{lineage}"),
         )

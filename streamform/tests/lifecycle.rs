@@ -47,7 +47,9 @@ fn rendered(out: &Output, flink: &FakeFlink, project: &Path) -> String {
         .and_then(|t| AppliedRecord::from_json(&t).ok())
         .and_then(|r| r.lineage);
     let clean = |b: &[u8]| {
-        let mut t = text(b).replace(&flink.address, "{flink}");
+        let mut t = text(b)
+            .replace(&flink.address, "{flink}")
+            .replace(&project.display().to_string(), "{project}");
         if let Some(l) = &lineage {
             t = t
                 .replace(l.as_str(), "{lineage}")
@@ -268,8 +270,8 @@ fn a_submission_whose_answer_never_comes_is_resolved_by_the_pinned_id() {
     assert_eq!(flink.jobs().len(), 1);
     assert_eq!(
         flink.count("POST /v2/sessions/s1/statements"),
-        4,
-        "three definitions and one statement set, submitted once"
+        5,
+        "three definitions, the plan compiled, and the plan submitted once"
     );
     let out = run(&["apply"], project.path(), &[]);
     ok(&out);

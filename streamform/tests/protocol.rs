@@ -345,7 +345,7 @@ fn the_applied_record_schema_refuses_the_job_ids_and_lineage_its_reader_refuses(
     use streamform_ir::record::AppliedRecord;
     let record = |jobs: &str, lineage: &str| {
         serde_json::json!({
-            "record_version": 2,
+            "record_version": 3,
             "target": "local",
             "application": "customer-metrics",
             "streamform_version": "0.1.0",

@@ -6,6 +6,8 @@ use streamform_ir::record::Attempt;
 const A: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 const B: &str = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
 const JOB: &str = "0123456789abcdef0000000000000001";
+/// What the D12 rows decide under: a target that carries no state across changes.
+const NOT: Carry = Carry::No(NotCarried::NoPlans);
 
 fn detail(state: &str) -> JobDetail {
     JobDetail {
@@ -34,6 +36,8 @@ fn record(outcome: Outcome, savepoint: Option<&str>) -> AppliedRecord {
         outcome,
         reason: None,
         manifest: None,
+        plan: None,
+        operators: None,
     });
     if let Some(artifact) = savepoint {
         record.savepoints.push(Savepoint {
@@ -77,11 +81,11 @@ fn nothing_recorded_starts_fresh() {
         others: Vec::new(),
     };
     assert_eq!(
-        decide(None, &nothing, A, false),
+        decide(None, &nothing, A, false, &NOT),
         submit(Action::Start, false, false)
     );
     assert_eq!(
-        decide(None, &nothing, A, true),
+        decide(None, &nothing, A, true, &NOT),
         submit(Action::Rebuild, false, false)
     );
 }
@@ -94,7 +98,8 @@ fn the_same_artifact_running_is_up_to_date() {
             Some(&r),
             &observed(&r, Seen::Running(detail("RUNNING"))),
             A,
-            false
+            false,
+            &NOT
         ),
         Decision::UpToDate {
             job: JOB.into(),
@@ -108,27 +113,29 @@ fn a_changed_artifact_is_refused_running_or_not_and_rebuilt_on_request() {
     let r = record(Outcome::Running, Some(A));
     let running = observed(&r, Seen::Running(detail("RUNNING")));
     assert_eq!(
-        decide(Some(&r), &running, B, false),
+        decide(Some(&r), &running, B, false, &NOT),
         Decision::Refuse(Refusal::Changed {
             job: JOB.into(),
-            running: true
+            running: true,
+            why: NotCarried::NoPlans
         })
     );
     assert_eq!(
-        decide(Some(&r), &running, B, true),
+        decide(Some(&r), &running, B, true, &NOT),
         submit(Action::Rebuild, false, true)
     );
     let stopped = record(Outcome::Stopped, Some(A));
     let finished = observed(&stopped, Seen::Ended(detail("FINISHED")));
     assert_eq!(
-        decide(Some(&stopped), &finished, B, false),
+        decide(Some(&stopped), &finished, B, false, &NOT),
         Decision::Refuse(Refusal::Changed {
             job: JOB.into(),
-            running: false
+            running: false,
+            why: NotCarried::NoPlans
         })
     );
     assert_eq!(
-        decide(Some(&stopped), &finished, B, true),
+        decide(Some(&stopped), &finished, B, true, &NOT),
         submit(Action::Rebuild, false, false)
     );
 }
@@ -138,7 +145,7 @@ fn a_rebuild_of_the_same_artifact_stops_and_starts_empty() {
     let r = record(Outcome::Running, None);
     let running = observed(&r, Seen::Running(detail("RUNNING")));
     assert_eq!(
-        decide(Some(&r), &running, A, true),
+        decide(Some(&r), &running, A, true, &NOT),
         submit(Action::Rebuild, false, true)
     );
 }
@@ -148,7 +155,7 @@ fn a_stopped_job_of_the_same_artifact_restores_from_its_savepoint() {
     let r = record(Outcome::Stopped, Some(A));
     for seen in [Seen::Ended(detail("FINISHED")), Seen::Missing] {
         assert_eq!(
-            decide(Some(&r), &observed(&r, seen), A, false),
+            decide(Some(&r), &observed(&r, seen), A, false, &NOT),
             submit(Action::Restore, true, false)
         );
     }
@@ -162,7 +169,8 @@ fn a_job_ended_outside_restores_from_the_latest_savepoint_of_its_artifact_or_is_
             Some(&with),
             &observed(&with, Seen::Ended(detail("CANCELED"))),
             A,
-            false
+            false,
+            &NOT
         ),
         submit(Action::Restore, true, false)
     );
@@ -173,7 +181,8 @@ fn a_job_ended_outside_restores_from_the_latest_savepoint_of_its_artifact_or_is_
             Some(&other),
             &observed(&other, Seen::Ended(detail("CANCELED"))),
             A,
-            false
+            false,
+            &NOT
         ),
         Decision::Refuse(Refusal::StateLost {
             job: JOB.into(),
@@ -182,7 +191,13 @@ fn a_job_ended_outside_restores_from_the_latest_savepoint_of_its_artifact_or_is_
     );
     let without = record(Outcome::Running, None);
     assert_eq!(
-        decide(Some(&without), &observed(&without, Seen::Missing), A, false),
+        decide(
+            Some(&without),
+            &observed(&without, Seen::Missing),
+            A,
+            false,
+            &NOT
+        ),
         Decision::Refuse(Refusal::StateLost {
             job: JOB.into(),
             state: "MISSING".into()
@@ -195,14 +210,14 @@ fn a_restarting_job_is_refused_unless_rebuilt() {
     let r = record(Outcome::Running, None);
     let restarting = observed(&r, Seen::NotRunning(detail("RESTARTING")));
     assert_eq!(
-        decide(Some(&r), &restarting, A, false),
+        decide(Some(&r), &restarting, A, false, &NOT),
         Decision::Refuse(Refusal::NotRunning {
             job: JOB.into(),
             state: "RESTARTING".into()
         })
     );
     assert_eq!(
-        decide(Some(&r), &restarting, A, true),
+        decide(Some(&r), &restarting, A, true, &NOT),
         submit(Action::Rebuild, false, true)
     );
 }
@@ -216,7 +231,7 @@ fn another_job_of_the_application_is_refused_even_for_a_rebuild() {
     seen.others.push(other.clone());
     for rebuild in [false, true] {
         assert_eq!(
-            decide(Some(&r), &seen, A, rebuild),
+            decide(Some(&r), &seen, A, rebuild, &NOT),
             Decision::Refuse(Refusal::Others {
                 jobs: vec![other.clone()]
             })
@@ -231,14 +246,14 @@ fn a_version_1_record_job_is_untracked_while_it_runs() {
     r.jobs = vec![JOB.into()];
     let running = observed(&r, Seen::Running(detail("RUNNING")));
     assert_eq!(
-        decide(Some(&r), &running, A, false),
+        decide(Some(&r), &running, A, false, &NOT),
         Decision::Refuse(Refusal::Untracked {
             job: JOB.into(),
             running: true
         })
     );
     assert_eq!(
-        decide(Some(&r), &running, A, true),
+        decide(Some(&r), &running, A, true, &NOT),
         submit(Action::Rebuild, false, true)
     );
 }
@@ -283,7 +298,7 @@ fn a_version_1_record_job_that_is_gone_left_no_state_any_plan_can_use() {
     r.jobs = vec![JOB.into()];
     for seen in [Seen::Missing, Seen::Ended(detail("CANCELED"))] {
         assert_eq!(
-            decide(Some(&r), &observed(&r, seen), A, false),
+            decide(Some(&r), &observed(&r, seen), A, false, &NOT),
             Decision::Refuse(Refusal::Untracked {
                 job: JOB.into(),
                 running: false
@@ -306,7 +321,8 @@ fn statements_that_ran_before_go_back_to_their_own_savepoint() {
             Some(&r),
             &observed(&r, Seen::Running(detail("RUNNING"))),
             B,
-            false
+            false,
+            &NOT
         ),
         back(true)
     );
@@ -315,7 +331,8 @@ fn statements_that_ran_before_go_back_to_their_own_savepoint() {
             Some(&r),
             &observed(&r, Seen::Ended(detail("CANCELED"))),
             B,
-            false
+            false,
+            &NOT
         ),
         back(false)
     );
@@ -329,7 +346,8 @@ fn a_job_still_finishing_its_stop_is_refused_not_up_to_date() {
             Some(&r),
             &observed(&r, Seen::Running(detail("RUNNING"))),
             A,
-            false
+            false,
+            &NOT
         ),
         Decision::Refuse(Refusal::Stopping { job: JOB.into() })
     );
@@ -351,10 +369,132 @@ fn a_rebuild_makes_the_savepoints_from_before_it_unusable() {
         others: Vec::new(),
     };
     assert_eq!(
-        decide(Some(&r), &seen, A, false),
+        decide(Some(&r), &seen, A, false, &NOT),
         Decision::Refuse(Refusal::StateLost {
             job: "0123456789abcdef0000000000000002".into(),
             state: "CANCELED".into()
         })
+    );
+}
+
+/// A record whose job was started from a compiled plan with pinned operators.
+fn pinned(outcome: Outcome, savepoint: Option<&str>) -> AppliedRecord {
+    let mut r = record(outcome, savepoint);
+    r.attempts[0].plan = Some("file:///plans/aaaaaaaaaaaa-g1.json".into());
+    r.attempts[0].operators = Some(BTreeMap::from([(
+        "m::aggregate::0".to_string(),
+        "m::aggregate::0".to_string(),
+    )]));
+    r
+}
+
+#[test]
+fn a_change_that_keeps_the_state_carries_it_from_a_pinned_job_running_or_stopped() {
+    // D20: SAFE or COMPATIBLE, and the job's operators pinned.
+    let running = pinned(Outcome::Running, Some(A));
+    assert_eq!(
+        decide(
+            Some(&running),
+            &observed(&running, Seen::Running(detail("RUNNING"))),
+            B,
+            false,
+            &Carry::Keeps
+        ),
+        submit(Action::Upgrade, false, true)
+    );
+    let stopped = pinned(Outcome::Stopped, Some(A));
+    assert_eq!(
+        decide(
+            Some(&stopped),
+            &observed(&stopped, Seen::Ended(detail("FINISHED"))),
+            B,
+            false,
+            &Carry::Keeps
+        ),
+        submit(Action::Upgrade, true, false)
+    );
+    // --rebuild still starts empty.
+    assert_eq!(
+        decide(
+            Some(&running),
+            &observed(&running, Seen::Running(detail("RUNNING"))),
+            B,
+            true,
+            &Carry::Keeps
+        ),
+        submit(Action::Rebuild, false, true)
+    );
+}
+
+#[test]
+fn a_change_above_compatible_or_from_an_unpinned_job_is_refused_naming_why() {
+    let running = pinned(Outcome::Running, Some(A));
+    let verdict = Carry::No(NotCarried::Verdict(Classification::StateIncompatible));
+    assert_eq!(
+        decide(
+            Some(&running),
+            &observed(&running, Seen::Running(detail("RUNNING"))),
+            B,
+            false,
+            &verdict
+        ),
+        Decision::Refuse(Refusal::Changed {
+            job: JOB.into(),
+            running: true,
+            why: NotCarried::Verdict(Classification::StateIncompatible)
+        })
+    );
+    // Started from statements by an earlier apply: its operators have Flink's own ids.
+    let statements = record(Outcome::Running, Some(A));
+    assert_eq!(
+        decide(
+            Some(&statements),
+            &observed(&statements, Seen::Running(detail("RUNNING"))),
+            B,
+            false,
+            &Carry::Keeps
+        ),
+        Decision::Refuse(Refusal::Changed {
+            job: JOB.into(),
+            running: true,
+            why: NotCarried::Unpinned
+        })
+    );
+    // A pinned job that ended without Streamform left no savepoint: its state is lost.
+    let ended = pinned(Outcome::Ended, None);
+    assert_eq!(
+        decide(
+            Some(&ended),
+            &observed(&ended, Seen::Ended(detail("CANCELED"))),
+            B,
+            false,
+            &Carry::Keeps
+        ),
+        Decision::Refuse(Refusal::StateLost {
+            job: JOB.into(),
+            state: "CANCELED".into()
+        })
+    );
+}
+
+#[test]
+fn plan_expects_what_apply_decides_from_the_record_alone() {
+    let running = pinned(Outcome::Running, Some(A));
+    assert_eq!(
+        expected(Some(&running), B, &Carry::Keeps),
+        submit(Action::Upgrade, false, true)
+    );
+    assert!(matches!(
+        expected(Some(&running), A, &Carry::Keeps),
+        Decision::UpToDate { .. }
+    ));
+    let stopped = pinned(Outcome::Stopped, Some(A));
+    assert_eq!(
+        expected(Some(&stopped), B, &Carry::Keeps),
+        submit(Action::Upgrade, true, false)
+    );
+    assert_eq!(
+        expected(None, B, &Carry::Keeps),
+        submit(Action::Start, false, false)
     );
 }

@@ -1,0 +1,172 @@
+//! Pinning the plans Flink compiled for the example projects (`COMPILE PLAN ... FOR
+//! STATEMENT SET` of what `build` generates, through the SQL Gateway of each proven Flink
+//! version; the files are under `tests/data/compiled/<version>/`): every operator that may
+//! hold state is told to be its Streamform node, and every stateful node that reaches a sink
+//! is found (docs/deployment.md).
+//!
+//! The files must be compiled again when the generated SQL of a stateful node changes: a
+//! changed call name or sink table makes these tests fail, which is the point.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use common::repo_root;
+use streamform_db::Database;
+use streamform_db::db::application_plans;
+use streamform_db::load::load_project;
+use streamform_flink::compiled::{PinError, pin};
+use streamform_flink::generate::operator_tables;
+use streamform_ir::{ModelPlan, NodeKind, Operator};
+
+const VERSIONS: [&str; 1] = ["2.0"];
+
+fn plans(example: &str) -> Vec<ModelPlan> {
+    let db = Database::default();
+    let project = load_project(&db, &repo_root().join("examples").join(example)).unwrap();
+    application_plans(&db, project)
+        .clone()
+        .expect("the example compiles")
+}
+
+fn compiled(version: &str, example: &str) -> String {
+    let path = repo_root()
+        .join("streamform/tests/data/compiled")
+        .join(version)
+        .join(format!("{example}.json"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The identities a pinned plan should hold: each source read, each model's sink, and each
+/// stateful node of a model whose rows reach a sink (Flink plans nothing else).
+fn expected(plans: &[ModelPlan], reaching: &BTreeSet<String>) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for plan in plans.iter().filter(|p| reaching.contains(&p.name)) {
+        for node in &plan.nodes {
+            match (&node.op, node.id.kind) {
+                (Operator::Source { name, .. }, _) => {
+                    out.insert(streamform_flink::compiled::source_identity(name));
+                }
+                (
+                    Operator::Sink {
+                        target: Some(_), ..
+                    },
+                    _,
+                ) => {
+                    out.insert(node.id.to_string());
+                }
+                (_, NodeKind::Aggregate | NodeKind::Window | NodeKind::Deduplicate) => {
+                    out.insert(node.id.to_string());
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// The models whose rows reach a sink: those with one and those they read.
+fn reaching(plans: &[ModelPlan]) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for plan in plans.iter().rev() {
+        let sinks = matches!(
+            plan.sink().op,
+            Operator::Sink {
+                target: Some(_),
+                ..
+            }
+        );
+        if sinks || out.contains(&plan.name) {
+            out.insert(plan.name.clone());
+            if let streamform_ir::Input::Model(m) = &plan.input {
+                out.insert(m.clone());
+            }
+        }
+    }
+    out
+}
+
+fn pins_every_stateful_node(example: &str) {
+    let plans = plans(example);
+    let tables = operator_tables(&plans);
+    for version in VERSIONS {
+        let pinned = pin(&compiled(version, example), &plans, &tables, |id| {
+            format!("sf/{id}")
+        })
+        .unwrap_or_else(|e| panic!("{example} on Flink {version}: {e}"));
+        let got: BTreeSet<String> = pinned.operators.keys().cloned().collect();
+        assert_eq!(
+            got,
+            expected(&plans, &reaching(&plans)),
+            "{example} on {version}"
+        );
+        for (identity, uid) in &pinned.operators {
+            assert_eq!(uid, &format!("sf/{identity}"));
+            assert!(
+                pinned
+                    .plan
+                    .contains(&format!("\"sf/{identity}_<transformation>\"")),
+                "{identity} is pinned in the plan"
+            );
+        }
+    }
+}
+
+#[test]
+fn order_pipeline_pins_its_source_aggregate_and_sink() {
+    pins_every_stateful_node("order-pipeline");
+    let plans = plans("order-pipeline");
+    let pinned = pin(
+        &compiled("2.0", "order-pipeline"),
+        &plans,
+        &operator_tables(&plans),
+        str::to_string,
+    )
+    .unwrap();
+    assert_eq!(
+        pinned.operators.keys().collect::<Vec<_>>(),
+        [
+            "big_customers::sink::0",
+            "customer_metrics::aggregate::0",
+            "source:orders"
+        ]
+    );
+}
+
+#[test]
+fn window_metrics_pins_every_window_both_halves_and_the_session() {
+    pins_every_stateful_node("window-metrics");
+}
+
+#[test]
+fn coverage_pins_aggregates_and_the_last_row_deduplication_by_the_sinks_it_feeds() {
+    pins_every_stateful_node("coverage");
+}
+
+#[test]
+fn a_plan_of_another_application_is_not_pinned_from_this_one() {
+    // The order pipeline's compiled plan against the window example's plans: nothing in it
+    // is a table or node of theirs.
+    let plans = plans("window-metrics");
+    let err = pin(
+        &compiled("2.0", "order-pipeline"),
+        &plans,
+        &operator_tables(&plans),
+        str::to_string,
+    )
+    .unwrap_err();
+    let PinError::Unidentified(nodes) = err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(
+        nodes
+            .iter()
+            .map(|n| n.split(" (").next().unwrap())
+            .collect::<Vec<_>>(),
+        [
+            "stream-exec-table-source-scan",
+            "stream-exec-group-aggregate",
+            "stream-exec-sink"
+        ]
+    );
+}
