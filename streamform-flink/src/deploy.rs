@@ -386,23 +386,35 @@ pub fn decide(
             job: job.clone(),
             since: d.summary.start_time,
         },
+        // A change that keeps the state carries the running job's, also back to statements
+        // that ran before: their older savepoint would read again what came since.
+        Seen::Running(_) if artifact.is_some() && why_not.is_none() => Decision::Submit {
+            action: Action::Upgrade,
+            restore_from: None,
+            stop_first: Some(job.clone()),
+        },
         // Back to statements that ran before (a rollback): their own savepoint carries them.
         Seen::Running(_) if own_savepoint.is_some() => go_back(Some(job.clone())),
         Seen::Running(_) if artifact.is_none() => Decision::Refuse(Refusal::Untracked {
             job: job.clone(),
             running: true,
         }),
-        Seen::Running(_) if why_not.is_none() => Decision::Submit {
-            action: Action::Upgrade,
-            restore_from: None,
-            stop_first: Some(job.clone()),
-        },
         Seen::Running(_) => changed(true),
         Seen::NotRunning(d) => Decision::Refuse(Refusal::NotRunning {
             job: job.clone(),
             state: d.summary.state.clone(),
         }),
         Seen::Ended(_) | Seen::Missing if rebuild => rebuild_after(None),
+        // A stopped job's own savepoint carries a changed plan that keeps its state.
+        Seen::Ended(_) | Seen::Missing
+            if !same && *stopped && artifact.is_some() && why_not.is_none() && left.is_some() =>
+        {
+            Decision::Submit {
+                action: Action::Upgrade,
+                restore_from: left.cloned(),
+                stop_first: None,
+            }
+        }
         Seen::Ended(_) | Seen::Missing if own_savepoint.is_some() => go_back(None),
         // A record_version 1 job: no savepoint of it belongs to any plan.
         _ if artifact.is_none() => Decision::Refuse(Refusal::Untracked {

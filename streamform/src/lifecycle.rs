@@ -765,3 +765,74 @@ pub fn application(db: &Database, project: Project) -> String {
         .map(|c| c.name.clone())
         .unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use streamform_ir::diff::{Classification, PlanDiff};
+    use streamform_ir::manifest::Manifest;
+
+    /// D20, row by row of the plan diff's verdicts: SAFE and COMPATIBLE carry on a target
+    /// that deploys compiled plans; above COMPATIBLE never; without compiled plans never.
+    #[test]
+    fn the_state_is_carried_for_safe_and_compatible_on_a_target_with_compiled_plans() {
+        let mut diff = PlanDiff::fresh(&Manifest::from_plans([]));
+        for verdict in Classification::ALL {
+            diff.verdict = verdict;
+            let expected = match verdict {
+                Classification::Safe | Classification::Compatible => Carry::Keeps,
+                other => Carry::No(NotCarried::Verdict(other)),
+            };
+            assert_eq!(carry(&diff, true), expected, "{verdict}");
+            let without = match verdict {
+                Classification::Safe | Classification::Compatible => Carry::No(NotCarried::NoPlans),
+                other => Carry::No(NotCarried::Verdict(other)),
+            };
+            assert_eq!(carry(&diff, false), without, "{verdict}");
+        }
+    }
+
+    #[test]
+    fn plans_go_to_the_declared_folder_or_the_projects_for_a_gateway_on_this_machine() {
+        let flink = |gateway: &str, plans: Option<&str>| FlinkTarget {
+            gateway: gateway.into(),
+            jobmanager: String::new(),
+            savepoints: None,
+            plans: plans.map(str::to_string),
+            ca_file: None,
+            auth: None,
+        };
+        let root = Path::new("/work/project");
+        let local = Some(PathBuf::from("/work/project/.streamform/plans/local"));
+        for gateway in [
+            "http://localhost:8083",
+            "http://127.0.0.1:8083",
+            "https://[::1]:8083/",
+            "http://user@LOCALHOST",
+        ] {
+            assert_eq!(
+                plans_folder(root, "local", &flink(gateway, None)),
+                local,
+                "{gateway}"
+            );
+        }
+        for gateway in ["http://flink.internal:8083", "http://10.0.0.4:8083"] {
+            assert_eq!(
+                plans_folder(root, "local", &flink(gateway, None)),
+                None,
+                "{gateway}"
+            );
+        }
+        assert_eq!(
+            plans_folder(
+                root,
+                "prod",
+                &flink(
+                    "http://flink.internal:8083",
+                    Some("file:///mnt/flink/plans")
+                )
+            ),
+            Some(PathBuf::from("/mnt/flink/plans"))
+        );
+    }
+}

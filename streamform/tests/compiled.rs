@@ -19,7 +19,7 @@ use streamform_flink::compiled::{PinError, pin};
 use streamform_flink::generate::operator_tables;
 use streamform_ir::{ModelPlan, NodeKind, Operator};
 
-const VERSIONS: [&str; 1] = ["2.0"];
+const VERSIONS: [&str; 2] = ["2.0", "2.2"];
 
 fn plans(example: &str) -> Vec<ModelPlan> {
     let db = Database::default();

@@ -706,3 +706,104 @@ fn an_http_port_asked_over_https_is_a_tls_failure_and_stop_without_a_record_need
     );
     assert!(!project.path().join(".streamform").exists());
 }
+
+/// Every file under `dir`, recursively.
+fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                out.extend(files_under(&path));
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_credential_appears_in_no_compiled_plan_record_or_output() {
+    let flink = fake_flink(Behaviour::default());
+    let project = project_on(&flink.address, "      auth:\n        bearer: FLINK_TOKEN\n");
+    let secret = "sf-secret-credential-5c1e";
+    let mut shown = String::new();
+    for args in [
+        vec!["apply"],
+        vec!["plan"],
+        vec!["status"],
+        vec!["stop"],
+        vec!["apply", "--rebuild"],
+    ] {
+        let out = run(&args, project.path(), &[("FLINK_TOKEN", secret)]);
+        shown.push_str(&text(&out.stdout));
+        shown.push_str(&text(&out.stderr));
+    }
+    assert!(!shown.contains(secret), "{shown}");
+    let written = files_under(&project.path().join(".streamform"));
+    assert!(
+        written
+            .iter()
+            .any(|p| p.extension().is_some_and(|e| e == "json")
+                && p.to_string_lossy().contains("/plans/")),
+        "compiled plans were written: {written:?}"
+    );
+    for path in written {
+        let bytes = std::fs::read(&path).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(secret),
+            "{} holds the credential",
+            path.display()
+        );
+    }
+    // It was sent, as a header only.
+    let sent = flink.state.lock().unwrap().authorizations.clone();
+    assert!(sent.iter().any(|a| a.contains(secret)), "{sent:?}");
+}
+
+#[test]
+fn a_compatible_change_carries_the_state_of_a_job_started_from_a_compiled_plan() {
+    let flink = fake_flink(Behaviour::default());
+    let project = project_on(&flink.address, "");
+    ok(&run(&["apply"], project.path(), &[]));
+    let first = record(project.path()).jobs[0].clone();
+    assert!(record(project.path()).attempts[0].operators.is_some());
+    // A new column computed after the aggregate: COMPATIBLE.
+    std::fs::write(
+        project.path().join("models/customer_metrics.sql"),
+        "SELECT customer_id, SUM(amount) AS total_spend\nFROM source('orders')\nGROUP BY customer_id\n",
+    )
+    .unwrap();
+    std::fs::write(
+        project.path().join("models/big_spenders.sql"),
+        "SELECT customer_id, total_spend\nFROM ref('customer_metrics')\nWHERE total_spend > 100\n",
+    )
+    .unwrap();
+    let config = project.path().join("streamform.yml");
+    let text_of = std::fs::read_to_string(&config).unwrap().replace(
+        "\ntargets:",
+        "  big_spenders:\n    materialized: upsert\n    key: [customer_id]\n    sink:\n      connector: kafka\n      topic: big-spenders\n      format: json\n\ntargets:",
+    );
+    std::fs::write(&config, text_of).unwrap();
+    let planned = run(&["plan"], project.path(), &[]);
+    assert_eq!(planned.status.code(), Some(0), "{}", text(&planned.stderr));
+    assert!(
+        text(&planned.stdout).contains(&format!(
+            "apply: carries the state: stops job {first} with a savepoint and starts this plan from it"
+        )),
+        "{}",
+        text(&planned.stdout)
+    );
+    let out = run(&["apply"], project.path(), &[]);
+    ok(&out);
+    let after = record(project.path());
+    let upgrade = after.attempts.last().unwrap();
+    assert_eq!(upgrade.action, Action::Upgrade);
+    assert_eq!(
+        upgrade.restore_from.as_deref(),
+        Some("file:/fake/savepoints/savepoint-1")
+    );
+    assert_eq!(running(&flink), after.jobs);
+    assert_eq!(running(&flink).len(), 1);
+}

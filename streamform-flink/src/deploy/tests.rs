@@ -498,3 +498,22 @@ fn plan_expects_what_apply_decides_from_the_record_alone() {
         submit(Action::Start, false, false)
     );
 }
+
+#[test]
+fn going_back_to_earlier_statements_carries_the_running_state_when_the_change_keeps_it() {
+    // The job runs B; A ran before and left a savepoint. Back to A, a change that keeps
+    // the state: the running job's state is carried rather than A's older savepoint read.
+    let mut r = pinned(Outcome::Running, Some(A));
+    r.attempts[0].artifact = B.into();
+    let running = observed(&r, Seen::Running(detail("RUNNING")));
+    assert_eq!(
+        decide(Some(&r), &running, A, false, &Carry::Keeps),
+        submit(Action::Upgrade, false, true)
+    );
+    // A change that does not keep it (going back across a rebuild, say): A's own savepoint.
+    let incompatible = Carry::No(NotCarried::Verdict(Classification::StateIncompatible));
+    assert_eq!(
+        decide(Some(&r), &running, A, false, &incompatible),
+        submit(Action::Restore, true, true)
+    );
+}

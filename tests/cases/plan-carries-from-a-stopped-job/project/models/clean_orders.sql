@@ -1,0 +1,3 @@
+SELECT customer_id, amount
+FROM source('orders')
+WHERE customer_id IS NOT NULL
