@@ -1,7 +1,8 @@
 //! `streamform.yml` and `sources.yml`: strict parsing and validation into plain data.
 //!
-//! Spec: project-format reference (streamform.yml, sources.yml, Schema versioning) and
-//! streamform-docs "Project layout"; event-time fields are not part of the format yet.
+//! See docs/project-format.md ("streamform.yml", "sources.yml", and the strict reading and
+//! format version it states) and docs/concepts.md, "Project"; the event-time fields are
+//! explained in docs/event-time.md, "Declaring it".
 
 use std::collections::BTreeMap;
 use std::ops::Range;

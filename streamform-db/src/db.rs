@@ -1,7 +1,8 @@
 //! The salsa database: every project file is an input, everything derived is a tracked
-//! query (D1). Queries return plain data; nothing here reads the disk or renders text.
+//! query (docs/architecture.md). Queries return plain data; nothing here reads the disk or renders text.
 //!
-//! Spec: DECISIONS.md D1; ../shared/design/query-graph.md.
+//! See docs/architecture.md, "Bird's-eye view" and "`streamform-db`" (the queries and the
+//! invariants that keep them incremental).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
@@ -722,8 +723,8 @@ pub fn application_plans(db: &dyn Db, project: Project) -> Option<Vec<ModelPlan>
         .collect()
 }
 
-/// The plan manifest of the whole application (spec: "The plan manifest"); `None` as for
-/// [`application_plans`].
+/// The plan manifest of the whole application (docs/plan-identity.md, "The plan
+/// manifest"); `None` as for [`application_plans`].
 #[salsa::tracked(returns(ref))]
 pub fn application_manifest(db: &dyn Db, project: Project) -> Option<Manifest> {
     application_plans(db, project)
@@ -1346,8 +1347,8 @@ pub struct PlanComparison {
     pub warnings: Vec<Diagnostic>,
 }
 
-/// Compares the running plan in `running` with the project's plan (spec: the plan diff
-/// reference). `None` when the project's plan cannot be compiled or the file is refused
+/// Compares the running plan in `running` with the project's plan (docs/plan-diff.md).
+/// `None` when the project's plan cannot be compiled or the file is refused
 /// ([`running_plan`] says why); a missing file means nothing runs.
 #[salsa::tracked(returns(ref))]
 pub fn plan_diff(db: &dyn Db, project: Project, running: SourceFile) -> Option<PlanComparison> {

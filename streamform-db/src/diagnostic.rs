@@ -1,7 +1,8 @@
 //! Diagnostics: plain data produced by queries and rendered by the CLI.
 //!
-//! Spec: streamform-docs "streamform check" (each diagnostic with its file and a `help:`
-//! line). Queries never render; the CLI turns these into text with a source excerpt.
+//! See docs/commands.md, "streamform check" (each diagnostic with its file and a `help:`
+//! line), and docs/diagnostics.md. Queries never render; the CLI turns these into text with
+//! a source excerpt.
 
 use std::collections::HashMap;
 use std::ops::Range;

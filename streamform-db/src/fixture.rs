@@ -1,8 +1,8 @@
 //! Fixtures: typing `given` events against the source schema and `expect` records against
 //! the model's output, and comparing the simulator's changelog with the expectation.
 //!
-//! Spec: project-format reference "tests/*.yml" (given, expect, typing and comparison
-//! rules) and streamform-docs "Testing with fixtures".
+//! See docs/fixtures.md (given, expect, typing and comparison rules) and
+//! docs/project-format.md, "tests/*.yml".
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -164,8 +164,8 @@ pub fn parse_shape(path: &str, text: &str) -> Result<FixtureShape, Vec<Diagnosti
     })
 }
 
-/// Types one YAML value against a column type, exactly (spec: "Values are typed against
-/// the source schema").
+/// Types one YAML value against a column type, exactly (docs/fixtures.md, "Given: input
+/// events").
 ///
 /// # Errors
 /// A message saying what the value is and why it does not fit.

@@ -1,4 +1,4 @@
-//! INTERVAL literals as Flink SQL writes them (D14): one unit (`INTERVAL '5' MINUTE`,
+//! INTERVAL literals as Flink SQL writes them (docs/sql.md): one unit (`INTERVAL '5' MINUTE`,
 //! `INTERVAL '1.5' SECOND`) or a range of units (`INTERVAL '1-6' YEAR TO MONTH`,
 //! `INTERVAL '1 02:30:00' DAY TO SECOND`), read into months and milliseconds.
 //!

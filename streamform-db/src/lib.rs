@@ -1,5 +1,5 @@
 //! The query database: project loading, the SQL frontend and lowering, diagnostics and
-//! fixtures, as salsa inputs and tracked queries (D1, D2).
+//! fixtures, as salsa inputs and tracked queries (docs/architecture.md).
 //!
 //! Layering: `config`, `sql`, `lower` and `fixture` are plain functions over text and IR;
 //! `db` wires them into memoized queries; `load` is the only module that touches the disk.

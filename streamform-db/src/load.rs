@@ -1,7 +1,7 @@
 //! Loading a project directory into database inputs: the one place that reads the disk.
 //!
-//! Spec: streamform-docs "Project layout" (streamform.yml, sources.yml, models/*.sql,
-//! tests/*.yml).
+//! See docs/concepts.md, "Project", and docs/project-format.md (streamform.yml,
+//! sources.yml, models/*.sql, tests/*.yml).
 
 use std::path::{Path, PathBuf};
 

@@ -1,8 +1,8 @@
 //! The SQL frontend's first half: parse one model file, refuse what is outside the supported
 //! surface (naming the construct and pointing at it), and find what the model reads.
 //!
-//! Spec: project-format reference "models/*.sql" (the supported surface); streamform-docs
-//! "What check catches". Planning and lowering are in `lower`.
+//! See docs/sql.md (the supported surface) and docs/concepts.md, "Model" (what `check`
+//! refuses in what a model reads). Planning and lowering are in `lower`.
 
 use std::ops::Range;
 

@@ -1,10 +1,11 @@
 //! Which target a command works against: `--target NAME`, or the only one the project
 //! declares, and when having none at all is a refusal.
 //!
-//! Spec: the `build`, `apply` and `plan` command references (streamform-docs lines
-//! 1000-1056): the target is required when the project declares more than one; `apply`
-//! always needs one; `build` needs one when the application reads or writes Kafka (the
-//! target says where Kafka is); `plan` needs one unless `--against` names a file.
+//! See docs/commands.md ("streamform build", "streamform apply", "streamform plan") and
+//! docs/flink-backend.md, "Choosing a target": the target is required when the project
+//! declares more than one; `apply` always needs one; `build` needs one when the application
+//! reads or writes Kafka (the target says where Kafka is); `plan` needs one unless
+//! `--against` names a file.
 
 use streamform_ir::ModelPlan;
 use streamform_ir::plan::uses_kafka;
@@ -127,7 +128,7 @@ pub fn choose_target(
 }
 
 /// Where `apply` records what it applied to `target`, relative to the project:
-/// `.streamform/applied/<target>.json` (spec: "The applied record").
+/// `.streamform/applied/<target>.json` (docs/plan-diff.md, "The applied record").
 pub fn applied_record_path(target: &str) -> String {
     format!(".streamform/applied/{target}.json")
 }

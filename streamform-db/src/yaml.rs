@@ -1,8 +1,8 @@
 //! YAML reading through serde-saphyr: strict structs, errors with positions, and a scalar
 //! value type that keeps the text a number was written with.
 //!
-//! Spec: project-format reference, "Schema versioning" (unknown fields and duplicate keys
-//! are refused everywhere).
+//! See docs/project-format.md, whose opening states the rule: unknown fields and duplicate
+//! keys are refused everywhere.
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -11,7 +11,7 @@
 //!
 //! A run the simulator refuses compares as an error: a division by zero must stop the batch
 //! engine too; an overflow, which Flink and DataFusion wrap silently and Streamform makes an
-//! error (D4), has no batch result to compare with, and is counted. A refusal of any other
+//! error (docs/sql.md), has no batch result to compare with, and is counted. A refusal of any other
 //! kind fails the test. The simulator, as Flink, stops `AND` and `OR` at a left side that
 //! decides; DataFusion computes both sides over whole columns, so when it overflows on a
 //! side no event needed, the condition is judged event by event instead.

@@ -1,4 +1,4 @@
-//! Salsa, for real (D1): an edit recomputes only what it touched, proven by counting
+//! Salsa, for real (docs/architecture.md): an edit recomputes only what it touched, proven by counting
 //! query executions.
 
 use salsa::Setter;

@@ -1,4 +1,4 @@
-//! The job lifecycle on Flink (DECISIONS D12): `apply`, `stop` and `status` over the SQL
+//! The job lifecycle on Flink (docs/deployment.md): `apply`, `stop` and `status` over the SQL
 //! Gateway and the JobManager's REST API, with the applied record as memory.
 //!
 //! - Every job gets an id Streamform chose: the record's lineage (16 hex digits, random
@@ -12,9 +12,10 @@
 //! - A target whose gateway reaches a folder this machine writes deploys the application
 //!   as a compiled plan whose stateful operators are pinned from their nodes
 //!   (`crate::compiled`), so state is carried across every change the plan diff calls SAFE
-//!   or COMPATIBLE (DECISIONS D20): the job is stopped with a savepoint and the new plan
-//!   started from it, and an upgrade whose job does not start on it is rolled back to the
-//!   previous plan from the same savepoint. Otherwise state is carried only across an
+//!   or COMPATIBLE (docs/deployment.md, "What is carried across, and what is not"): the
+//!   job is stopped with a savepoint and the new plan started from it, and an upgrade
+//!   whose job does not start on it is rolled back to the previous plan from the same
+//!   savepoint. Otherwise state is carried only across an
 //!   identical statement set. Anything else is refused before anything is touched, or
 //!   rebuilt on request (docs/deployment.md).
 //! - `execution.state-recovery.ignore-unclaimed-state` is set only for an upgrade that
@@ -199,8 +200,9 @@ pub enum Refusal {
     },
 }
 
-/// Whether the recorded job's state can be carried into a changed plan (DECISIONS D20),
-/// from what the plan diff and the target allow; [`decide`] adds what the record says.
+/// Whether the recorded job's state can be carried into a changed plan (docs/deployment.md,
+/// "What is carried across, and what is not"), from what the plan diff and the target
+/// allow; [`decide`] adds what the record says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Carry {
     /// The change keeps the state of every node it keeps: the plan diff is SAFE or
@@ -320,7 +322,7 @@ fn recorded_job(record: &AppliedRecord) -> Option<RecordedJob> {
 
 /// Decides what apply does, from the record, what the cluster says, the artifact to deploy
 /// and whether the plan diff lets the state be carried into it. A pure function: every rule
-/// of D12's and D20's apply is here.
+/// of apply (docs/deployment.md, docs/upgrading.md) is here.
 pub fn decide(
     record: Option<&AppliedRecord>,
     observed: &Observed,
@@ -363,7 +365,7 @@ pub fn decide(
         restore_from: own_savepoint.clone(),
         stop_first,
     };
-    // Carrying the recorded job's state into the changed plan (D20): the change keeps it,
+    // Carrying the recorded job's state into the changed plan (docs/upgrading.md): the change keeps it,
     // and the job's operators were pinned so the new plan's find theirs.
     let why_not = match (carry, pinned) {
         (Carry::No(why), _) => Some(why.clone()),

@@ -1,8 +1,8 @@
 //! A client for Flink's SQL Gateway REST API (v2): sessions, closed on every path, and
 //! statements run one per request, each polled until it is done.
 //!
-//! Spec: Flink backend reference, "streamform apply" (streamform-docs lines 1286-1306);
-//! the REST API as verified in ../shared/research/flink-kafka-local.md §1:
+//! See docs/running-on-flink.md, "streamform apply". The REST API, as Flink 2.0's SQL
+//! Gateway speaks it:
 //! `POST /v2/sessions` → `sessionHandle`; `POST /v2/sessions/{s}/statements` →
 //! `operationHandle`; `GET /v2/sessions/{s}/operations/{o}/result/{token}?rowFormat=JSON`
 //! until it is not `NOT_READY` (an error is an HTTP 500 whose `errors` carry the Java

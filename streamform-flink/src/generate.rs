@@ -1,7 +1,8 @@
 //! The application: Flink SQL statements generated from the model plans.
 //!
-//! Spec: Flink backend reference (streamform-docs lines 1227-1284) and the build walkthrough
-//! (687-748); DECISIONS.md D4 (types), D5 (ORDER BY is refused), D9 (nullable upsert keys).
+//! See docs/flink-backend.md, with its walkthrough ("A complete example"): "Making Flink
+//! compute the simulator's types", "Capability errors" (ORDER BY is refused) and "Warnings"
+//! (nullable upsert keys).
 
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -145,7 +146,7 @@ pub struct Application {
     /// Source tables, model views (dependency order), sink tables, then the statement set
     /// (absent when no model declares a sink).
     pub statements: Vec<Statement>,
-    /// Things that run but deserve attention (D9 nullable keys, models nothing runs).
+    /// Things that run but deserve attention (nullable keys, docs/concepts.md, models nothing runs).
     pub warnings: Vec<Finding>,
 }
 
@@ -631,7 +632,7 @@ fn unused_models(plans: &[ModelPlan]) -> Vec<Finding> {
         .collect()
 }
 
-/// D9: Flink's upsert-kafka declares its key columns NOT NULL and fails the job on a null.
+/// docs/concepts.md: Flink's upsert-kafka declares its key columns NOT NULL and fails the job on a null.
 fn nullable_key_warnings(plan: &ModelPlan) -> Vec<Finding> {
     let (Materialized::Upsert { key }, Some(_)) = (plan.materialized(), sink_target(plan)) else {
         return Vec::new();
@@ -1033,7 +1034,7 @@ fn untagged(q: &str, group_by: &[String], calls: &[AggCall], id: &NodeId, i: usi
     )
 }
 
-/// The last row per key of `from` (D13), in the form Flink's planner turns into its
+/// The last row per key of `from` (docs/sql.md), in the form Flink's planner turns into its
 /// keep-last-row deduplication: ROW_NUMBER over the key, newest first by processing time,
 /// keeping row 1. The helper columns get names no column of the row has.
 fn keep_last_row(from: &str, key: &[String], schema: &[Field], i: usize) -> String {
@@ -1056,7 +1057,7 @@ fn keep_last_row(from: &str, key: &[String], schema: &[Field], i: usize) -> Stri
     )
 }
 
-/// An aggregate call computing D4's accumulator type in Flink: SUM over int32 is generated
+/// An aggregate call computing the accumulator type of docs/sql.md in Flink: SUM over int32 is generated
 /// over a CAST to BIGINT (Flink would otherwise sum in INT); AVG's types are Flink's own.
 fn aggregate_call(call: &AggCall, input: &[Field]) -> String {
     let Some(arg) = &call.arg else {

@@ -3,10 +3,11 @@
 //! checkpoint statistics, and stopping it with a savepoint under a trigger id Streamform
 //! chose (so a retried stop joins the first one instead of taking a second savepoint).
 //!
-//! Research: ../shared/research/flink-lifecycle.md §1.1 (`GET /jobs/overview`,
-//! `GET /jobs/:id`, 404 for an unknown id, `GET /jobs/:id/exceptions`), §1.2
-//! (`POST /jobs/:id/stop` with `triggerId`, `GET /jobs/:id/savepoints/:trigger`), §2.1
-//! (`GET /jobs/:id/checkpoints` → `latest.restored`).
+//! The endpoints, as Flink 2.0's JobManager answers them: `GET /jobs/overview`,
+//! `GET /jobs/:id` (404 for an unknown id), `GET /jobs/:id/exceptions`,
+//! `POST /jobs/:id/stop` with `triggerId`, `GET /jobs/:id/savepoints/:trigger`, and
+//! `GET /jobs/:id/checkpoints` → `latest.restored`. What the commands ask of them is in
+//! docs/deployment.md ("Jobs and the record", "`stop`", "`status`").
 
 use std::time::{Duration, Instant};
 

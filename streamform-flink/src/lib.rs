@@ -7,9 +7,10 @@
 //!
 //! `gateway` submits those statements through Flink's SQL Gateway; `jobs` observes and
 //! stops jobs through the JobManager's REST API; both speak through `http`. `deploy` is the
-//! job lifecycle over them (DECISIONS D12): `apply`, `status` and `stop`.
+//! job lifecycle over them (docs/deployment.md): `apply`, `status` and `stop`.
 //!
-//! Spec: Flink backend reference (streamform-docs lines 1227-1284); DECISIONS.md D4, D5, D9.
+//! See docs/flink-backend.md: "Making Flink compute the simulator's types", "Capability
+//! errors" (ORDER BY among them) and "Warnings" (nullable upsert keys).
 
 #![warn(missing_docs)]
 

@@ -1,7 +1,7 @@
 //! Flink SQL text for the IR's names, types and expressions.
 //!
-//! Spec: Flink backend reference (streamform-docs lines 1227-1284): the type mapping, every
-//! identifier backtick-quoted; DECISIONS.md D4 (Flink must compute the simulator's types).
+//! See docs/flink-backend.md: "Types" (the type mapping), "Identifiers" (every identifier
+//! backtick-quoted) and "Making Flink compute the simulator's types".
 
 use std::fmt::Write;
 

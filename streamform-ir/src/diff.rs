@@ -1,8 +1,8 @@
 //! The plan diff: two plan manifests compared node by node, and every change classified by
 //! what it costs the state of the running application.
 //!
-//! Spec: the plan diff reference (streamform-docs lines 1438-1552), the upgrading guide
-//! (789-922) and DECISIONS.md D6, whose rule tables this module implements:
+//! See docs/plan-diff.md, whose rule tables ("The rules") this module implements, and
+//! docs/upgrading.md:
 //!
 //! - nodes are matched by id, or through the hints (`renamed_from`, `nodes.<kind>.<ordinal>.was`);
 //! - a keyed node compares its grouping key (columns, order, types), accumulators and
@@ -29,7 +29,7 @@ use crate::manifest::{
 };
 use crate::types::DataType;
 
-/// What a change costs the running state, least severe first (D6). The derived order is
+/// What a change costs the running state, least severe first (docs/plan-diff.md). The derived order is
 /// the severity order: the most severe classification wins.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, schemars::JsonSchema,
@@ -842,7 +842,8 @@ impl<'a> Context<'a> {
             .is_some_and(|up| up.model != n.model)
     }
 
-    /// D6's rule beyond the texts, for an upsert sink: what changed which rows reach it
+    /// Our own rule for an upsert sink (docs/plan-diff.md, "A stateless node on both
+    /// sides", under "Which rows reach an upsert sink"): what changed which rows reach it
     /// between the nearest keyed node above it and itself. A predicate (WHERE or HAVING)
     /// changed, added or removed; a change in the values a predicate there reads; or a
     /// node there that now reads another model.
@@ -1071,7 +1072,7 @@ impl<'a> Context<'a> {
         out.0
     }
 
-    /// The sink exceptions (D6): a sink's destination holds rows its readers keep.
+    /// The sink exceptions (docs/plan-diff.md): a sink's destination holds rows its readers keep.
     fn sink_reasons(
         &self,
         r: &'a NodeEntry,

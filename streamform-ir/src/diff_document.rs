@@ -1,9 +1,8 @@
 //! The diff document (`plan --json`, `diff_version` 1) and the `plan` text, rendered from
 //! the document so the two cannot disagree.
 //!
-//! Spec: the plan diff reference, "Reading the output" (streamform-docs lines 1476-1510),
-//! the upgrading guide's output blocks (789-922), and the `plan` and `apply` command
-//! references (1006-1056).
+//! See docs/plan-diff.md, "Reading the output" and "The diff document"; the output blocks of
+//! docs/upgrading.md; and docs/commands.md, "streamform plan" and "streamform apply".
 
 use std::fmt::Write;
 
@@ -148,8 +147,8 @@ pub struct DiffDocument {
     pub apply: Option<ApplyPlan>,
 }
 
-/// What `apply` would do on the target (DECISIONS D20): `plan` exits 0 exactly when apply
-/// would go on without `--rebuild`.
+/// What `apply` would do on the target (docs/commands.md, "streamform plan"): `plan` exits
+/// 0 exactly when apply would go on without `--rebuild`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct ApplyPlan {

@@ -1,7 +1,7 @@
 //! The `explain` text rendering of a model's plan.
 //!
-//! Spec: streamform-docs "Read what the SQL means" (lines 161-207) and the explain command
-//! reference. The output is the contract; tests compare it with golden text.
+//! See docs/commands.md, "streamform explain". The output is the contract; tests compare it
+//! with golden text.
 
 use std::fmt::Write;
 

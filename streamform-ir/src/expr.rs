@@ -1,6 +1,7 @@
 //! The expression tree of Filter and Project nodes: every variant typed.
 //!
-//! Spec: streamform-docs "From SQL to a plan" (the expression tree); DECISIONS.md D4 (types).
+//! See docs/architecture.md, "`streamform-ir`" (the expression tree), and docs/sql.md,
+//! "Expressions" (types).
 
 use std::fmt;
 
@@ -30,7 +31,7 @@ pub enum BinaryOp {
     Or,
 }
 
-/// A scalar function, with Flink's semantics (D14); the frontend checks the argument
+/// A scalar function, with Flink's semantics (docs/sql.md); the frontend checks the argument
 /// types, and [`Func::result_type`] gives the result's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Func {
@@ -263,7 +264,7 @@ impl BinaryOp {
     }
 }
 
-/// A span of time as an INTERVAL literal writes it (D14): a number of calendar months
+/// A span of time as an INTERVAL literal writes it (docs/sql.md): a number of calendar months
 /// (`INTERVAL '1' MONTH`, `INTERVAL '1-6' YEAR TO MONTH`) and a number of milliseconds
 /// (`INTERVAL '5' MINUTE`, `INTERVAL '1 02:00:00' DAY TO SECOND`). Either may be negative;
 /// one literal has only one of the two.
@@ -389,7 +390,7 @@ pub enum Expr {
         /// The right operand.
         right: Box<Expr>,
         /// The result type: boolean for comparisons and logic; for arithmetic, as
-        /// [`crate::types::arithmetic_type`] computes it (D4).
+        /// [`crate::types::arithmetic_type`] computes it (docs/sql.md).
         ty: DataType,
     },
     /// `e IS NULL` or `e IS NOT NULL`: a boolean that is never null itself.

@@ -1,7 +1,8 @@
 //! State and schema fingerprints and their SHA-256 digests.
 //!
-//! Spec: plan identity reference, "State fingerprint and digest" and "Schema fingerprint";
-//! the golden digests in the spec README are pinned by the tests below.
+//! See docs/plan-identity.md, "State fingerprint and digest" and "Schema fingerprint"; the
+//! digests the docs show (docs/plan-identity.md, "inspect-plan"; docs/upgrading.md, sections
+//! 3 and 4) are pinned by the tests below.
 
 use sha2::{Digest, Sha256};
 
@@ -128,7 +129,8 @@ mod tests {
         }
     }
 
-    /// The six golden digests of the specification README.
+    /// The six digests the docs show: docs/plan-identity.md, "inspect-plan", and
+    /// docs/upgrading.md, sections 3 and 4.
     #[test]
     fn golden_digests() {
         let cases = [

@@ -1,7 +1,7 @@
 //! The `inspect-plan` text rendering, drawn from the manifest so the text and the JSON
 //! cannot disagree.
 //!
-//! Spec: plan identity reference, "Seeing it" (streamform-docs lines 1360-1393).
+//! See docs/plan-identity.md, "inspect-plan".
 
 use std::fmt::Write;
 

@@ -2,8 +2,8 @@
 //!
 //! This crate knows nothing of SQL parsing, YAML, salsa or Flink. Everything in it is plain
 //! data with `Eq` and `Hash`, so the query database can compare results and stop
-//! recomputation early. Spec: streamform-docs "The streaming plan" and the plan identity
-//! reference; DECISIONS.md D3-D5.
+//! recomputation early. See docs/concepts.md (the plan's nodes, types, changelog modes and
+//! boundedness) and docs/plan-identity.md.
 
 #![warn(missing_docs)]
 

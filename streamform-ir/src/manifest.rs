@@ -2,9 +2,9 @@
 //! of an application (ids, canonical definitions, schemas with digests, changelog contracts
 //! and state digests), plus an application digest over all of it.
 //!
-//! Spec: plan identity reference, "The plan manifest" (streamform-docs lines 1395-1437) and
-//! the protocol rules (1719-1745): the version field comes first, a reader refuses another
-//! version and any field it does not know.
+//! See docs/plan-identity.md, "The plan manifest", and the rules of docs/protocol.md: the
+//! version field comes first, a reader refuses another version and any field it does not
+//! know.
 //!
 //! The manifest is derived from [`ModelPlan`]s and never turned back into one; `plan`
 //! compares two manifests.
@@ -791,7 +791,7 @@ pub fn definition(op: &Operator) -> String {
 mod tests {
     use super::*;
 
-    /// The reference's example manifest (streamform-docs "The plan manifest"), completed so
+    /// The example manifest of docs/plan-identity.md, "The plan manifest", completed so
     /// that it holds together: the Source its aggregate reads, the Sink its model names as
     /// output, and real digests in place of the elided ones (filled in by [`reference`]).
     const REFERENCE: &str = r#"{
@@ -855,7 +855,7 @@ mod tests {
   ]
 }"#;
 
-    /// The golden digests of the specification's README, in full.
+    /// The state digest docs/plan-identity.md shows ("The plan manifest"), in full.
     const STATE_4AEAD: &str = "4aead023aa01440bcb26dd8f6d004bd6e44ba5ce846b4c1c78aa3076b36803bb";
 
     /// [`REFERENCE`] with its digests filled in: the application digest computed over it.

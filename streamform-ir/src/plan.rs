@@ -1,8 +1,8 @@
 //! The Streaming IR: a model is a chain of typed nodes, each with an id, an operator, an
 //! output schema, boundedness, changelog mode and state requirement.
 //!
-//! Spec: streamform-docs "The streaming plan" (lines 314-505) and the plan identity
-//! reference (1321-1437); DECISIONS.md D5.
+//! See docs/concepts.md ("Boundedness", "Append, upsert and keys", "Keyed state") and
+//! docs/plan-identity.md.
 
 use std::fmt;
 
@@ -17,11 +17,11 @@ pub struct Field {
     pub name: String,
     /// The column's type, in Streamform's own vocabulary.
     pub ty: DataType,
-    /// Whether the column may hold null, as inferred by the frontend (D9).
+    /// Whether the column may hold null, as inferred by the frontend (docs/concepts.md).
     pub nullable: bool,
 }
 
-/// Whether a node's output ever ends (spec: "Boundedness").
+/// Whether a node's output ever ends (docs/concepts.md, "Boundedness").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Boundedness {
     /// The output ends: downstream of a `file` source.
@@ -40,7 +40,7 @@ impl Boundedness {
     }
 }
 
-/// How a node's output changes over time (spec: "Changelogs"; D5).
+/// How a node's output changes over time (docs/concepts.md, "Append, upsert and keys").
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Changelog {
     /// Every record is an insert of a new fact.
@@ -134,11 +134,11 @@ impl EventTime {
 pub struct Accumulator {
     /// `sum(amount)`, `count(*)`.
     pub name: String,
-    /// The stored type, derived from the argument's declared type by D4's rule.
+    /// The stored type, derived from the argument's declared type by the rule in docs/sql.md.
     pub ty: DataType,
 }
 
-/// Exactly what a keyed node stores per key (spec: "State").
+/// Exactly what a keyed node stores per key (docs/concepts.md, "Keyed state").
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct KeyedState {
     /// The grouping columns, in order; state is partitioned by their values.
@@ -153,7 +153,7 @@ pub struct KeyedState {
 }
 
 impl KeyedState {
-    /// What a Deduplicate node stores (D13): per key, the last row, every column of its
+    /// What a Deduplicate node stores (docs/sql.md): per key, the last row, every column of its
     /// schema under its own name and type.
     pub fn last_row(key: &[String], schema: &[Field]) -> KeyedState {
         KeyedState {
@@ -289,7 +289,7 @@ impl Connector {
         }
     }
 
-    /// The boundedness this connector gives a source: kafka is unbounded, file bounded (D5).
+    /// The boundedness this connector gives a source: kafka is unbounded, file bounded (docs/concepts.md).
     pub fn boundedness(&self) -> Boundedness {
         match self {
             Connector::Kafka { .. } => Boundedness::Unbounded,
@@ -298,7 +298,7 @@ impl Connector {
     }
 }
 
-/// An aggregate function (D4).
+/// An aggregate function (docs/sql.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AggFunc {
     /// `sum`: int32/int64 accumulate int64, decimal(p,s) decimal(38,s), float64 float64.
@@ -331,7 +331,7 @@ impl AggFunc {
     }
 
     /// The accumulator (and result) type over an argument of type `arg` (`None` for
-    /// `count(*)`), by DECISIONS D4 and D14: counts are int64; sum widens integers to
+    /// `count(*)`), by docs/sql.md, "Aggregates": counts are int64; sum widens integers to
     /// int64 and decimals to precision 38 with their scale, and keeps float64; min and max
     /// keep their argument's type, boolean excepted; avg follows Flink (integers and
     /// float64 keep their type, decimal(p,s) gives decimal(38, max(6, s))). `None` where
@@ -376,7 +376,7 @@ pub struct AggCall {
     pub func: AggFunc,
     /// The input column; `None` for `count(*)`.
     pub arg: Option<String>,
-    /// The accumulator (and output) type, by D4's rule.
+    /// The accumulator (and output) type, by the rule in docs/sql.md.
     pub ty: DataType,
 }
 
@@ -490,7 +490,7 @@ pub enum Operator {
         /// The aggregate calls; each is one accumulator and one output column after the key.
         calls: Vec<AggCall>,
     },
-    /// Keeps the last row per key of an append input (D13): the node an upsert model over
+    /// Keeps the last row per key of an append input (docs/sql.md): the node an upsert model over
     /// an append input needs, with the last row of each key as its keyed state. Emits an
     /// insert for a key's first row and an update (before = the row it replaces) after.
     Deduplicate {
@@ -510,7 +510,7 @@ pub enum Operator {
         /// The aggregate calls; each is one accumulator and one output column after the key.
         calls: Vec<AggCall>,
     },
-    /// ORDER BY over a bounded input: emits the sorted rows when the input ends (D5).
+    /// ORDER BY over a bounded input: emits the sorted rows when the input ends (docs/concepts.md).
     Sort {
         /// The ORDER BY keys, most significant first.
         keys: Vec<SortKey>,
@@ -610,7 +610,7 @@ impl Operator {
     }
 }
 
-/// A stable node id, `<model>::<kind>::<ordinal>` (spec: "Node ids").
+/// A stable node id, `<model>::<kind>::<ordinal>` (docs/plan-identity.md, "Node ids").
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct NodeId {
     /// The model the node belongs to.

@@ -1,8 +1,8 @@
 //! The applied record: what `apply` last submitted to a target, written to
 //! `.streamform/applied/<target>.json` with the manifest of the plan it applied.
 //!
-//! Spec: plan diff reference, "The applied record" (streamform-docs lines 1518-1535); the
-//! protocol rules (1719-1745): version first, another version or an unknown field refused.
+//! See docs/plan-diff.md, "The applied record", and docs/deployment.md, "The record"; the
+//! rules of docs/protocol.md: version first, another version or an unknown field refused.
 
 use std::collections::BTreeMap;
 
@@ -618,7 +618,8 @@ mod tests {
         record
     }
 
-    /// A record as the first apply wrote it (the texts' example).
+    /// A record as the first apply wrote it: `record_version` 1 (docs/plan-diff.md, "The
+    /// applied record").
     fn version_1() -> String {
         format!(
             "{{\n  \"record_version\": 1,\n  \"target\": \"local\",\n  \"applied_at\": \"2026-08-27T10:12:03Z\",\n  \"streamform_version\": \"0.1.0\",\n  \"backend\": \"flink\",\n  \"jobs\": [\"9d1f2c4b7a3e5f6081c2d3e4f5a6b7c8\"],\n  \"manifest\": {}}}\n",

@@ -1,6 +1,6 @@
 //! Timestamps: milliseconds since the Unix epoch in UTC, read and written as RFC 3339.
 //!
-//! Spec: project-format reference, "given" (timestamp values).
+//! See docs/fixtures.md, "Given: input events" (timestamp values).
 
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;

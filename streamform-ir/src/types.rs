@@ -1,7 +1,7 @@
 //! The column type vocabulary shared by sources.yml, the plan, fingerprints and the simulator.
 //!
-//! Spec: project-format reference, "sources.yml" (types); DECISIONS.md D3 (decimals) and D4
-//! (expression and accumulator types).
+//! See docs/project-format.md, "Column types" (the types and decimals); docs/sql.md,
+//! "Expressions" and "Aggregates" (expression and accumulator types).
 
 use std::fmt;
 
@@ -166,7 +166,7 @@ pub enum ArithOp {
     Mod,
 }
 
-/// The result type of `left op right`, following Flink SQL's rules (D4).
+/// The result type of `left op right`, following Flink SQL's rules (docs/sql.md).
 ///
 /// Integers stay integers (the wider of the two); any float makes a float64; otherwise an
 /// integer meets a decimal as its exact decimal form and Flink's decimal rules apply.

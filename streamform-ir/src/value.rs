@@ -1,7 +1,8 @@
 //! Runtime values: exact decimals, checked arithmetic, SQL comparison and rendering.
 //!
-//! Spec: DECISIONS.md D3 (decimal(38,s) as an i128 mantissa with a scale, checked
-//! arithmetic) and D4 (never wrap, never silently round).
+//! A decimal is an i128 mantissa with a scale, so decimal(38,s) is exact, with checked
+//! arithmetic (docs/architecture.md, "`streamform-ir`"); nothing wraps or silently rounds
+//! (docs/concepts.md, "Accumulators").
 
 use std::cmp::Ordering;
 use std::fmt;

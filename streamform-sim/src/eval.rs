@@ -1,8 +1,9 @@
 //! Compiled expressions: the IR's [`Expr`] with every column resolved to a row index once,
 //! at construction, and evaluated per row with SQL semantics.
 //!
-//! Spec: streamform-docs "From SQL to a plan" (the seven-variant expression tree);
-//! DECISIONS.md D4 (types are the plan's; arithmetic is checked and never wraps).
+//! See docs/architecture.md, "`streamform-ir`" (the expression tree); docs/sql.md,
+//! "Expressions" (types are the plan's); docs/concepts.md, "Accumulators" (arithmetic is
+//! checked and never wraps).
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -14,7 +15,7 @@ use streamform_ir::{ArithOp, BinaryOp, DataType, Decimal, Expr, Field, Func, Int
 /// Why evaluating an expression failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum EvalError {
-    /// Overflow, division by zero or a failed CAST: the errors D4 names.
+    /// Overflow, division by zero or a failed CAST: the errors docs/sql.md names.
     Arith(ArithError),
     /// A value of the wrong type reached an operator: a malformed plan, not bad data.
     Type(String),
@@ -199,7 +200,7 @@ impl CExpr {
     /// generated code does).
     ///
     /// # Errors
-    /// Overflow, division by zero and failed casts (D4), or a value of the wrong type.
+    /// Overflow, division by zero and failed casts (docs/sql.md), or a value of the wrong type.
     pub(crate) fn eval<'r>(&'r self, row: &'r [Value]) -> Result<Cow<'r, Value>, EvalError> {
         Ok(match self {
             CExpr::Column(i) => Cow::Borrowed(&row[*i]),
@@ -591,7 +592,7 @@ mod function_tests {
         assert_eq!(
             call(Func::Abs, &[Cow::Owned(Value::Int32(i32::MIN))]),
             Err(EvalError::Arith(ArithError::Overflow)),
-            "never wraps (D4)"
+            "never wraps (docs/sql.md)"
         );
         assert_eq!(f(Func::Trim, &[s(" \ta ")]), Value::String("\ta".into()));
     }

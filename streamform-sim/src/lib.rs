@@ -10,10 +10,9 @@
 //! one module behind one interface (`operator.rs`); this file is the driver that delivers
 //! events, watermarks and the end of the input to them.
 //!
-//! Spec: streamform-docs "The streaming plan" through "State" (lines 314-446) and
-//! "Testing with fixtures" (505-572); DECISIONS.md D4 (types, checked arithmetic), D5
-//! (boundedness, changelog modes), D9 (null grouping keys), D10 (updates that change
-//! nothing).
+//! See docs/concepts.md, from "Changelog" to "Accumulators" (types, checked arithmetic,
+//! boundedness, changelog modes, null grouping keys, updates that change nothing), and
+//! docs/fixtures.md.
 
 #![warn(missing_docs)]
 
@@ -31,7 +30,7 @@ use streamform_ir::{
 
 use crate::operator::{Fault, InputShape, Out, Rec, Stage, StageKind};
 
-/// The operation of one changelog record (spec: "Three operations").
+/// The operation of one changelog record (docs/concepts.md, "Changelog").
 ///
 /// `Display` renders `insert`, `update`, `delete`, as fixtures write them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -61,7 +60,7 @@ impl fmt::Display for Op {
     }
 }
 
-/// One changelog record (spec: "Changelogs").
+/// One changelog record (docs/concepts.md, "Changelog").
 ///
 /// Rows have the emitting node's schema, one [`Value`] per column, in schema order.
 /// - `Insert`: `row` is the new row, `before` is `None`.
@@ -243,7 +242,7 @@ pub struct OpenWindows {
     pub first_fires_at: i64,
 }
 
-/// Why a chain cannot be simulated or a run failed (D4: an overflow or a division by zero
+/// Why a chain cannot be simulated or a run failed (docs/sql.md: an overflow or a division by zero
 /// names the model, the column and the event).
 ///
 /// - `model`: the model whose node failed (for a malformed chain, the model at fault, or the
@@ -272,7 +271,7 @@ pub struct SimError {
     pub message: String,
 }
 
-/// What kind of failure stopped a run (D4 names the first three).
+/// What kind of failure stopped a run (docs/sql.md names the first three).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Failure {
     /// A result did not fit its type.
@@ -354,8 +353,9 @@ impl SourceColumn {
     }
 }
 
-/// A running simulation of one chain of models (spec: "Applications of many models": each
-/// model reads the previous one's Sink, and its changelog crosses the edge).
+/// A running simulation of one chain of models (docs/fixtures.md, "Fixtures for models that
+/// read models": each model reads the previous one's Sink, and its changelog crosses the
+/// edge).
 ///
 /// Built by [`Simulator::new`], fed by [`Simulator::push`], ended by
 /// [`Simulator::finish`]. After an error every further `push` or `finish` returns the same
@@ -422,8 +422,8 @@ impl Simulator {
     /// Sink or Source elsewhere; a node's id kind differs from its operator; an expression
     /// names a column its input lacks or types it differently; a pass-through node's schema
     /// differs from its input; an Aggregate whose keyed state differs from its calls or
-    /// whose accumulator types break D4; an Aggregate or Sort over an updating input, or a
-    /// Sort over an unbounded input (D5).
+    /// whose accumulator types break docs/sql.md's rules; an Aggregate or Sort over an updating input, or a
+    /// Sort over an unbounded input (docs/concepts.md).
     pub fn new(chain: &[ModelPlan]) -> Result<Simulator, SimError> {
         let Some(first) = chain.first() else {
             return Err(shape_error(
@@ -611,7 +611,7 @@ impl Simulator {
     /// A [`SimError`] naming the event (1-based, counting every event pushed): the event has
     /// the wrong number of values or a value of the wrong type (naming the source column),
     /// or no event time on an event-time source; or an operator failed (overflow, division
-    /// by zero, a failed cast; D4). The simulator is then failed: later calls return the
+    /// by zero, a failed cast; docs/sql.md). The simulator is then failed: later calls return the
     /// same error.
     pub fn push(&mut self, event: &[Value]) -> Result<Arrival, SimError> {
         if let Some(e) = &self.failed {

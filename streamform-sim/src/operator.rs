@@ -223,7 +223,7 @@ impl Stage {
     ///
     /// # Errors
     /// A [`Fault`] describing a node the simulator cannot run: unknown columns, a schema
-    /// that does not match the operator, an accumulator whose type breaks D4 or differs from
+    /// that does not match the operator, an accumulator whose type breaks docs/sql.md's rules or differs from
     /// the node's state fingerprint, an Aggregate, window or Sort over an updating input, a
     /// Sort over an unbounded input.
     pub(crate) fn build(model: usize, node: &Node, input: &InputShape<'_>) -> Result<Stage, Fault> {

@@ -1,5 +1,5 @@
-//! The simulator against hand-built plans: the docs' examples, D4 accumulator rules, D9 null
-//! keys, D10 silent updates, errors naming model / column / event, Sort at the end of a
+//! The simulator against hand-built plans: the docs' examples, the accumulator rules, null
+//! keys, silent updates, errors naming model / column / event, Sort at the end of a
 //! bounded input, the keyed store's shape, and determinism.
 
 mod common;
@@ -211,7 +211,7 @@ fn a_row_reentering_the_filter_is_inserted_again() {
 
 #[test]
 fn an_update_that_changes_nothing_is_not_emitted() {
-    // D10: a SUM of 0 ...
+    // docs/concepts.md: a SUM of 0 ...
     let out = changes(
         &[customer_metrics(DEC)],
         &[
@@ -1291,7 +1291,7 @@ fn malformed_chains_are_refused_with_event_zero() {
         "{}",
         err.message
     );
-    // An accumulator typed against D4.
+    // An accumulator typed against docs/sql.md's rules.
     let mut bad = customer_metrics(DEC);
     if let streamform_ir::Operator::Aggregate { calls, .. } = &mut bad.nodes[1].op {
         calls[0].ty = DataType::Float64;
@@ -1299,7 +1299,7 @@ fn malformed_chains_are_refused_with_event_zero() {
     let err = Simulator::new(&[bad]).err().unwrap();
     assert_eq!(err.column.as_deref(), Some("sum(amount)"));
     assert!(
-        err.message.contains("D4 says decimal(38,9)"),
+        err.message.contains("the typing rules give decimal(38,9)"),
         "{}",
         err.message
     );
@@ -1367,7 +1367,7 @@ fn a_failed_row_leaves_its_key_state_as_it_was() {
     assert_eq!(sim.events_processed(), 2);
 }
 
-/// D13: the last row per key. A key's first row is an insert, every later row an update
+/// docs/sql.md: the last row per key. A key's first row is an insert, every later row an update
 /// whose before-image is the row it replaces, even an equal one (as Flink's keep-last-row
 /// deduplication emits it); the keyed state holds each key's last row; a WHERE over it
 /// deletes a key whose latest row stops matching.
@@ -1417,7 +1417,7 @@ fn an_upsert_model_over_an_append_input_keeps_the_last_row_per_key() {
     );
 }
 
-/// D14: CASE takes the first branch whose condition is true (a null condition is not),
+/// docs/sql.md: CASE takes the first branch whose condition is true (a null condition is not),
 /// evaluates only that result (the division by zero in the other branch never happens),
 /// and is null without a match and without ELSE.
 #[test]

@@ -1,10 +1,9 @@
 //! `streamform apply`: build the application, compare it with the target's record, and let
-//! the lifecycle (`streamform_flink::deploy`, DECISIONS D12) decide: nothing to do, start,
-//! continue from a savepoint, rebuild on request, or refuse before touching anything.
+//! the lifecycle (`streamform_flink::deploy`, docs/deployment.md) decide: nothing to do,
+//! start, continue from a savepoint, rebuild on request, or refuse before touching anything.
 //!
-//! Spec: the `apply` command reference (streamform-docs lines 1006-1025), the Flink backend
-//! reference "streamform apply" (1286-1306), the applied record (1518-1535), as D12 changes
-//! them.
+//! See docs/commands.md, "streamform apply"; docs/running-on-flink.md, "streamform apply";
+//! and the applied record in docs/deployment.md, "The record".
 
 use std::io::Write;
 use std::path::Path;

@@ -1,8 +1,7 @@
 //! `streamform build --backend flink`: choose the target, generate the application, render
 //! capability errors and warnings, write build/flink/application.sql and build/plan.json.
 //!
-//! Spec: the `build` command reference (streamform-docs lines 1000-1004) and the Flink
-//! backend reference (1227-1284).
+//! See docs/commands.md, "streamform build", and docs/flink-backend.md.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -391,7 +391,8 @@ pub fn plans_folder(root: &Path, target: &str, flink: &FlinkTarget) -> Option<Pa
 }
 
 /// Whether the plan diff lets apply carry the recorded job's state into the project's plan
-/// (DECISIONS D20): SAFE or COMPATIBLE, on a target that deploys compiled plans.
+/// (docs/deployment.md, "What is carried across, and what is not"): SAFE or COMPATIBLE, on
+/// a target that deploys compiled plans.
 pub fn carry(diff: &streamform_ir::diff::PlanDiff, compiled_plans: bool) -> Carry {
     if !diff.verdict.continues() {
         Carry::No(NotCarried::Verdict(diff.verdict))
@@ -772,7 +773,7 @@ mod tests {
     use streamform_ir::diff::{Classification, PlanDiff};
     use streamform_ir::manifest::Manifest;
 
-    /// D20, row by row of the plan diff's verdicts: SAFE and COMPATIBLE carry on a target
+    /// docs/upgrading.md, row by row of the plan diff's verdicts: SAFE and COMPATIBLE carry on a target
     /// that deploys compiled plans; above COMPATIBLE never; without compiled plans never.
     #[test]
     fn the_state_is_carried_for_safe_and_compatible_on_a_target_with_compiled_plans() {

@@ -2,8 +2,8 @@
 //! query database, asks queries, renders their results and chooses the exit code; all
 //! semantics live in the library crates.
 //!
-//! Spec: streamform-docs "Commands" (lines 923-1000): exit 0 success, 1 the project or
-//! fixtures are not valid, 2 the command could not run.
+//! Exit codes (docs/commands.md, "Common behaviour"): 0 success, 1 the project or fixtures
+//! are not valid, 2 the command could not run.
 
 mod apply;
 mod build;

@@ -1,9 +1,8 @@
 //! `streamform plan`: compare the running plan with the plan the project describes and
 //! classify every change; `apply` runs the same comparison before it applies.
 //!
-//! Spec: the `plan` command reference (streamform-docs lines 1040-1056), the plan diff
-//! reference (1438-1552) and the upgrading guide (789-922). The comparison itself is
-//! `streamform_ir::diff`, asked through the `plan_diff` query.
+//! See docs/commands.md, "streamform plan", docs/plan-diff.md and docs/upgrading.md. The
+//! comparison itself is `streamform_ir::diff`, asked through the `plan_diff` query.
 
 use std::path::Path;
 
@@ -56,7 +55,7 @@ pub fn plan(
     } else {
         INVALID
     };
-    // With a target, what apply would do there, decided as apply decides (D20).
+    // With a target, what apply would do there, decided as apply decides (docs/upgrading.md).
     if against.is_none()
         && let Some(target) = &chosen
         && target.backend == "flink"

@@ -1,6 +1,6 @@
 //! Text renderings of query results: the check tables, diagnostics with source excerpts,
-//! fixture results and the graph. Output text is the contract (spec: streamform-docs lines
-//! 104-245, 505-690, 923-1000) and is tested through the binary against golden files.
+//! fixture results and the graph. Output text is the contract (docs/commands.md, each
+//! command's output) and is tested through the binary against golden files.
 
 use std::fmt::Write;
 

@@ -1,5 +1,6 @@
 //! `streamform status` (the record against the cluster, read-only) and `streamform stop`
-//! (stop the recorded job with a savepoint and record it), DECISIONS D12.
+//! (stop the recorded job with a savepoint and record it); see docs/deployment.md, "`stop`"
+//! and "`status`".
 
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

@@ -3,8 +3,8 @@
 //! state across. Each case runs the binary against a fake Flink cluster and compares the
 //! output with a snapshot (`snapshots/`).
 //!
-//! Spec: the `apply` command reference (streamform-docs lines 1006-1025) and "What apply
-//! does with the verdict" in the upgrading guide.
+//! See docs/commands.md, "streamform apply", and docs/upgrading.md, "What `apply` does with
+//! the verdict".
 
 mod common;
 

@@ -15,7 +15,7 @@
 //! tombstone immediately followed by a value for the same key reads as one update (Flink's
 //! retract mode writes an update behind a filter that way).
 //!
-//! Spec: flink-backend.txt "The differential test"; DECISIONS.md D7.
+//! See docs/running-on-flink.md, "The differential test" and "The integration environment".
 
 mod common;
 
@@ -666,7 +666,7 @@ fn top_categories_on_flink_matches_the_simulator() {
     differential("coverage", "tests/top_categories.yml");
 }
 
-/// D13: an upsert model over an append input keeps the last row per key on Flink too, and a
+/// docs/sql.md: an upsert model over an append input keeps the last row per key on Flink too, and a
 /// WHERE over it deletes a key whose latest row stops matching.
 #[test]
 #[ignore = "needs the integration environment: run integration/up, then integration/test"]
@@ -674,7 +674,7 @@ fn big_latest_on_flink_matches_the_simulator_keeping_the_last_row_per_key() {
     differential("coverage", "tests/big_latest.yml");
 }
 
-/// D14: aggregates over expressions (sum(price * qty), count(1), max over a computed
+/// docs/sql.md: aggregates over expressions (sum(price * qty), count(1), max over a computed
 /// decimal) compute the same values and types on Flink.
 #[test]
 #[ignore = "needs the integration environment: run integration/up, then integration/test"]
@@ -682,7 +682,7 @@ fn line_stats_on_flink_matches_the_simulator_aggregating_expressions() {
     differential("coverage", "tests/line_stats.yml");
 }
 
-/// D14: AVG over int32, int64, float64, a decimal and a decimal expression, and
+/// docs/sql.md: AVG over int32, int64, float64, a decimal and a decimal expression, and
 /// COUNT(DISTINCT x) over a column and an expression, give the same values and types on
 /// Flink, including the row that moves every sum and count but no result (nothing emitted).
 #[test]
@@ -700,7 +700,7 @@ fn predicates_on_flink_match_the_simulator_with_short_circuit_and_or() {
     differential("coverage", "tests/predicates.yml");
 }
 
-/// D14: CASE (searched, simple, without ELSE), COALESCE, NULLIF, BETWEEN and IN, with
+/// docs/sql.md: CASE (searched, simple, without ELSE), COALESCE, NULLIF, BETWEEN and IN, with
 /// nulls, give the same values and types on Flink.
 #[test]
 #[ignore = "needs the integration environment: run integration/up, then integration/test"]
@@ -708,7 +708,7 @@ fn labels_on_flink_match_the_simulator_with_case_coalesce_nullif_between_and_in(
     differential("coverage", "tests/labels.yml");
 }
 
-/// D14: the string and numeric functions, LIKE and `||`, with nulls, give the same values
+/// docs/sql.md: the string and numeric functions, LIKE and `||`, with nulls, give the same values
 /// and types on Flink.
 #[test]
 #[ignore = "needs the integration environment: run integration/up, then integration/test"]
@@ -716,7 +716,7 @@ fn text_and_numbers_on_flink_match_the_simulator_with_string_and_numeric_functio
     differential("coverage", "tests/text_and_numbers.yml");
 }
 
-/// D14: timestamp literals, CAST between strings and timestamps, comparisons and EXTRACT
+/// docs/sql.md: timestamp literals, CAST between strings and timestamps, comparisons and EXTRACT
 /// give the same values on Flink.
 #[test]
 #[ignore = "needs the integration environment: run integration/up, then integration/test"]
@@ -731,7 +731,7 @@ fn ratio_counts_on_flink_match_the_simulator_grouping_zero_and_negative_zero_apa
     differential("coverage", "tests/ratio_counts.yml");
 }
 
-/// D14: FLOOR and CEIL of a timestamp to SECOND, MINUTE, HOUR and DAY (a whole time kept by
+/// docs/sql.md: FLOOR and CEIL of a timestamp to SECOND, MINUTE, HOUR and DAY (a whole time kept by
 /// CEIL, times before 1970, a null) give the same values on Flink.
 #[test]
 #[ignore = "needs the integration environment: run integration/up, then integration/test"]
@@ -739,7 +739,7 @@ fn time_buckets_on_flink_match_the_simulator_with_floor_and_ceil_to_a_unit() {
     differential("coverage", "tests/time_buckets.yml");
 }
 
-/// D14: timestamps plus and minus intervals (units, fractions of a second, a DAY TO SECOND
+/// docs/sql.md: timestamps plus and minus intervals (units, fractions of a second, a DAY TO SECOND
 /// range, 1500 days, calendar months cut to a shorter month's end, before 1970) give the
 /// same values on Flink.
 #[test]
@@ -1040,7 +1040,7 @@ fn order(customer: i64, amount: i64) -> String {
     format!(r#"{{"customer_id":{customer},"amount":{amount}}}"#)
 }
 
-/// The deployment lifecycle on the real Flink and Kafka (DECISIONS D12), step by step, with
+/// The deployment lifecycle on the real Flink and Kafka (docs/deployment.md), step by step, with
 /// the number of running jobs asserted through Flink's REST API after each step.
 #[test]
 #[ignore = "needs the integration environment: run integration/up, then integration/test"]
@@ -1214,13 +1214,13 @@ fn carries(dir: &Path, topic: &str, total: f64, amount: i64, minute: u32, source
     expected
 }
 
-/// DECISIONS D20 on the real Flink and Kafka: the order pipeline's aggregate keeps its total
-/// across a new column in a sink, a changed projection after the aggregate, a new model
-/// with its own sink, a renamed model, and a model with its own aggregate removed, each
-/// applied without --rebuild; a rebuild (no
-/// savepoint) breaks the same assertion; a grouping-key and an accumulator change are
-/// refused before anything stops; and a restore Flink does not confirm (a fault injected,
-/// since a real cluster always reports it) rolls back to the previous plan from the same
+/// The upgrades of docs/upgrading.md on the real Flink and Kafka: the order pipeline's
+/// aggregate keeps its total across a new column in a sink, a changed projection after the
+/// aggregate, a new model with its own sink, a renamed model, and a model with its own
+/// aggregate removed, each applied without --rebuild; a rebuild (no savepoint) breaks the
+/// same assertion; a grouping-key change, an added and a changed accumulator are refused
+/// before anything stops; and a restore Flink does not confirm (a fault injected, since a
+/// real cluster always reports it) rolls back to the previous plan from the same
 /// savepoint. Exactly one job runs after every step.
 #[test]
 #[ignore = "needs the integration environment: run integration/up, then integration/test"]
@@ -1312,26 +1312,74 @@ fn order_pipeline_carries_its_state_across_compatible_changes_and_rolls_back() {
     edit(dir, "streamform.yml", &counts_entry, "");
     let total = carries(dir, &sink, total, 1, 7, &source);
 
-    // A grouping-key change and an accumulator change: refused by plan and apply, nothing
+    // A grouping-key change (the aggregate grouped by one more column, keyed by it down to
+    // the sinks), an added accumulator and a changed one: refused by plan and apply, nothing
     // stopped.
     let running = record_of(dir).jobs[0].clone();
-    let metrics = std::fs::read_to_string(dir.join("models/customer_metrics.sql")).unwrap();
-    for changed in [
-        metrics.replace(
+    let files = [
+        "models/customer_metrics.sql",
+        "models/vip_customers.sql",
+        "models/top_customers.sql",
+        "streamform.yml",
+    ];
+    let kept: Vec<String> = files
+        .iter()
+        .map(|f| std::fs::read_to_string(dir.join(f)).unwrap())
+        .collect();
+    let regrouped = || {
+        edit(
+            dir,
+            "models/customer_metrics.sql",
+            "SELECT customer_id, SUM(amount)",
+            "SELECT customer_id, amount, SUM(amount)",
+        );
+        edit(
+            dir,
+            "models/customer_metrics.sql",
+            "GROUP BY customer_id",
+            "GROUP BY customer_id, amount",
+        );
+        for model in ["models/vip_customers.sql", "models/top_customers.sql"] {
+            edit(
+                dir,
+                model,
+                "SELECT customer_id,",
+                "SELECT customer_id, amount,",
+            );
+        }
+        let config = std::fs::read_to_string(dir.join("streamform.yml")).unwrap();
+        let rekeyed = config.replace("key: [customer_id]", "key: [customer_id, amount]");
+        std::fs::write(dir.join("streamform.yml"), rekeyed).unwrap();
+    };
+    let added = || {
+        edit(
+            dir,
+            "models/customer_metrics.sql",
             "SUM(amount) AS total_spend",
             "SUM(amount) AS total_spend, COUNT(*) AS orders",
-        ),
-        metrics.replace("SUM(amount)", "MAX(amount)"),
-    ] {
-        std::fs::write(dir.join("models/customer_metrics.sql"), &changed).unwrap();
+        )
+    };
+    let replaced = || {
+        edit(
+            dir,
+            "models/customer_metrics.sql",
+            "SUM(amount)",
+            "MAX(amount)",
+        )
+    };
+    let changes: [&dyn Fn(); 3] = [&regrouped, &added, &replaced];
+    for change in changes {
+        change();
         let shown = expect(&["plan"], dir, 1);
         assert!(shown.contains("apply: refuses"), "{shown}");
         let shown = expect(&["apply", "--timeout", "120"], dir, 1);
         assert!(shown.contains("cannot be carried into it"), "{shown}");
         assert!(shown.contains("nothing was stopped or started"), "{shown}");
         assert_eq!(running_jobs(dir), std::slice::from_ref(&running));
+        for (file, text) in files.iter().zip(&kept) {
+            std::fs::write(dir.join(file), text).unwrap();
+        }
     }
-    std::fs::write(dir.join("models/customer_metrics.sql"), &metrics).unwrap();
 
     // A restore Flink does not confirm: the upgrade's job is cancelled and the previous
     // plan runs again from the same savepoint, with its total.

@@ -100,8 +100,8 @@ fn the_manifest_is_byte_identical_across_processes_and_carries_the_golden_digest
     let manifest = Manifest::from_json(&first).expect("the manifest reads back strictly");
     assert_eq!(manifest.application_digest, manifest.compute_digest());
     assert_eq!(manifest.application_digest.len(), 64);
-    // The golden digests of the specification: the source, aggregate and project schemas
-    // and the aggregate's state.
+    // The digests docs/plan-identity.md shows for this project ("inspect-plan"): the source,
+    // aggregate and project schemas and the aggregate's state.
     let schema_digests: Vec<&str> = manifest
         .nodes
         .iter()

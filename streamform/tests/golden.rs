@@ -137,7 +137,8 @@ fn golden_case(case: &Path) -> Result<(), Failed> {
     }
 }
 
-/// The acceptance fixture gives the same output on every run (spec: "Determinism").
+/// The acceptance fixture gives the same output on every run (docs/concepts.md, "The
+/// simulator as oracle").
 fn acceptance_fixture_is_deterministic() -> Result<(), Failed> {
     let project = repo_root().join("examples/order-pipeline");
     let run = || {

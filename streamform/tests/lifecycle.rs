@@ -1,8 +1,8 @@
-//! The job lifecycle (DECISIONS D12) against a fake Flink cluster (tests/common/fake_flink.rs):
-//! what a real cluster cannot be made to do on demand (a submission whose answer never
-//! comes, a job failing at start, a savepoint that cannot be taken, HTTPS with a private
-//! CA, a bearer token), and the output of each command. The same lifecycle on the real
-//! Flink is in differential.rs.
+//! The job lifecycle (docs/deployment.md) against a fake Flink cluster
+//! (tests/common/fake_flink.rs): what a real cluster cannot be made to do on demand (a
+//! submission whose answer never comes, a job failing at start, a savepoint that cannot be
+//! taken, HTTPS with a private CA, a bearer token), and the output of each command. The
+//! same lifecycle on the real Flink is in differential.rs.
 
 mod common;
 

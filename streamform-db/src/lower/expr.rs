@@ -1,5 +1,5 @@
 //! Lowering expressions: DataFusion's typed expressions into the IR's, typed by
-//! Streamform's own rules (D4 in docs/sql.md), not DataFusion's coercion.
+//! Streamform's own rules (docs/sql.md), not DataFusion's coercion.
 
 use datafusion_common::{DFSchemaRef, ScalarValue};
 use datafusion_expr::{Expr as DfExpr, Operator as DfOp};
@@ -682,7 +682,7 @@ pub(super) fn argument_name(expr: &Expr) -> String {
     }
 }
 
-/// Whether an expression can evaluate to null over rows of `input` (D9: nullability is
+/// Whether an expression can evaluate to null over rows of `input` (docs/concepts.md: nullability is
 /// inferred, never declared).
 pub(super) fn may_be_null(e: &Expr, input: &[Field]) -> bool {
     match e {

@@ -2,7 +2,7 @@
 //! declared schemas, then lower the logical plan at once into the Streaming IR.
 //!
 //! DataFusion's `LogicalPlan` lives only inside [`lower_model`] and is never stored.
-//! Expression and accumulator types are Streamform's own (D4), not DataFusion's coercion.
+//! Expression and accumulator types are Streamform's own (docs/sql.md), not DataFusion's coercion.
 //!
 //! The rules it follows are in docs/concepts.md ("Changelog", "Append, upsert and keys",
 //! "Boundedness") and docs/sql.md ("Aggregates", "Upsert models").
@@ -204,7 +204,7 @@ pub fn lower_model(
             // (on Flink, a reader reads the model's view, the window's append output).
             changelog = Changelog::Append;
         } else {
-            // An upsert model over an append input keeps the last row per key (D13): a
+            // An upsert model over an append input keeps the last row per key (docs/sql.md): a
             // keyed node whose state is that row.
             l.changelog = changelog.clone();
             let schema = l.schema.clone();

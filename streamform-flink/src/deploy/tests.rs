@@ -1,4 +1,4 @@
-//! The rules of `decide`, one case per row of D12's apply.
+//! The rules of `decide`, one case per row of apply's rules (docs/deployment.md).
 
 use super::*;
 use streamform_ir::record::Attempt;
@@ -6,7 +6,7 @@ use streamform_ir::record::Attempt;
 const A: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 const B: &str = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
 const JOB: &str = "0123456789abcdef0000000000000001";
-/// What the D12 rows decide under: a target that carries no state across changes.
+/// What the rows of docs/deployment.md decide under: a target that carries no state across changes.
 const NOT: Carry = Carry::No(NotCarried::NoPlans);
 
 fn detail(state: &str) -> JobDetail {
@@ -390,7 +390,7 @@ fn pinned(outcome: Outcome, savepoint: Option<&str>) -> AppliedRecord {
 
 #[test]
 fn a_change_that_keeps_the_state_carries_it_from_a_pinned_job_running_or_stopped() {
-    // D20: SAFE or COMPATIBLE, and the job's operators pinned.
+    // docs/upgrading.md: SAFE or COMPATIBLE, and the job's operators pinned.
     let running = pinned(Outcome::Running, Some(A));
     assert_eq!(
         decide(

@@ -1,4 +1,4 @@
-//! D6's rule tables, one case per row, on hand-made manifests: each case edits a copy of one
+//! The plan diff's rule tables (docs/plan-diff.md), one case per row, on hand-made manifests: each case edits a copy of one
 //! base application and asserts the classification and every reason of one node.
 //!
 //! The base application has four models:
@@ -1244,7 +1244,7 @@ fn the_window_rows_of_the_rule_table() {
             Some((StateIncompatible, vec![incompatible("tumble(size=1m) on shipped_at")])),
         ),
         (
-            "window unchanged, accumulator added (D6's keyed rows)",
+            "window unchanged, accumulator added (keyed rows)",
             |m| {
                 edit_state(m, |_, accs, _| accs.push(col("max(amount)", "decimal(38,9)")));
                 with_window(m, "tumble(size=1m) on ordered_at");

@@ -99,7 +99,7 @@ impl std::hash::Hash for Distinct {
     }
 }
 
-/// The accumulator type D4 gives `func` over an argument of type `arg` (the rule is the
+/// The accumulator type docs/sql.md gives `func` over an argument of type `arg` (the rule is the
 /// IR's), or why there is none.
 fn d4_type(func: AggFunc, arg: Option<DataType>) -> Result<DataType, String> {
     func.accumulator_type(arg).ok_or_else(|| match arg {
@@ -119,7 +119,7 @@ pub(crate) struct Calls {
 }
 
 impl Calls {
-    /// Compiles `calls` against `input`, checking each against D4, the node's keyed state
+    /// Compiles `calls` against `input`, checking each against docs/sql.md, the node's keyed state
     /// (`keyed.accumulators`, one per call) and its output columns (`outputs`, one per call).
     pub(crate) fn build(
         id: &NodeId,
@@ -150,7 +150,7 @@ impl Calls {
             let want = d4_type(call.func, arg_ty).map_err(&fail)?;
             if call.ty != want {
                 return Err(fail(format!(
-                    "the accumulator is typed {}, D4 says {want}",
+                    "the accumulator is typed {}, the typing rules give {want}",
                     call.ty
                 )));
             }
@@ -242,7 +242,7 @@ impl Calls {
     }
 
     /// Applies one input row to the accumulators of the entry numbered `entry` in place
-    /// (D4: sum, min, max and avg ignore nulls; count(x) and count(distinct x) count
+    /// (docs/sql.md: sum, min, max and avg ignore nulls; count(x) and count(distinct x) count
     /// non-null values), and says whether any call's result changed: the row the aggregate
     /// emits (an avg can stay while its sum and count move). A failure leaves a value
     /// count(distinct x) met in its set, which no one reads again: a failed simulator stays

@@ -1,5 +1,6 @@
 //! GROUP BY: keyed state from the group-by values to one accumulator per call, typed as the
-//! node's state fingerprint says (spec: "State"; D4, D9, D10, D14).
+//! node's state fingerprint says (docs/concepts.md, "Keyed state" and "Accumulators";
+//! docs/sql.md, "Aggregates").
 
 use std::borrow::Cow;
 
@@ -111,7 +112,7 @@ impl Operator for Aggregate {
     /// Folds an insert into its key's accumulators. On a key's first row the output is an
     /// insert of the group values and results; afterwards an update (before = the row last
     /// emitted) when the row differs from the one last emitted, and nothing when it does
-    /// not (D10; Flink compares the rows too, which matters for avg and count(distinct x),
+    /// not (docs/concepts.md; Flink compares the rows too, which matters for avg and count(distinct x),
     /// whose results can stay while their state moves).
     ///
     /// With retention, `time` (the event's time) extends the key's life, and a key whose

@@ -1,4 +1,4 @@
-//! The last row per key of an append input (D13): keyed state from the key's values to the
+//! The last row per key of an append input (docs/sql.md): keyed state from the key's values to the
 //! row last seen for it. A key's first row is an insert; every later row an update whose
 //! before-image is the row it replaces, even when the two are equal (Flink's keep-last-row
 //! deduplication emits it too).

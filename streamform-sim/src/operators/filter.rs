@@ -1,4 +1,4 @@
-//! WHERE / HAVING: stateless, over any changelog (spec: "Changelogs").
+//! WHERE / HAVING: stateless, over any changelog (docs/concepts.md, "Changelog").
 
 use streamform_ir::{Expr, Node, Value};
 

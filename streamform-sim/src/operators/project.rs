@@ -1,4 +1,4 @@
-//! The SELECT list: stateless. An update maps both images and stays an update (D10).
+//! The SELECT list: stateless. An update maps both images and stays an update (docs/concepts.md).
 
 use std::borrow::Cow;
 

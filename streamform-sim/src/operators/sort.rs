@@ -1,5 +1,5 @@
 //! ORDER BY over a bounded append input: buffers rows, emits them sorted when the input
-//! ends (D5).
+//! ends (docs/concepts.md).
 
 use std::borrow::Cow;
 use std::cmp::Ordering;

@@ -209,7 +209,7 @@ impl Model {
         )
     }
 
-    /// GROUP BY `group_by` with `calls` (function, argument; `None` for count(*)), typed by D4.
+    /// GROUP BY `group_by` with `calls` (function, argument; `None` for count(*)), typed as docs/sql.md says.
     pub fn aggregate(self, group_by: &[&str], calls: &[(AggFunc, Option<&str>)]) -> Model {
         let (key, calls, schema, state) = self.grouping(group_by, calls, None);
         let op = Operator::Aggregate {
@@ -226,7 +226,7 @@ impl Model {
     }
 
     /// A window aggregation over the time attribute: `group_by` names input columns and
-    /// the window's own (`window_start`, `window_end`, `window_time`), typed by D4.
+    /// the window's own (`window_start`, `window_end`, `window_time`), typed as docs/sql.md says.
     pub fn window(
         self,
         kind: streamform_ir::WindowKind,
@@ -313,7 +313,7 @@ impl Model {
         (key, calls, schema, state)
     }
 
-    /// The last row per key (D13), as lowering plans an upsert model over an append input.
+    /// The last row per key (docs/sql.md), as lowering plans an upsert model over an append input.
     pub fn deduplicate(self, key: &[&str]) -> Model {
         let schema = self.schema();
         let key: Vec<String> = key.iter().map(|k| k.to_string()).collect();
@@ -368,7 +368,7 @@ impl Model {
     }
 }
 
-/// `left op right`, typed as the frontend types it (D4).
+/// `left op right`, typed as the frontend types it (docs/sql.md).
 pub fn bin(op: BinaryOp, left: Expr, right: Expr) -> Expr {
     let ty = match op {
         BinaryOp::Arith(a) => {
