@@ -207,6 +207,13 @@ struct RawSource {
     /// `drop` (the default) or `keep`.
     #[schemars(with = "Option<String>")]
     late_events: Option<Spanned<String>>,
+    /// `append` (the default: every record a new fact) or `upsert` (the topic is a table
+    /// that changes: a record is its key's new row, a tombstone deletes the key).
+    #[schemars(with = "Option<String>")]
+    changelog: Option<Spanned<String>>,
+    /// An upsert source's key columns: the Kafka record's key.
+    #[schemars(with = "Option<Vec<String>>")]
+    key: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 /// The JSON Schema of streamform.yml.
@@ -359,6 +366,8 @@ pub struct SourceDef {
     pub span: Range<usize>,
     /// `event_time:` with `watermark:` and `late_events:`; `None` on processing time.
     pub event_time: Option<EventTime>,
+    /// An upsert source's key columns (`changelog: upsert`); `None` for an append source.
+    pub key: Option<Vec<String>>,
 }
 
 /// The span of the mapping key `name` that owns the value at `value` (serde-saphyr gives
@@ -1267,6 +1276,130 @@ fn event_time(
     })
 }
 
+/// An upsert source's key (`changelog: upsert` with `key:`), checked against its schema and
+/// the rest of its declaration; `None` for an append source or when it has an error
+/// (pushed). See docs/changing-tables.md.
+fn source_key(
+    text: &str,
+    what: &str,
+    raw: &RawSource,
+    schema: &[(String, DataType)],
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Vec<String>> {
+    let err = |message: String, at: Range<usize>, help: &str| {
+        Diagnostic::error(Code::SourceChangelog, message)
+            .with_span(Some(at))
+            .with_help(help.to_string())
+    };
+    let upsert = match &raw.changelog {
+        None => false,
+        Some(c) if c.value == "append" => false,
+        Some(c) if c.value == "upsert" => true,
+        Some(c) => {
+            let help = match did_you_mean(&c.value, ["append", "upsert"]) {
+                Some(x) => format!("did you mean `{x}`?"),
+                None => "a source's changelog is append (the default: every record a new fact) or upsert (a record is its key's new row)".into(),
+            };
+            diags.push(err(
+                format!("{what}: unknown changelog `{}`", c.value),
+                span_of(c, text),
+                &help,
+            ));
+            return None;
+        }
+    };
+    let Some(key) = &raw.key else {
+        if upsert {
+            let c = raw.changelog.as_ref().expect("upsert was written");
+            diags.push(err(
+                format!("{what} is an upsert source but declares no `key`"),
+                key_span(text, "changelog", span_of(c, text)),
+                "name the columns of the Kafka record's key: `key: [order_id]`",
+            ));
+        }
+        return None;
+    };
+    let key_at = key_span(text, "key", span_of(key, text));
+    if !upsert {
+        diags.push(
+            Diagnostic::error(
+                Code::KeyOnAppend,
+                format!("{what} declares a key but is an append source"),
+            )
+            .with_span(Some(key_at))
+            .with_help(
+                "declare `changelog: upsert` if each record is its key's new row, or remove `key:`",
+            ),
+        );
+        return None;
+    }
+    let before = diags.len();
+    if key.value.is_empty() {
+        diags.push(err(
+            format!("{what} declares an empty key"),
+            key_at.clone(),
+            "name the columns of the Kafka record's key: `key: [order_id]`",
+        ));
+    }
+    let mut columns = Vec::new();
+    for k in &key.value {
+        if columns.contains(&k.value) {
+            diags.push(
+                Diagnostic::error(
+                    Code::RepeatedKeyColumn,
+                    format!("{what} lists `{}` twice in its key", k.value),
+                )
+                .with_span(Some(span_of(k, text)))
+                .with_help(
+                    "name each key column once; Flink refuses a primary key that repeats a column",
+                ),
+            );
+            continue;
+        }
+        if !schema.iter().any(|(c, _)| *c == k.value) {
+            let names: Vec<&str> = schema.iter().map(|(c, _)| c.as_str()).collect();
+            diags.push(
+                err(
+                    format!(
+                        "{what}: key column `{}` is not a column of its schema",
+                        k.value
+                    ),
+                    span_of(k, text),
+                    "",
+                )
+                .with_help(crate::diagnostic::suggest(
+                    &k.value,
+                    &names,
+                    "its columns are",
+                )),
+            );
+        }
+        columns.push(k.value.clone());
+    }
+    if raw.connector.value != "kafka" {
+        diags.push(err(
+            format!("{what} is an upsert source on `{}`", raw.connector.value),
+            key_span(text, "connector", span_of(&raw.connector, text)),
+            "an upsert source reads a Kafka topic as a table (Flink's upsert-kafka); a file has no keys or tombstones, so read it as an append source",
+        ));
+    }
+    if raw.format.value != "json" {
+        diags.push(err(
+            format!("{what} is an upsert source in `{}`", raw.format.value),
+            key_span(text, "format", span_of(&raw.format, text)),
+            "an upsert source reads its key and its value as json; write the topic in json",
+        ));
+    }
+    if let Some(t) = &raw.event_time {
+        diags.push(err(
+            format!("{what} is an upsert source with an event time"),
+            key_span(text, "event_time", span_of(t, text)),
+            "a tombstone deletes a key without a value, so it carries no event time; an upsert source runs on processing time: remove `event_time:` (and `watermark:`, `late_events:`)",
+        ));
+    }
+    (diags.len() == before).then_some(columns)
+}
+
 /// Parses and validates `sources.yml`.
 pub fn parse_sources(path: &str, text: &str) -> ParsedSources {
     let raw: RawSources = match yaml::parse(path, text) {
@@ -1335,6 +1468,7 @@ pub fn parse_sources(path: &str, text: &str) -> ParsedSources {
             }
         }
         let event_time = event_time(text, &what, &s.value, &schema, &mut diags);
+        let key = source_key(text, &what, &s.value, &schema, &mut diags);
         if s.value.schema.value.is_empty() {
             diags.push(
                 Diagnostic::error(Code::EmptySchema, format!("{what} declares no columns"))
@@ -1370,6 +1504,7 @@ pub fn parse_sources(path: &str, text: &str) -> ParsedSources {
                 schema,
                 span,
                 event_time,
+                key,
             });
         }
     }

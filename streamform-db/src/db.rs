@@ -819,6 +819,9 @@ pub struct FixtureDef {
     pub expect_count: usize,
     /// The typed events, one row per event in the top source's column order (by name).
     pub events: Vec<Vec<streamform_ir::Value>>,
+    /// The events that are deletes of an upsert source (tombstones: the key's columns set,
+    /// the others null), by index in `events`, in order.
+    pub deletes: Vec<usize>,
     /// The typed `expect` records.
     pub expect: Vec<Expected>,
     /// The `- watermark:` items: how many events come before each, and the instant.
@@ -842,6 +845,7 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
         given: 0,
         expect_count: 0,
         events: Vec::new(),
+        deletes: Vec::new(),
         expect: Vec::new(),
         watermarks: Vec::new(),
         late: Vec::new(),
@@ -896,6 +900,12 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
         .map(|f| (f.name.clone(), f.ty))
         .collect();
     def.events = fixture::type_events(&shape, &source_name, &columns, &mut diagnostics);
+    let key = match &top.nodes[0].changelog {
+        streamform_ir::Changelog::Upsert(key) => Some(key.as_slice()),
+        _ => None,
+    };
+    fixture::check_changes(&shape, key, &source_name, &mut diagnostics);
+    def.deletes = shape.deletes.clone();
     def.source_columns = top.nodes[0].schema.clone();
     let event_time = match &top.nodes[0].op {
         streamform_ir::Operator::Source {
@@ -1115,7 +1125,12 @@ fn simulate(
             sim.advance_watermark(*at).map_err(|e| (e, delivered))?;
         }
         let delivered = sim.events_processed();
-        match sim.push(event) {
+        let pushed = if def.deletes.binary_search(&i).is_ok() {
+            sim.push_delete(event)
+        } else {
+            sim.push(event)
+        };
+        match pushed {
             Ok(streamform_sim::Arrival::Dropped) => dropped.push((event.clone(), None)),
             Ok(streamform_sim::Arrival::DroppedByWindow(node)) => {
                 dropped.push((event.clone(), Some(node.to_string())));

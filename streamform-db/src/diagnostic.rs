@@ -95,6 +95,8 @@ pub enum Code {
     EmptySchema,
     /// A source declares more columns than a model may select.
     SchemaTooWide,
+    /// A source's `changelog:` or `key:` that does not hold.
+    SourceChangelog,
     /// A name used by both a source and a model.
     NameClash,
     /// A `source()` naming no declared source.
@@ -151,7 +153,7 @@ pub enum Code {
 impl Code {
     /// The codes of Streamform's own rules, in the order docs/diagnostics.md lists them
     /// (the Flink backend's follow, from [`FindingKind::ALL`]).
-    pub const OWN: [Code; 54] = [
+    pub const OWN: [Code; 55] = [
         Code::FileMissing,
         Code::FileNotUtf8,
         Code::FileUnreadable,
@@ -185,6 +187,7 @@ impl Code {
         Code::UnknownType,
         Code::EmptySchema,
         Code::SchemaTooWide,
+        Code::SourceChangelog,
         Code::NameClash,
         Code::UnknownSource,
         Code::SqlSyntax,
@@ -257,6 +260,7 @@ impl Code {
             Code::UnknownType => "unknown-type",
             Code::EmptySchema => "empty-schema",
             Code::SchemaTooWide => "schema-too-wide",
+            Code::SourceChangelog => "source-changelog",
             Code::NameClash => "name-clash",
             Code::UnknownSource => "unknown-source",
             Code::SqlSyntax => "sql-syntax",

@@ -24,7 +24,8 @@ struct RawFixture {
     #[schemars(with = "String")]
     model: Spanned<String>,
     /// The events, in delivery order (each a map of column to value, or `event: {...}`),
-    /// and on an event-time source `watermark: <timestamp>` items. Required, like
+    /// on an upsert source `delete: {...}` items naming a key's columns, and on an
+    /// event-time source `watermark: <timestamp>` items. Required, like
     /// `expect`: a fixture that asserts no events or no output says so with `[]`, so a
     /// forgotten key is not a fixture that passes by asserting nothing.
     #[schemars(with = "Vec<YamlValue>")]
@@ -57,6 +58,9 @@ pub struct FixtureShape {
     pub model_span: Range<usize>,
     /// Each event as column → value, with the event's span.
     pub given: Items,
+    /// The `given` events written `- delete: {...}` (a key's tombstone on an upsert
+    /// source), by their index in `given`, in order.
+    pub deletes: Vec<usize>,
     /// The `- watermark: <timestamp>` items of `given`: how many events come before each,
     /// its value, and the item's span.
     pub watermarks: Vec<(usize, Spanned<YamlValue>, Range<usize>)>,
@@ -85,8 +89,9 @@ pub fn parse_shape(path: &str, text: &str) -> Result<FixtureShape, Vec<Diagnosti
     let raw: RawFixture = yaml::parse_large(path, text).map_err(|d| vec![d])?;
     let mut diags = Vec::new();
     let mut watermarks = Vec::new();
+    let mut deletes = Vec::new();
     // `unwrap_event`: items may be written `- event: {...}`; `given`: and may be
-    // `- watermark: <timestamp>`.
+    // `- watermark: <timestamp>` or `- delete: {...}`.
     let mut items = |list: Vec<Spanned<YamlValue>>, what: &str, unwrap_event: bool, given: bool| {
         let mut out = Vec::new();
         for (i, mut item) in list.into_iter().enumerate() {
@@ -103,6 +108,17 @@ pub fn parse_shape(path: &str, text: &str) -> Result<FixtureShape, Vec<Diagnosti
                 continue;
             }
             let map = match item.value {
+                YamlValue::Map(m)
+                    if given
+                        && m.len() == 1
+                        && matches!(m.get("delete").map(|v| &v.value), Some(YamlValue::Map(_))) =>
+                {
+                    deletes.push(out.len());
+                    match m.into_values().next().map(|v| v.value) {
+                        Some(YamlValue::Map(inner)) => inner,
+                        _ => unreachable!("matched a map under `delete:`"),
+                    }
+                }
                 YamlValue::Map(m)
                     if unwrap_event
                         && m.len() == 1
@@ -157,6 +173,7 @@ pub fn parse_shape(path: &str, text: &str) -> Result<FixtureShape, Vec<Diagnosti
         model: raw.model.value.clone(),
         model_span: span_of(&raw.model, text),
         given,
+        deletes,
         watermarks,
         expect,
         late,
@@ -377,6 +394,78 @@ pub fn type_watermarks(shape: &FixtureShape, diags: &mut Vec<Diagnostic>) -> Vec
         }
     }
     out
+}
+
+/// Checks the `given` events against the source's changelog (docs/changing-tables.md): a
+/// `- delete:` only on an upsert source, naming exactly its key's columns; every event of
+/// an upsert source with its key, since the key is the Kafka record's key and never null.
+/// `key` is the upsert source's key, `None` for an append source.
+pub fn check_changes(
+    shape: &FixtureShape,
+    key: Option<&[String]>,
+    source: &str,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let Some(key) = key else {
+        for &i in &shape.deletes {
+            diags.push(
+                Diagnostic::error(
+                    Code::FixtureShape,
+                    format!("event {} deletes a key, but source `{source}` is an append source", i + 1),
+                )
+                .with_span(Some(shape.given[i].1.clone()))
+                .with_help(format!(
+                    "a delete is a tombstone of an upsert source; declare `changelog: upsert` and its `key:` on source `{source}` in sources.yml, or give the event as `- event:`"
+                )),
+            );
+        }
+        return;
+    };
+    let listed = key.join(", ");
+    for (i, (map, span)) in shape.given.iter().enumerate() {
+        let delete = shape.deletes.binary_search(&i).is_ok();
+        let what = if delete {
+            format!("event {} (a delete)", i + 1)
+        } else {
+            format!("event {}", i + 1)
+        };
+        if delete {
+            for (col, v) in map.iter().filter(|(c, _)| !key.contains(c)) {
+                diags.push(
+                    Diagnostic::error(
+                        Code::FixtureShape,
+                        format!("{what} names `{col}`, which is not in the key of upsert source `{source}`"),
+                    )
+                    .with_span(Some(shape.field_span(col, v)))
+                    .with_help(format!(
+                        "a delete is a tombstone: it names the key's columns only, [{listed}]"
+                    )),
+                );
+            }
+        }
+        for k in key {
+            let given = map.get(k);
+            if given.is_some_and(|v| !matches!(v.value, YamlValue::Null)) {
+                continue;
+            }
+            let at = match given {
+                Some(v) => shape.field_span(k, v),
+                None => span.clone(),
+            };
+            diags.push(
+                Diagnostic::error(
+                    Code::FixtureShape,
+                    format!("{what} has no `{k}`, a key column of upsert source `{source}`"),
+                )
+                .with_span(Some(at))
+                .with_help(if delete {
+                    format!("a delete names the key it deletes: give [{listed}]")
+                } else {
+                    format!("each event of an upsert source is its key's new row: give [{listed}], which Flink's primary key holds NOT NULL")
+                }),
+            );
+        }
+    }
 }
 
 /// Types rows of source columns (`what` names one in messages: `event 2`).

@@ -9,6 +9,8 @@
 //! chose for the node's identity, so the same node gets the same operator ids in every
 //! plan. What identifies an exec node:
 //! - a source scan: the table it reads, which names the source (`orders_raw`: `orders`);
+//! - the changelog normalization behind an upsert source's scan: the source whose scan it
+//!   reads, under an identity of its own ([`normalize_identity`]);
 //! - a sink: its table, `sink_<model>`: the model's Sink node;
 //! - an aggregation (grouped or windowed, and the local and global halves Flink splits one
 //!   into): its calls, which the generated SQL names after their node
@@ -23,7 +25,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value as Json;
-use streamform_ir::{Input, ModelPlan, NodeKind, Operator};
+use streamform_ir::{Changelog, Input, ModelPlan, NodeKind, Operator};
 
 /// Where each stateful operator's state goes: an operator identity (a source's
 /// `source:<name>`, or a node id) and the uid prefix its operators get.
@@ -32,6 +34,12 @@ pub type OperatorIds = BTreeMap<String, String>;
 /// The identity of a source's scan in [`OperatorIds`].
 pub fn source_identity(source: &str) -> String {
     format!("source:{source}")
+}
+
+/// The identity of the changelog normalization of an upsert source in [`OperatorIds`]: the
+/// last row per key, state of its own beside the scan's offsets.
+pub fn normalize_identity(source: &str) -> String {
+    format!("normalize:{source}")
 }
 
 /// A compiled plan with its stateful operators pinned.
@@ -74,6 +82,8 @@ enum Role {
     Aggregation,
     /// The keep-last-row deduplication.
     Deduplicate,
+    /// The changelog normalization of an upsert source: identified by the scan it reads.
+    Normalize,
     /// Holds no state.
     Stateless,
     /// Not one Streamform generates: it may hold state.
@@ -92,6 +102,7 @@ fn role(kind: &str) -> Role {
         | "stream-exec-local-window-aggregate"
         | "stream-exec-global-window-aggregate" => Role::Aggregation,
         "stream-exec-deduplicate" => Role::Deduplicate,
+        "stream-exec-changelog-normalize" => Role::Normalize,
         "stream-exec-calc"
         | "stream-exec-exchange"
         | "stream-exec-watermark-assigner"
@@ -137,6 +148,14 @@ pub fn pin(
         serde_json::from_str(compiled).map_err(|e| PinError::Unreadable(e.to_string()))?;
     let graph = Graph::read(&plan)?;
     let feeds = IrFeeds::of(plans);
+    let upsert_sources: BTreeSet<&str> = plans
+        .iter()
+        .filter_map(|p| p.nodes.first())
+        .filter_map(|n| match (&n.op, &n.changelog) {
+            (Operator::Source { name, .. }, Changelog::Upsert(_)) => Some(name.as_str()),
+            _ => None,
+        })
+        .collect();
     let mut identities: BTreeMap<usize, String> = BTreeMap::new();
     let mut unidentified = Vec::new();
     let mut structural = Vec::new();
@@ -167,6 +186,12 @@ pub fn pin(
                 structural.push(at);
                 continue;
             }
+            Role::Normalize => graph.scan_above(at, tables).and_then(|scan| {
+                upsert_sources
+                    .iter()
+                    .find(|source| source_identity(source) == *scan)
+                    .map(|source| normalize_identity(source))
+            }),
             Role::Unknown => None,
         };
         match identity {
@@ -319,6 +344,40 @@ impl Graph {
             below[from].push(to);
         }
         Ok(Graph { nodes: out, below })
+    }
+
+    /// The identity of the source scan that feeds `at` through stateless nodes only (an
+    /// exchange), by the scan's table; `None` unless exactly one scan of a table of the
+    /// application does, and nothing else.
+    fn scan_above<'t>(
+        &self,
+        at: usize,
+        tables: &'t BTreeMap<String, String>,
+    ) -> Option<&'t String> {
+        let mut seen = BTreeSet::new();
+        let mut todo = vec![at];
+        let mut sources = BTreeSet::new();
+        while let Some(n) = todo.pop() {
+            if !seen.insert(n) {
+                continue;
+            }
+            let above = (0..self.nodes.len()).filter(|&m| self.below[m].contains(&n));
+            for m in above {
+                match self.nodes[m].role {
+                    Role::Stateless => todo.push(m),
+                    Role::Source => {
+                        sources.insert(self.nodes[m].table.as_ref().and_then(|t| tables.get(t)));
+                    }
+                    _ => {
+                        sources.insert(None);
+                    }
+                }
+            }
+        }
+        match sources.into_iter().collect::<Vec<_>>().as_slice() {
+            [Some(one)] => Some(*one),
+            _ => None,
+        }
     }
 
     /// The identities of the sinks `at` feeds, directly or through other nodes.

@@ -1077,7 +1077,15 @@ impl Deployer<'_> {
                         .cloned()
                         .unwrap_or_else(|| identity.to_string())
                 };
-                Some(self.compile(&session, c, set, desired, generation, uid_of, report)?)
+                Some(self.compile(
+                    &session,
+                    c,
+                    (set, &app.config),
+                    desired,
+                    generation,
+                    uid_of,
+                    report,
+                )?)
             }
             _ => None,
         };
@@ -1127,7 +1135,7 @@ impl Deployer<'_> {
             &session,
             record,
             (&attempt, discards),
-            set,
+            (set, &app.config),
             stopped.clone(),
             save,
             report,
@@ -1183,15 +1191,16 @@ impl Deployer<'_> {
         }
     }
 
-    /// Compiles the statement set into a plan in the session, pins its stateful operators
-    /// with `uid_of`, and writes the pinned plan beside it. Returns where Flink reads the
-    /// pinned plan and the operators pinned. Nothing has been stopped yet.
+    /// Compiles the statement set into a plan in the session, with the options the
+    /// application is planned with (`planner`), pins its stateful operators with `uid_of`,
+    /// and writes the pinned plan beside it. Returns where Flink reads the pinned plan and
+    /// the operators pinned. Nothing has been stopped yet.
     #[allow(clippy::too_many_arguments)]
     fn compile(
         &self,
         session: &Session<'_>,
         compiling: &Compiling<'_>,
-        set: &Statement,
+        (set, planner): (&Statement, &BTreeMap<String, String>),
         desired: &str,
         generation: u64,
         uid_of: impl Fn(&str) -> String,
@@ -1212,7 +1221,7 @@ impl Deployer<'_> {
             ),
         };
         // An attempt that never ran may have left its file: compile it again.
-        let mut config = BTreeMap::new();
+        let mut config = planner.clone();
         config.insert("table.plan.force-recompile".to_string(), "true".to_string());
         session
             .run(&compile, &config)
@@ -1233,15 +1242,15 @@ impl Deployer<'_> {
         Ok((uri, pinned.operators))
     }
 
-    /// Records `attempt` and starts its job: its compiled plan, or the statement set. Waits
-    /// until it runs.
+    /// Records `attempt` and starts its job: its compiled plan, or the statement set with the
+    /// options the application is planned with (`planner`). Waits until it runs.
     #[allow(clippy::too_many_arguments)]
     fn start(
         &self,
         session: &Session<'_>,
         record: &mut AppliedRecord,
         (attempt, discards): (&Attempt, bool),
-        set: &Statement,
+        (set, planner): (&Statement, &BTreeMap<String, String>),
         stopped: Option<(String, String)>,
         save: &mut Save<'_>,
         report: &mut Report<'_>,
@@ -1260,6 +1269,7 @@ impl Deployer<'_> {
             restore_from: restore.as_ref(),
         });
         let mut config = job_config(self.application, self.target, attempt);
+        config.extend(planner.iter().map(|(k, v)| (k.clone(), v.clone())));
         if discards {
             config.insert(
                 "execution.state-recovery.ignore-unclaimed-state".into(),
@@ -1380,11 +1390,12 @@ impl Deployer<'_> {
             kind: crate::StatementKind::Plan,
             sql: format!("EXECUTE PLAN {}", crate::sql::string_literal(plan)),
         };
+        // A compiled plan was planned when it was compiled: it takes no planner options.
         match self.start(
             &session,
             record,
             (&attempt, false),
-            &set,
+            (&set, &BTreeMap::new()),
             None,
             save,
             report,

@@ -4,12 +4,12 @@
 //! compute the simulator's types", "Capability errors" (ORDER BY is refused) and "Warnings"
 //! (nullable upsert keys).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 use streamform_ir::{
-    AggCall, AggFunc, ArithOp, BinaryOp, Connector, DataType, EventTime, Expr, Field, Input,
-    LateEvents, Materialized, ModelPlan, NodeId, Operator, Retention, SinkTarget, State,
+    AggCall, AggFunc, ArithOp, BinaryOp, Changelog, Connector, DataType, EventTime, Expr, Field,
+    Input, LateEvents, Materialized, ModelPlan, NodeId, Operator, Retention, SinkTarget, State,
     uses_kafka,
 };
 
@@ -148,16 +148,26 @@ pub struct Application {
     pub statements: Vec<Statement>,
     /// Things that run but deserve attention (nullable keys, docs/concepts.md, models nothing runs).
     pub warnings: Vec<Finding>,
+    /// The options Flink must plan the statement set with (docs/flink-backend.md, "Planner
+    /// options"): apply passes them with the statement set and with its compilation, and the
+    /// script sets them before it. Empty for most applications.
+    pub config: BTreeMap<String, String>,
 }
 
 impl Application {
     /// The script `build` writes: every statement, separated by blank lines, ending with a
-    /// newline.
+    /// newline; the [`Application::config`] options are `SET`, each a statement of its own,
+    /// just before the statement set.
     pub fn script(&self) -> String {
         let mut out = String::new();
         for (i, s) in self.statements.iter().enumerate() {
             if i > 0 {
                 out.push('\n');
+            }
+            if s.kind == StatementKind::StatementSet {
+                for (k, v) in &self.config {
+                    let _ = writeln!(out, "SET {} = {};\n", string_literal(k), string_literal(v));
+                }
             }
             out.push_str(&s.sql);
             out.push('\n');
@@ -211,6 +221,7 @@ pub fn generate(
     });
 
     let mut statements = Vec::new();
+    let mut config = BTreeMap::new();
     let mut created = BTreeSet::new();
     // Every view's query with the views it reads written out, down to tables: a window
     // table function over a temporary view fails in Flink's planner ("belongs to a different
@@ -235,12 +246,14 @@ pub fn generate(
             } else {
                 name.clone()
             };
+            if matches!(first.changelog, Changelog::Upsert(_)) {
+                config.insert(CDC_EVENTS_DUPLICATE.to_string(), "true".to_string());
+            }
             statements.push(Statement {
                 kind: StatementKind::Source(name.clone()),
                 sql: source_table(
                     &table,
-                    connector,
-                    format,
+                    (connector, format, &first.changelog),
                     &first.schema,
                     event_time.as_ref(),
                     &kafka,
@@ -322,6 +335,7 @@ pub fn generate(
     Ok(Application {
         statements,
         warnings,
+        config,
     })
 }
 
@@ -714,37 +728,56 @@ fn format_options(
     out
 }
 
+/// Keeps Flink's normalization of an upsert source (per key the last row: an insert, then
+/// updates, a delete with the stored row, nothing for a repeat or for the delete of an absent
+/// key). Flink 2.2 drops it where no operator downstream asks for updates' old rows, and
+/// then passes repeats and the deletes of absent keys on; with this option every supported
+/// version keeps it, which is what the simulator computes (docs/flink-backend.md, "Planner
+/// options").
+pub const CDC_EVENTS_DUPLICATE: &str = "table.exec.source.cdc-events-duplicate";
+
 fn source_table(
     name: &str,
-    connector: &Connector,
-    format: &str,
+    (connector, format, changelog): (&Connector, &str, &Changelog),
     schema: &[Field],
     event_time: Option<&EventTime>,
     kafka: &KafkaSettings,
 ) -> String {
-    let mut options = match connector {
-        Connector::Kafka { topic } => vec![
-            opt("connector", "kafka"),
-            opt("topic", topic),
-            opt("properties.bootstrap.servers", &kafka.bootstrap_servers),
-            opt("format", format),
-            opt(
-                "scan.startup.mode",
-                if kafka.startup == "latest" {
-                    "latest-offset"
-                } else {
-                    "earliest-offset"
-                },
-            ),
-        ],
-        Connector::File { path } => vec![
-            opt("connector", "filesystem"),
-            opt("path", path),
-            opt("format", format),
-        ],
-    };
-    options.extend(format_options(format, schema, "", false));
     let mut cols = columns(schema);
+    let options = match (connector, changelog) {
+        // upsert-kafka always reads from the earliest offset: it takes no startup mode.
+        (Connector::Kafka { topic }, Changelog::Upsert(key)) => {
+            cols.push(primary_key(key));
+            upsert_kafka_options(topic, format, schema, key, kafka, false)
+        }
+        (Connector::Kafka { topic }, _) => {
+            let mut o = vec![
+                opt("connector", "kafka"),
+                opt("topic", topic),
+                opt("properties.bootstrap.servers", &kafka.bootstrap_servers),
+                opt("format", format),
+                opt(
+                    "scan.startup.mode",
+                    if kafka.startup == "latest" {
+                        "latest-offset"
+                    } else {
+                        "earliest-offset"
+                    },
+                ),
+            ];
+            o.extend(format_options(format, schema, "", false));
+            o
+        }
+        (Connector::File { path }, _) => {
+            let mut o = vec![
+                opt("connector", "filesystem"),
+                opt("path", path),
+                opt("format", format),
+            ];
+            o.extend(format_options(format, schema, "", false));
+            o
+        }
+    };
     if let Some(t) = event_time {
         let c = ident(&t.column);
         cols.push(format!(
@@ -760,42 +793,59 @@ fn source_table(
     )
 }
 
+/// `PRIMARY KEY (...) NOT ENFORCED`, the column line of an upsert-kafka table's key.
+fn primary_key(key: &[String]) -> String {
+    let keys: Vec<String> = key.iter().map(|k| ident(k)).collect();
+    format!("  PRIMARY KEY ({}) NOT ENFORCED", keys.join(", "))
+}
+
+/// The options of an upsert-kafka table, source or sink (`writes`): the key and the value in
+/// `format`, the value carrying every column (upsert-kafka's default), and the format options
+/// of each, prefixed with `key.` and `value.`.
+fn upsert_kafka_options(
+    topic: &str,
+    format: &str,
+    schema: &[Field],
+    key: &[String],
+    kafka: &KafkaSettings,
+    writes: bool,
+) -> Vec<(String, String)> {
+    let key_schema: Vec<Field> = schema
+        .iter()
+        .filter(|f| key.contains(&f.name))
+        .cloned()
+        .collect();
+    let mut o = vec![
+        opt("connector", "upsert-kafka"),
+        opt("topic", topic),
+        opt("properties.bootstrap.servers", &kafka.bootstrap_servers),
+        opt("key.format", format),
+        opt("value.format", format),
+    ];
+    let key_opts = format_options(format, &key_schema, "key.", writes);
+    let value_opts = format_options(format, schema, "value.", writes);
+    // Group like options together: key.x then value.x, as the reference prints them.
+    for v in value_opts {
+        let suffix = v.0.trim_start_matches("value.");
+        if let Some(k) = key_opts
+            .iter()
+            .find(|k| k.0.trim_start_matches("key.") == suffix)
+        {
+            o.push(k.clone());
+        }
+        o.push(v);
+    }
+    o
+}
+
 fn sink_table(plan: &ModelPlan, kafka: &KafkaSettings) -> Option<String> {
     let target = sink_target(plan)?;
     let schema = &plan.sink().schema;
     let mut cols = columns(schema);
     let options = match (plan.materialized(), &target.connector) {
         (Materialized::Upsert { key }, Connector::Kafka { topic }) => {
-            let keys: Vec<String> = key.iter().map(|k| ident(k)).collect();
-            cols.push(format!("  PRIMARY KEY ({}) NOT ENFORCED", keys.join(", ")));
-            let key_schema: Vec<Field> = schema
-                .iter()
-                .filter(|f| key.contains(&f.name))
-                .cloned()
-                .collect();
-            let mut o = vec![
-                opt("connector", "upsert-kafka"),
-                opt("topic", topic),
-                opt("properties.bootstrap.servers", &kafka.bootstrap_servers),
-                opt("key.format", &target.format),
-                opt("value.format", &target.format),
-            ];
-            let key_opts = format_options(&target.format, &key_schema, "key.", true);
-            let value_opts = format_options(&target.format, schema, "value.", true);
-            // Group like options together: key.x then value.x, as the reference prints them.
-            let mut paired: Vec<(String, String)> = Vec::new();
-            for v in &value_opts {
-                let suffix = v.0.trim_start_matches("value.");
-                if let Some(k) = key_opts
-                    .iter()
-                    .find(|k| k.0.trim_start_matches("key.") == suffix)
-                {
-                    paired.push(k.clone());
-                }
-                paired.push(v.clone());
-            }
-            o.extend(paired);
-            o
+            cols.push(primary_key(key));
+            upsert_kafka_options(topic, &target.format, schema, key, kafka, true)
         }
         (_, Connector::Kafka { topic }) => {
             let mut o = vec![

@@ -52,6 +52,7 @@ fn keyed() -> StateEntry {
         accumulators: vec![col("sum(v)", "decimal(38,9)")],
         retention: "unbounded".into(),
         window: None,
+        retracting: false,
         digest: "4aead023aa01".repeat(6)[..64].to_string(),
     }
 }

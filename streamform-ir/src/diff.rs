@@ -914,6 +914,7 @@ impl<'a> Context<'a> {
                     accumulators: a1,
                     retention: t1,
                     window: w1,
+                    retracting: r1,
                     digest: g1,
                 },
                 StateEntry::Keyed {
@@ -921,9 +922,24 @@ impl<'a> Context<'a> {
                     accumulators: a2,
                     retention: t2,
                     window: w2,
+                    retracting: r2,
                     digest: g2,
                 },
             ) => {
+                // An aggregate over an append input keeps results only; over an updating
+                // one, Flink's retracting accumulators keep counts beside them, a state of
+                // another shape that a savepoint cannot carry across.
+                if r1 != r2 {
+                    let why = if *r2 {
+                        "its input now updates, so it needs retracting accumulators (counts beside each result) that the stored state does not have"
+                    } else {
+                        "its input no longer updates, so it keeps plain accumulators, not the retracting ones stored"
+                    };
+                    out.add(
+                        StateIncompatible,
+                        format!("the aggregate's state changes shape: {why}"),
+                    );
+                }
                 // Flink keeps a window's state under its end alone, so it restores state of
                 // another window without complaint and fires wrong windows (docs/windows.md).
                 // A session's state is its open sessions, merged by the gap.

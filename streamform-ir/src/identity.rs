@@ -23,6 +23,7 @@ pub fn state_fingerprint(kind: NodeKind, state: &KeyedState) -> String {
         kind,
         &state.key,
         state.window.as_ref().map(ToString::to_string).as_deref(),
+        state.retracting,
         &format!("[{}]", accs.join(", ")),
         &state.retention.to_string(),
     )
@@ -34,12 +35,14 @@ pub fn fingerprint_text(
     kind: NodeKind,
     key: &[String],
     window: Option<&str>,
+    retracting: bool,
     accumulators: &str,
     retention: &str,
 ) -> String {
     let window = window.map(|w| format!(" window={w}")).unwrap_or_default();
+    let retracting = if retracting { " retracting" } else { "" };
     format!(
-        "{} key=[{}]{window} accumulators={accumulators} retention={retention}",
+        "{} key=[{}]{window}{retracting} accumulators={accumulators} retention={retention}",
         kind.id_name(),
         key.join(", ")
     )
@@ -126,6 +129,7 @@ mod tests {
                 .collect(),
             retention: Retention::Unbounded,
             window: None,
+            retracting: false,
         }
     }
 

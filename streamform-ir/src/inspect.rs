@@ -75,15 +75,17 @@ fn render_node(out: &mut String, node: &NodeEntry) {
             accumulators,
             retention,
             window,
+            retracting,
             digest,
         } => {
             let window = window
                 .as_ref()
                 .map(|w| format!(" window={w}"))
                 .unwrap_or_default();
+            let retracting = if *retracting { " retracting" } else { "" };
             let _ = writeln!(
                 out,
-                "    state=keyed key=[{}]{window} accumulators={} retention={retention}",
+                "    state=keyed key=[{}]{window}{retracting} accumulators={} retention={retention}",
                 keys.join(", "),
                 columns(accumulators)
             );

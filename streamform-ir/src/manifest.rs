@@ -177,6 +177,10 @@ pub enum StateEntry {
         /// node.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         window: Option<String>,
+        /// Whether the accumulators take changes back (an aggregate over an updating
+        /// input); omitted when they do not.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        retracting: bool,
         /// SHA-256 of the state fingerprint, 64 lowercase hex characters.
         digest: String,
     },
@@ -519,6 +523,7 @@ impl Manifest {
                 accumulators,
                 retention,
                 window,
+                retracting,
                 digest,
             } = &n.state
             {
@@ -526,6 +531,7 @@ impl Manifest {
                     parsed.kind,
                     keys,
                     window.as_deref(),
+                    *retracting,
                     &render_columns(accumulators),
                     retention,
                 );
@@ -703,6 +709,7 @@ fn node_entry(node: &Node, inputs: Vec<String>) -> NodeEntry {
                     .collect(),
                 retention: k.retention.to_string(),
                 window: k.window.as_ref().map(ToString::to_string),
+                retracting: k.retracting,
                 digest: digests.state_digest.unwrap_or_default(),
             },
         },
@@ -888,6 +895,7 @@ mod tests {
                 }],
                 retention: "unbounded".into(),
                 window: None,
+                retracting: false,
                 digest: STATE_4AEAD.into(),
             }
         );

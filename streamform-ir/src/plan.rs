@@ -150,6 +150,11 @@ pub struct KeyedState {
     /// For a Window node, the window the state is kept per: its kind, durations and time
     /// column, part of the state fingerprint (docs/windows.md). `None` for every other node.
     pub window: Option<Window>,
+    /// Whether the accumulators take changes back: an aggregate over an updating input
+    /// keeps, beside each call's result, what retracting a row needs (a row count, a count
+    /// of non-null values, a count per value for min and max), so its state differs from
+    /// the same calls over an append input (docs/changing-tables.md).
+    pub retracting: bool,
 }
 
 impl KeyedState {
@@ -167,6 +172,7 @@ impl KeyedState {
                 .collect(),
             retention: Retention::Unbounded,
             window: None,
+            retracting: false,
         }
     }
 }

@@ -251,6 +251,17 @@ impl Index {
         });
     }
 
+    /// Stops indexing `entry` (held in `arena`, under its key).
+    pub(crate) fn remove(&mut self, arena: &Arena, entry: Entry) {
+        let number = entry_number(entry);
+        if let Ok(found) = self
+            .0
+            .find_entry(hash_key(arena.key(entry)), |&e| e == number)
+        {
+            found.remove();
+        }
+    }
+
     /// Forgets every entry, keeping the table's memory for the next use.
     pub(crate) fn clear(&mut self) {
         self.0.clear();
@@ -312,6 +323,13 @@ impl KeyedState {
     /// Every entry held as (entry, key, accumulators), in entry order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = (Entry, &[Value], &[Value])> {
         self.arena.iter()
+    }
+
+    /// Forgets `entry` and its key: a group emptied by retractions, a key deleted. A later
+    /// key may take its entry.
+    pub(crate) fn remove(&mut self, entry: Entry) {
+        self.index.remove(&self.arena, entry);
+        self.arena.release(entry);
     }
 }
 

@@ -365,6 +365,9 @@ pub struct Simulator {
     models: Vec<String>,
     source_name: String,
     source: Vec<SourceColumn>,
+    /// Whether the source is an upsert source, read as a table that changes: its events are
+    /// its keys' new rows, and it takes deletes ([`Simulator::push_delete`]).
+    upsert: bool,
     /// Whether the source ends (a file): its end is then a final watermark.
     bounded: bool,
     /// Every node after the Source, across all models, in order.
@@ -473,6 +476,16 @@ impl Simulator {
             .collect();
 
         let mut stages = Vec::new();
+        let upsert = source_node.changelog.is_updating();
+        if upsert {
+            stages.push(Stage::normalize(source_node).map_err(|f| SimError {
+                failure: f.failure,
+                model: first.name.clone(),
+                column: f.column,
+                event: 0,
+                message: f.message,
+            })?);
+        }
         let mut models = Vec::with_capacity(chain.len());
         let mut prev = source_node;
         for (mi, plan) in chain.iter().enumerate() {
@@ -583,6 +596,7 @@ impl Simulator {
         Ok(Simulator {
             models,
             source_name: source_name.clone(),
+            upsert,
             bounded: source_node.boundedness == streamform_ir::Boundedness::Bounded,
             source,
             changes: Changelog::default(),
@@ -614,6 +628,34 @@ impl Simulator {
     /// by zero, a failed cast; docs/sql.md). The simulator is then failed: later calls return the
     /// same error.
     pub fn push(&mut self, event: &[Value]) -> Result<Arrival, SimError> {
+        self.push_as(Op::Insert, event)
+    }
+
+    /// Delivers a tombstone of an upsert source: `key` holds one value per column of the
+    /// Source node's schema, the key's columns set and every other column null. The key's
+    /// row is deleted, or nothing happens when it holds none (docs/changing-tables.md).
+    ///
+    /// # Errors
+    /// As [`Simulator::push`]; and a [`Failure::Plan`] error on a source that is not an
+    /// upsert source, which has no keys to delete.
+    pub fn push_delete(&mut self, key: &[Value]) -> Result<Arrival, SimError> {
+        if !self.upsert && self.failed.is_none() {
+            let e = SimError {
+                failure: Failure::Plan,
+                model: self.models[0].clone(),
+                column: None,
+                event: self.arrived + 1,
+                message: format!(
+                    "source `{}` is an append source, which has no keys to delete",
+                    self.source_name
+                ),
+            };
+            return Err(self.fail(e));
+        }
+        self.push_as(Op::Delete, key)
+    }
+
+    fn push_as(&mut self, op: Op, event: &[Value]) -> Result<Arrival, SimError> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
@@ -651,7 +693,11 @@ impl Simulator {
         if let Err((stage, fault)) = drive(
             &mut self.stages,
             0,
-            Rec::insert(row),
+            Rec {
+                op,
+                row,
+                before: None,
+            },
             time,
             &mut self.changes,
             &mut late,
@@ -804,6 +850,7 @@ impl Simulator {
                 StageKind::Window(w) => Some(w.snapshot()),
                 StageKind::Session(w) => Some(w.snapshot()),
                 StageKind::Deduplicate(d) => Some(d.snapshot()),
+                StageKind::Normalize(n) => Some(n.snapshot()),
                 _ => None,
             })
     }
@@ -913,9 +960,26 @@ fn drive<'a>(
 /// # Errors
 /// The first [`SimError`] any of them returns.
 pub fn run(chain: &[ModelPlan], events: &[Vec<Value>]) -> Result<Output, SimError> {
+    run_with_deletes(chain, events, &[])
+}
+
+/// As [`run`], with the events whose indices `deletes` lists (in order) delivered as
+/// tombstones of an upsert source ([`Simulator::push_delete`]).
+///
+/// # Errors
+/// The first [`SimError`] any call returns.
+pub fn run_with_deletes(
+    chain: &[ModelPlan],
+    events: &[Vec<Value>],
+    deletes: &[usize],
+) -> Result<Output, SimError> {
     let mut sim = Simulator::new(chain)?;
-    for e in events {
-        sim.push(e)?;
+    for (i, e) in events.iter().enumerate() {
+        if deletes.binary_search(&i).is_ok() {
+            sim.push_delete(e)?;
+        } else {
+            sim.push(e)?;
+        }
     }
     sim.finish()
 }

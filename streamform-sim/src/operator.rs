@@ -27,6 +27,7 @@ use crate::operators::{
     aggregate::Aggregate,
     deduplicate::Deduplicate,
     filter::Filter,
+    normalize::Normalize,
     project::Project,
     session::SessionAggregate,
     sort::Sort,
@@ -208,6 +209,8 @@ pub(crate) struct Stage {
 }
 
 pub(crate) enum StageKind {
+    /// An upsert source's normalization, the chain's first stage.
+    Normalize(Normalize),
     Filter(Filter),
     Project(Project),
     Aggregate(Aggregate),
@@ -280,6 +283,15 @@ impl Stage {
         })
     }
 
+    /// The normalization of the upsert Source node `node`, the chain's first stage.
+    pub(crate) fn normalize(node: &Node) -> Result<Stage, Fault> {
+        Ok(Stage {
+            model: 0,
+            id: node.id.clone(),
+            kind: StageKind::Normalize(Normalize::build(node)?),
+        })
+    }
+
     /// Hands one change to the operator (see [`Operator::on_change`]).
     #[inline]
     pub(crate) fn on_change<'a>(
@@ -289,6 +301,7 @@ impl Stage {
         out: &mut Out<'a>,
     ) -> Result<Option<Rec<'a>>, Fault> {
         match &mut self.kind {
+            StageKind::Normalize(n) => n.on_change(rec, time, out),
             StageKind::Filter(f) => f.on_change(rec, time, out),
             StageKind::Project(p) => p.on_change(rec, time, out),
             StageKind::Aggregate(a) => a.on_change(rec, time, out),
@@ -311,9 +324,11 @@ impl Stage {
             StageKind::Window(w) => w.on_watermark(watermark, out),
             StageKind::Session(w) => w.on_watermark(watermark, out),
             StageKind::Deduplicate(d) => d.on_watermark(watermark, out),
-            StageKind::Filter(_) | StageKind::Project(_) | StageKind::Sort(_) | StageKind::Sink => {
-                Ok(())
-            }
+            StageKind::Normalize(_)
+            | StageKind::Filter(_)
+            | StageKind::Project(_)
+            | StageKind::Sort(_)
+            | StageKind::Sink => Ok(()),
         }
     }
 

@@ -2139,3 +2139,190 @@ fn a_session_frees_its_key_when_it_fires() {
     );
     assert_eq!(sessions(&sim.finish().unwrap()).len(), 1);
 }
+
+/// Runs `chain` over `events`, delivering those whose index `deletes` lists as tombstones.
+fn changes_with_deletes(
+    chain: &[ModelPlan],
+    events: &[Vec<Value>],
+    deletes: &[usize],
+) -> Vec<Change> {
+    streamform_sim::run_with_deletes(chain, events, deletes)
+        .unwrap()
+        .changes
+        .to_vec()
+}
+
+/// docs/changing-tables.md: an upsert source read as Flink's ChangelogNormalize reads it,
+/// aggregated with retraction, on the sequence verified on Flink 2.0 and 2.2: an update
+/// inside a group shows the intermediate result, a move between groups retracts from one
+/// and adds to the other, a group of one row is deleted and inserted, an identical repeat
+/// and a delete of an absent key change nothing, a delete carries the stored row, and MIN,
+/// MAX, AVG, COUNT(x) and COUNT(DISTINCT x) follow each retraction (the minimum after it is
+/// retracted is the next value; a null leaves sums and counts).
+#[test]
+fn an_aggregate_over_an_upsert_source_retracts_as_flink_does() {
+    let counts = from_source(
+        "per_group",
+        "u",
+        &[
+            ("k", DataType::String),
+            ("grp", DataType::String),
+            ("v", DataType::Int32),
+        ],
+        kafka("u"),
+    )
+    .upsert(&["k"])
+    .aggregate(
+        &["grp"],
+        &[
+            (AggFunc::Count, None),
+            (AggFunc::Sum, Some("v")),
+            (AggFunc::Min, Some("v")),
+            (AggFunc::Max, Some("v")),
+            (AggFunc::Avg, Some("v")),
+            (AggFunc::Count, Some("v")),
+            (AggFunc::CountDistinct, Some("v")),
+        ],
+    )
+    .sink();
+    let ev = |k: &str, g: &str, v: Option<i32>| vec![s(k), s(g), v.map_or(Value::Null, i32v)];
+    let tomb = |k: &str| vec![s(k), Value::Null, Value::Null];
+    let events = vec![
+        ev("a", "g1", Some(10)),
+        ev("b", "g1", Some(5)),
+        ev("a", "g1", Some(20)),
+        ev("a", "g2", Some(20)),
+        ev("a", "g2", Some(30)),
+        ev("a", "g2", Some(30)),
+        tomb("b"),
+        tomb("zz"),
+        ev("c", "g2", Some(30)),
+        tomb("a"),
+        ev("c", "g2", None),
+    ];
+    // count(*), sum, min, max, avg, count(v), count(distinct v).
+    let row = |g: &str,
+               c: i64,
+               sum: Option<i64>,
+               mn: Option<i32>,
+               mx: Option<i32>,
+               av: Option<i32>,
+               cv: i64,
+               cd: i64| {
+        vec![
+            s(g),
+            i64v(c),
+            sum.map_or(Value::Null, i64v),
+            mn.map_or(Value::Null, i32v),
+            mx.map_or(Value::Null, i32v),
+            av.map_or(Value::Null, i32v),
+            i64v(cv),
+            i64v(cd),
+        ]
+    };
+    let g1_10 = row("g1", 1, Some(10), Some(10), Some(10), Some(10), 1, 1);
+    let g1_15 = row("g1", 2, Some(15), Some(5), Some(10), Some(7), 2, 2);
+    let g1_5 = row("g1", 1, Some(5), Some(5), Some(5), Some(5), 1, 1);
+    let g1_25 = row("g1", 2, Some(25), Some(5), Some(20), Some(12), 2, 2);
+    let g2_20 = row("g2", 1, Some(20), Some(20), Some(20), Some(20), 1, 1);
+    let g2_30 = row("g2", 1, Some(30), Some(30), Some(30), Some(30), 1, 1);
+    let g2_60 = row("g2", 2, Some(60), Some(30), Some(30), Some(30), 2, 1);
+    let g2_null = row("g2", 1, None, None, None, None, 0, 0);
+    assert_eq!(
+        changes_with_deletes(std::slice::from_ref(&counts), &events, &[6, 7, 9]),
+        vec![
+            ins(g1_10.clone()),
+            upd(g1_10, g1_15.clone()),
+            upd(g1_15, g1_5.clone()),
+            upd(g1_5.clone(), g1_25.clone()),
+            upd(g1_25, g1_5.clone()),
+            ins(g2_20.clone()),
+            del(g2_20),
+            ins(g2_30.clone()),
+            del(g1_5),
+            upd(g2_30.clone(), g2_60.clone()),
+            upd(g2_60, g2_30.clone()),
+            del(g2_30),
+            ins(g2_null),
+        ]
+    );
+}
+
+/// docs/changing-tables.md: MIN and MAX keep a count per value, so retracting the extreme
+/// gives the next value, and retracting one of two equal extremes keeps it.
+#[test]
+fn min_and_max_over_updates_fall_back_to_the_next_value() {
+    let extremes = from_source(
+        "extremes",
+        "u",
+        &[("k", DataType::Int64), ("v", DataType::Int64)],
+        kafka("u"),
+    )
+    .upsert(&["k"])
+    .aggregate(&[], &[(AggFunc::Min, Some("v")), (AggFunc::Max, Some("v"))])
+    .sink();
+    let ev = |k: i64, v: i64| vec![i64v(k), i64v(v)];
+    let tomb = |k: i64| vec![i64v(k), Value::Null];
+    let events = vec![
+        ev(1, 3),
+        ev(2, 1),
+        ev(3, 1),
+        ev(4, 9),
+        tomb(2),
+        tomb(3),
+        tomb(4),
+    ];
+    let r = |mn: i64, mx: i64| vec![i64v(mn), i64v(mx)];
+    assert_eq!(
+        changes_with_deletes(std::slice::from_ref(&extremes), &events, &[4, 5, 6]),
+        vec![
+            ins(r(3, 3)),
+            upd(r(3, 3), r(1, 3)),
+            upd(r(1, 3), r(1, 9)),
+            upd(r(1, 9), r(3, 9)),
+            upd(r(3, 9), r(3, 3)),
+        ]
+    );
+}
+
+/// docs/changing-tables.md: the normalization of an upsert source keeps each key's current
+/// row; a delete of an append source is refused.
+#[test]
+fn an_upsert_source_keeps_each_keys_current_row() {
+    let rows = from_source(
+        "rows",
+        "u",
+        &[("k", DataType::Int64), ("v", DataType::Int64)],
+        kafka("u"),
+    )
+    .upsert(&["k"])
+    .sink();
+    let mut sim = Simulator::new(std::slice::from_ref(&rows)).unwrap();
+    for e in [
+        vec![i64v(1), i64v(5)],
+        vec![i64v(2), i64v(6)],
+        vec![i64v(1), i64v(7)],
+    ] {
+        sim.push(&e).unwrap();
+    }
+    sim.push_delete(&[i64v(2), Value::Null]).unwrap();
+    assert_eq!(
+        sim.keyed_state(&node("rows", NodeKind::Source, 0)).unwrap(),
+        vec![(vec![i64v(1)], vec![i64v(1), i64v(7)])]
+    );
+    let out = sim.finish().unwrap().changes.to_vec();
+    assert_eq!(
+        out,
+        vec![
+            ins(vec![i64v(1), i64v(5)]),
+            ins(vec![i64v(2), i64v(6)]),
+            upd(vec![i64v(1), i64v(5)], vec![i64v(1), i64v(7)]),
+            del(vec![i64v(2), i64v(6)]),
+        ]
+    );
+    let append = from_source("plain", "p", &[("k", DataType::Int64)], kafka("p")).sink();
+    let mut sim = Simulator::new(std::slice::from_ref(&append)).unwrap();
+    let err = sim.push_delete(&[i64v(1)]).unwrap_err();
+    assert_eq!(err.failure, streamform_sim::Failure::Plan);
+    assert!(err.message.contains("append source"), "{}", err.message);
+}

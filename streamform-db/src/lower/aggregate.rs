@@ -20,10 +20,13 @@ impl Lowering<'_> {
         a: &datafusion_expr::logical_plan::Aggregate,
     ) -> Lowered<()> {
         self.aggregated = true;
-        if self.changelog.is_updating() {
-            return Err(Diagnostic::error(Code::UpdatingInput, format!("model `{}`: aggregation over an updating stream is not supported yet", self.model))
+        // Over an updating input the accumulators take the before-image of each update
+        // back (docs/changing-tables.md); a window's final rows cannot take anything back.
+        let retracting = self.changelog.is_updating();
+        if retracting && self.window.is_some() {
+            return Err(Diagnostic::error(Code::UpdatingInput, format!("model `{}`: a window over an updating input is not supported yet", self.model))
                 .with_span(self.from_span.clone())
-                .with_help("its input emits updates; folding an update into an aggregate needs retractions, which are on the roadmap"));
+                .with_help("its input emits updates, and a window's rows are final when it fires; aggregate the updates with a plain GROUP BY, or window the append stream they come from"));
         }
         let df = a.input.schema();
         let mut group_by = Vec::new();
@@ -141,6 +144,7 @@ impl Lowering<'_> {
                 .collect(),
             retention: Retention::Unbounded,
             window: window.clone(),
+            retracting,
         };
         if !computed.is_empty() {
             let input = self.schema.clone();
@@ -185,6 +189,12 @@ impl Lowering<'_> {
                 });
                 items.push(item);
             }
+            // Over an updating input, a projection without the key retracts.
+            if let Changelog::Upsert(key) = &self.changelog
+                && !key.iter().all(|k| fields.iter().any(|f| f.name == *k))
+            {
+                self.changelog = Changelog::Retract;
+            }
             self.push(
                 Operator::Project { items },
                 fields.clone(),
@@ -207,6 +217,7 @@ impl Lowering<'_> {
             return Ok(());
         }
         self.changelog = Changelog::Upsert(group_by.clone());
+        self.dropped_key = None;
         self.push(
             Operator::Aggregate { group_by, calls },
             schema,

@@ -31,6 +31,9 @@ pub(super) struct Lowering<'a> {
     /// schema then has the window's three columns after the input's, which no node before
     /// the window has.
     pub(super) window: Option<&'a crate::window::WindowRead>,
+    /// The key column a projection dropped from an updating input, which made the changelog
+    /// retracting (until an aggregation keys it again).
+    pub(super) dropped_key: Option<String>,
 }
 
 /// Where a query's select items, WHERE and HAVING are in the model's text.
@@ -127,7 +130,8 @@ pub(super) fn source_fields(def: &SourceDef) -> Vec<Field> {
         .map(|(n, t)| Field {
             name: n.clone(),
             ty: *t,
-            nullable: true,
+            // An upsert source's key is Flink's PRIMARY KEY, which is NOT NULL.
+            nullable: !def.key.as_ref().is_some_and(|k| k.contains(n)),
         })
         .collect()
 }

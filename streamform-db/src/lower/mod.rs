@@ -183,6 +183,7 @@ pub fn lower_model(
         query,
         aggregated: false,
         window: reads.window.as_ref(),
+        dropped_key: None,
     };
     l.plan(&plan, upstream).map_err(|d| {
         if d.span.is_none() {
@@ -250,6 +251,17 @@ fn retain(l: &mut Lowering<'_>, ms: u64) -> Result<(), Diagnostic> {
             "retention is enforced in event time: declare `event_time:` on the source the model reads (sources.yml), or remove `retention:`",
         );
     }
+    if l.nodes
+        .iter()
+        .any(|n| matches!(&n.state, State::Keyed(k) if k.retracting))
+    {
+        return err(
+            format!(
+                "model `{model}` declares retention, but it aggregates an updating input, which retention does not support yet"
+            ),
+            "remove `retention:`; an aggregate over updates keeps a group until its last row is retracted (docs/changing-tables.md)",
+        );
+    }
     let mut keyed = false;
     for node in &mut l.nodes {
         // A window frees its state when it fires; retention does not apply to it.
@@ -288,6 +300,17 @@ fn sink_changelog(l: &Lowering<'_>, declared: &Declared<'_>) -> Result<Changelog
             .with_help(help)
     };
     let has_aggregate = l.nodes.iter().any(|n| n.id.kind == NodeKind::Aggregate);
+    if l.changelog == Changelog::Retract {
+        let key = l.dropped_key.as_deref().unwrap_or_default();
+        return Err(Diagnostic::error(
+            Code::UpdatingInput,
+            format!(
+                "model `{model}`: the SELECT list drops `{key}`, the key of its updating input"
+            ),
+        )
+        .with_span(l.from_span.clone())
+        .with_help("keep the key columns in the SELECT list"));
+    }
     match (declared.materialized, &l.changelog) {
         (Materialized::Append, Changelog::Upsert(key)) if has_aggregate && key.is_empty() => Err(config_err(
             format!("model `{model}` is a global aggregate (no GROUP BY), which produces one updating row, but it is declared append"),

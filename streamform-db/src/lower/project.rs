@@ -73,21 +73,27 @@ impl Lowering<'_> {
             ));
         }
         if let Changelog::Upsert(key) = &self.changelog {
+            // Without its key an update's two halves still come as a pair, but nothing
+            // names the row they change: a retracting changelog, which an aggregate can
+            // fold and a model's output cannot carry (docs/changing-tables.md).
             let mut out_key = Vec::new();
             for k in key {
-                let Some(item) = items
-                    .iter()
-                    .find(|i| matches!(&i.expr, Expr::Column { name, .. } if name == k))
-                else {
-                    return Err(self.err(
-                        Code::UpdatingInput,
-                        format!("the SELECT list drops `{k}`, the key of its updating input"),
-                        "keep the key columns in the SELECT list",
-                    ));
-                };
-                out_key.push(item.name.clone());
+                match items.iter().find_map(|i| match &i.expr {
+                    Expr::Column { name, .. } if name == k => Some(i.name.clone()),
+                    _ => None,
+                }) {
+                    Some(name) => out_key.push(name),
+                    None => {
+                        self.dropped_key = Some(k.clone());
+                        break;
+                    }
+                }
             }
-            self.changelog = Changelog::Upsert(out_key);
+            self.changelog = if out_key.len() == key.len() {
+                Changelog::Upsert(out_key)
+            } else {
+                Changelog::Retract
+            };
         }
         let identity = items.len() == self.schema.len()
             && items.iter().zip(&self.schema).all(|(i, f)| {

@@ -1,6 +1,6 @@
 //! The scan: where a model's rows come from.
 
-use streamform_ir::{Changelog, Operator, State};
+use streamform_ir::{Changelog, KeyedState, Operator, State};
 
 use super::contract::Upstream;
 use super::lowering::*;
@@ -11,10 +11,21 @@ impl Lowering<'_> {
         match upstream {
             Upstream::Source(def) => {
                 self.boundedness = def.connector.boundedness();
-                self.changelog = Changelog::Append;
                 self.time = def.event_time.as_ref().map(|t| t.column.clone());
                 self.clock = def.event_time.is_some();
                 let schema = source_fields(def);
+                // An upsert source is a table that changes: its node keeps the last row per
+                // key, as Flink normalizes an upsert-kafka topic (docs/changing-tables.md).
+                let state = match &def.key {
+                    Some(key) => {
+                        self.changelog = Changelog::Upsert(key.clone());
+                        State::Keyed(KeyedState::last_row(key, &schema))
+                    }
+                    None => {
+                        self.changelog = Changelog::Append;
+                        State::Stateless
+                    }
+                };
                 self.push(
                     Operator::Source {
                         name: def.name.clone(),
@@ -23,7 +34,7 @@ impl Lowering<'_> {
                         event_time: def.event_time.clone(),
                     },
                     schema,
-                    State::Stateless,
+                    state,
                 );
             }
             Upstream::Model(_, c) => {

@@ -258,3 +258,123 @@ fn an_untagged_stateful_node_is_the_one_node_of_its_kind_feeding_the_same_sinks(
         ]))
     );
 }
+
+/// A model reading the upsert source `orders` (keyed by `order_id`), its first node the
+/// Source, then `kinds`, ending in a Sink that declares a sink.
+fn upsert_reader(name: &str, kinds: &[NodeKind]) -> ModelPlan {
+    use streamform_ir::{Changelog, Connector, KeyedState, State};
+    let mut m = model(name, Input::Source("orders".into()), kinds, true);
+    let mut source = m.nodes[0].clone();
+    source.id.kind = NodeKind::Source;
+    source.op = Operator::Source {
+        name: "orders".into(),
+        connector: Connector::Kafka {
+            topic: "orders".into(),
+        },
+        format: "json".into(),
+        event_time: None,
+    };
+    let key = vec!["order_id".to_string()];
+    source.state = State::Keyed(KeyedState::last_row(&key, &source.schema));
+    source.changelog = Changelog::Upsert(key);
+    m.nodes.insert(0, source);
+    m
+}
+
+/// An upsert source's scan, the changelog normalization behind it and a grouped aggregate,
+/// shaped as Flink 2.2 compiles them (fields trimmed to what pinning reads and a few of the
+/// rest).
+const NORMALIZED: &str = r#"{
+  "flinkVersion": "2.2",
+  "nodes": [
+    {"id": 1, "type": "stream-exec-table-source-scan_1",
+     "scanTableSource": {"table": {"identifier": "`default_catalog`.`default_database`.`orders`",
+       "resolvedTable": {"options": {"connector": "upsert-kafka", "topic": "orders"}}}},
+     "outputType": "ROW<`amount` DECIMAL(10, 2), `order_id` BIGINT NOT NULL, `status` VARCHAR(2147483647)>"},
+    {"id": 2, "type": "stream-exec-exchange_1",
+     "inputProperties": [{"requiredDistribution": {"type": "HASH", "keys": [1]}}]},
+    {"id": 3, "type": "stream-exec-changelog-normalize_1",
+     "configuration": {"table.exec.mini-batch.enabled": "false", "table.exec.mini-batch.size": "-1"},
+     "uniqueKeys": [1], "generateUpdateBefore": true,
+     "state": [{"index": 0, "ttl": "0 ms", "name": "changelogNormalizeState"}]},
+    {"id": 4, "type": "stream-exec-calc_1"},
+    {"id": 5, "type": "stream-exec-exchange_1"},
+    {"id": 6, "type": "stream-exec-group-aggregate_1", "configuration": {},
+     "aggCalls": [{"name": "count(*) [status_counts::aggregate::0]"}],
+     "needRetraction": true},
+    {"id": 7, "type": "stream-exec-sink_1", "configuration": {},
+     "dynamicTableSink": {"table": {"identifier": "`default_catalog`.`default_database`.`sink_status_counts`"}}}
+  ],
+  "edges": [
+    {"source": 1, "target": 2, "shuffle": {"type": "FORWARD"}, "shuffleMode": "PIPELINED"},
+    {"source": 2, "target": 3, "shuffle": {"type": "FORWARD"}, "shuffleMode": "PIPELINED"},
+    {"source": 3, "target": 4, "shuffle": {"type": "FORWARD"}, "shuffleMode": "PIPELINED"},
+    {"source": 4, "target": 5, "shuffle": {"type": "FORWARD"}, "shuffleMode": "PIPELINED"},
+    {"source": 5, "target": 6, "shuffle": {"type": "FORWARD"}, "shuffleMode": "PIPELINED"},
+    {"source": 6, "target": 7, "shuffle": {"type": "FORWARD"}, "shuffleMode": "PIPELINED"}
+  ]
+}"#;
+
+#[test]
+fn the_changelog_normalization_of_an_upsert_source_is_pinned_apart_from_its_scan() {
+    let plans = vec![upsert_reader("status_counts", &[NodeKind::Aggregate])];
+    let tables: BTreeMap<String, String> = [
+        ("orders", "source:orders"),
+        ("sink_status_counts", "status_counts::sink::0"),
+    ]
+    .into_iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
+    let pinned = pin(NORMALIZED, &plans, &tables, |id| format!("uid-{id}")).unwrap();
+    assert_eq!(
+        uid_formats(&pinned),
+        [
+            Some("uid-source:orders_<transformation>".to_string()),
+            None,
+            Some("uid-normalize:orders_<transformation>".to_string()),
+            None,
+            None,
+            Some("uid-status_counts::aggregate::0_<transformation>".to_string()),
+            Some("uid-status_counts::sink::0_<transformation>".to_string()),
+        ]
+    );
+    assert_eq!(
+        pinned.operators.keys().collect::<Vec<_>>(),
+        [
+            "normalize:orders",
+            "source:orders",
+            "status_counts::aggregate::0",
+            "status_counts::sink::0"
+        ]
+    );
+    // Flink's own options on the node are kept beside the uid.
+    let plan: Json = serde_json::from_str(&pinned.plan).unwrap();
+    assert_eq!(
+        plan["nodes"][2]["configuration"]["table.exec.mini-batch.enabled"],
+        "false"
+    );
+
+    // A normalization over a source the application reads as append, or over no scan of
+    // the application's, is not one Streamform generates.
+    let append = vec![model(
+        "status_counts",
+        Input::Source("orders".into()),
+        &[NodeKind::Aggregate],
+        true,
+    )];
+    assert_eq!(
+        pin(NORMALIZED, &append, &tables, str::to_string),
+        Err(PinError::Unidentified(vec![
+            "stream-exec-changelog-normalize (node 3)".into()
+        ]))
+    );
+    let mut elsewhere = tables.clone();
+    elsewhere.remove("orders");
+    assert_eq!(
+        pin(NORMALIZED, &plans, &elsewhere, str::to_string),
+        Err(PinError::Unidentified(vec![
+            "stream-exec-table-source-scan (node 1)".into(),
+            "stream-exec-changelog-normalize (node 3)".into()
+        ]))
+    );
+}

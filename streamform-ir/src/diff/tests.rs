@@ -32,6 +32,7 @@ fn keyed(keys: &[&str], accumulators: &[(&str, &str)], retention: &str) -> State
         accumulators: accs,
         retention: retention.into(),
         window: None,
+        retracting: false,
         digest: sha256_hex(&fingerprint),
     }
 }
@@ -1197,6 +1198,7 @@ fn with_window(m: &mut Manifest, window: &str) {
         accumulators,
         retention,
         window: w,
+        retracting,
         digest,
     } = &mut node.state
     else {
@@ -1207,6 +1209,7 @@ fn with_window(m: &mut Manifest, window: &str) {
         crate::plan::NodeKind::Aggregate,
         keys,
         Some(window),
+        *retracting,
         &columns(accumulators),
         retention,
     ));

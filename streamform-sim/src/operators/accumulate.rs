@@ -62,6 +62,31 @@ enum AccKind {
         out: DataType,
         hidden: usize,
     },
+    /// sum(x) over an updating input, as Flink's retracting sum: the raw sum and the count
+    /// of non-null values at `hidden` and `hidden + 1`; the result is the sum, or null when
+    /// the count is 0 (the raw sum is kept then, as Flink keeps it).
+    SumRetract {
+        arg: usize,
+        of: SumOf,
+        hidden: usize,
+    },
+    /// count(distinct x) over an updating input: a count per value in bag number `bag`; the
+    /// result moves when a value's count goes from 0 to 1 or from 1 to 0.
+    CountDistinctRetract {
+        arg: usize,
+        bag: usize,
+    },
+    /// min(x) or max(x) over an updating input: a count per value in bag number `bag`; the
+    /// result is the least (greatest) value whose count is positive, as Flink's retracting
+    /// min and max keep a count per value.
+    MinRetract {
+        arg: usize,
+        bag: usize,
+    },
+    MaxRetract {
+        arg: usize,
+        bag: usize,
+    },
 }
 
 #[derive(Clone)]
@@ -78,6 +103,52 @@ type Fx = rustc_hash::FxBuildHasher;
 
 /// The values one count(distinct x) call has seen, per entry.
 pub(crate) type Seen = hashbrown::HashMap<u32, hashbrown::HashSet<Distinct, Fx>, Fx>;
+
+/// A value ordered as [`Value::sort_cmp`] orders it, to key the counts of a retracting min
+/// or max.
+#[derive(Debug, Clone)]
+pub(crate) struct Sorted(Value);
+
+impl PartialEq for Sorted {
+    fn eq(&self, other: &Sorted) -> bool {
+        self.0.sort_cmp(&other.0).is_eq()
+    }
+}
+
+impl Eq for Sorted {}
+
+impl PartialOrd for Sorted {
+    fn partial_cmp(&self, other: &Sorted) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Sorted {
+    fn cmp(&self, other: &Sorted) -> Ordering {
+        self.0.sort_cmp(&other.0)
+    }
+}
+
+/// What a retracting call counts per entry: each value's count.
+#[derive(Default)]
+pub(crate) enum Bag {
+    #[default]
+    Unused,
+    /// count(distinct x): values as distinct aggregates tell them apart.
+    Distinct(hashbrown::HashMap<u32, hashbrown::HashMap<Distinct, i64, Fx>, Fx>),
+    /// min(x), max(x): values in order.
+    Ordered(hashbrown::HashMap<u32, std::collections::BTreeMap<Sorted, i64>, Fx>),
+}
+
+impl Clone for Bag {
+    fn clone(&self) -> Bag {
+        match self {
+            Bag::Unused => Bag::Unused,
+            Bag::Distinct(m) => Bag::Distinct(m.clone()),
+            Bag::Ordered(m) => Bag::Ordered(m.clone()),
+        }
+    }
+}
 
 /// A value as Flink's distinct aggregates tell values apart: as grouping keys are
 /// ([`crate::keyed::same_key_value`]: a double by its bit pattern, 0.0 and -0.0 apart,
@@ -116,6 +187,10 @@ pub(crate) struct Calls {
     width: usize,
     /// One set per count(distinct x) call.
     seen: Vec<Seen>,
+    /// Over an updating input: one bag per retracting count(distinct x), min or max call,
+    /// and the hidden row count (an entry whose rows are all retracted is gone).
+    bags: Vec<Bag>,
+    rows: Option<usize>,
 }
 
 impl Calls {
@@ -139,6 +214,8 @@ impl Calls {
         // Hidden values follow the calls' results in an entry's accumulators.
         let mut hidden = calls.len();
         let mut sets = 0;
+        let mut bags = Vec::new();
+        let retracting = keyed.retracting;
         for ((call, acc), field) in calls.iter().zip(&keyed.accumulators).zip(outputs) {
             let name = call.name();
             let fail = |m: String| Fault::at(&name, format!("node `{id}`: {m}"));
@@ -166,8 +243,34 @@ impl Calls {
                     field.ty, call.ty
                 )));
             }
+            let mut bag = |b: Bag| {
+                bags.push(b);
+                bags.len() - 1
+            };
             let kind = match (call.func, arg.zip(arg_ty)) {
                 (AggFunc::Count, None) => AccKind::CountStar,
+                (AggFunc::Sum, Some((arg, t))) if retracting => {
+                    hidden += 2;
+                    AccKind::SumRetract {
+                        arg,
+                        of: SumOf::of(t),
+                        hidden: hidden - 2,
+                    }
+                }
+                (AggFunc::CountDistinct, Some((arg, _))) if retracting => {
+                    AccKind::CountDistinctRetract {
+                        arg,
+                        bag: bag(Bag::Distinct(Default::default())),
+                    }
+                }
+                (AggFunc::Min, Some((arg, _))) if retracting => AccKind::MinRetract {
+                    arg,
+                    bag: bag(Bag::Ordered(Default::default())),
+                },
+                (AggFunc::Max, Some((arg, _))) if retracting => AccKind::MaxRetract {
+                    arg,
+                    bag: bag(Bag::Ordered(Default::default())),
+                },
                 (AggFunc::Count, Some((i, _))) => AccKind::Count(i),
                 (AggFunc::CountDistinct, Some((arg, _))) => {
                     sets += 1;
@@ -191,10 +294,13 @@ impl Calls {
             };
             compiled.push(Call { kind, name });
         }
+        let rows = retracting.then_some(hidden);
         Ok(Calls {
             calls: compiled,
-            width: hidden,
+            width: hidden + usize::from(retracting),
             seen: (0..sets).map(|_| Seen::default()).collect(),
+            bags,
+            rows,
         })
     }
 
@@ -217,21 +323,40 @@ impl Calls {
         for (acc, call) in buf.iter_mut().zip(&self.calls) {
             if matches!(
                 call.kind,
-                AccKind::CountStar | AccKind::Count(_) | AccKind::CountDistinct { .. }
+                AccKind::CountStar
+                    | AccKind::Count(_)
+                    | AccKind::CountDistinct { .. }
+                    | AccKind::CountDistinctRetract { .. }
             ) {
                 *acc = Value::Int64(0);
             }
         }
         for call in &self.calls {
-            if let AccKind::Avg { hidden, of, .. } = call.kind {
-                buf[hidden] = match of {
-                    SumOf::Int => Value::Int64(0),
-                    SumOf::Decimal(scale) => Value::Decimal(Decimal::new(0, scale)),
-                    SumOf::Float => Value::Float64(F64(0.0)),
-                };
-                buf[hidden + 1] = Value::Int64(0);
+            match call.kind {
+                AccKind::Avg { hidden, of, .. } => {
+                    buf[hidden] = match of {
+                        SumOf::Int => Value::Int64(0),
+                        SumOf::Decimal(scale) => Value::Decimal(Decimal::new(0, scale)),
+                        SumOf::Float => Value::Float64(F64(0.0)),
+                    };
+                    buf[hidden + 1] = Value::Int64(0);
+                }
+                AccKind::SumRetract { hidden, .. } => buf[hidden + 1] = Value::Int64(0),
+                _ => {}
             }
         }
+        if let Some(rows) = self.rows {
+            buf[rows] = Value::Int64(0);
+        }
+    }
+
+    /// Over an updating input, the rows an entry holds (its hidden count); `None` over an
+    /// append input, where an entry never empties.
+    pub(crate) fn rows(&self, accs: &[Value]) -> Option<i64> {
+        self.rows.map(|i| match accs[i] {
+            Value::Int64(n) => n,
+            _ => 0,
+        })
     }
 
     /// Forgets what count(distinct x) saw for `entry`, whose state is gone.
@@ -239,6 +364,128 @@ impl Calls {
         for set in &mut self.seen {
             set.remove(&entry);
         }
+        for bag in &mut self.bags {
+            match bag {
+                Bag::Unused => {}
+                Bag::Distinct(m) => {
+                    m.remove(&entry);
+                }
+                Bag::Ordered(m) => {
+                    m.remove(&entry);
+                }
+            }
+        }
+    }
+
+    /// Takes one input row back from the accumulators of the entry numbered `entry` (the
+    /// before-image of an update, or a delete, over an updating input), as Flink's
+    /// retracting accumulators do; says whether any call's result changed.
+    pub(crate) fn unfold(
+        &mut self,
+        accs: &mut [Value],
+        row: &[Value],
+        entry: u32,
+    ) -> Result<bool, Fault> {
+        self.apply(accs, row, entry, -1)
+    }
+
+    /// Applies a row to an entry's accumulators with `sign` 1 (accumulate) or -1 (retract),
+    /// for the calls of an aggregate over an updating input.
+    fn apply(
+        &mut self,
+        accs: &mut [Value],
+        row: &[Value],
+        entry: u32,
+        sign: i64,
+    ) -> Result<bool, Fault> {
+        let n = self.calls.len();
+        let before: Vec<Value> = accs[..n].to_vec();
+        if let Some(rows) = self.rows {
+            step(&accs[rows].clone(), sign)
+                .map(|v| accs[rows] = v)
+                .ok_or_else(|| overflow(&self.calls[0]))?;
+        }
+        let (results, hidden_values) = accs.split_at_mut(n);
+        for (call, acc) in self.calls.iter().zip(results.iter_mut()) {
+            match call.kind {
+                AccKind::CountStar => *acc = step(acc, sign).ok_or_else(|| overflow(call))?,
+                AccKind::Count(arg) => {
+                    if !row[arg].is_null() {
+                        *acc = step(acc, sign).ok_or_else(|| overflow(call))?;
+                    }
+                }
+                AccKind::SumRetract { arg, of, hidden } => {
+                    let sum_and_count = &mut hidden_values[hidden - n..][..2];
+                    if let Some((sum, _)) = move_sum(call, of, sum_and_count, &row[arg], sign)? {
+                        *acc = sum;
+                    } else if !row[arg].is_null() {
+                        *acc = Value::Null;
+                    }
+                }
+                AccKind::Avg {
+                    arg,
+                    of,
+                    out,
+                    hidden,
+                } => {
+                    let sum_and_count = &mut hidden_values[hidden - n..][..2];
+                    if let Some((sum, count)) = move_sum(call, of, sum_and_count, &row[arg], sign)?
+                    {
+                        *acc = average(call, of, out, &sum, &count)?;
+                    } else if !row[arg].is_null() {
+                        *acc = Value::Null;
+                    }
+                }
+                AccKind::CountDistinctRetract { arg, bag } => {
+                    let v = &row[arg];
+                    let Bag::Distinct(bags) = &mut self.bags[bag] else {
+                        unreachable!("a distinct bag");
+                    };
+                    if v.is_null() {
+                        continue;
+                    }
+                    let counts = bags.entry(entry).or_default();
+                    let c = counts.entry(Distinct(v.clone())).or_insert(0);
+                    *c += sign;
+                    match (*c, sign) {
+                        (1, 1) => *acc = step(acc, 1).ok_or_else(|| overflow(call))?,
+                        (0, -1) => {
+                            counts.remove(&Distinct(v.clone()));
+                            *acc = step(acc, -1).ok_or_else(|| overflow(call))?;
+                        }
+                        _ => {}
+                    }
+                }
+                AccKind::MinRetract { arg, bag } | AccKind::MaxRetract { arg, bag } => {
+                    let v = &row[arg];
+                    let Bag::Ordered(bags) = &mut self.bags[bag] else {
+                        unreachable!("an ordered bag");
+                    };
+                    if v.is_null() {
+                        continue;
+                    }
+                    let counts = bags.entry(entry).or_default();
+                    let c = counts.entry(Sorted(v.clone())).or_insert(0);
+                    *c += sign;
+                    if *c == 0 {
+                        counts.remove(&Sorted(v.clone()));
+                    }
+                    let extreme = if matches!(call.kind, AccKind::MinRetract { .. }) {
+                        counts.iter().find(|(_, c)| **c > 0)
+                    } else {
+                        counts.iter().rev().find(|(_, c)| **c > 0)
+                    };
+                    *acc = extreme.map_or(Value::Null, |(v, _)| v.0.clone());
+                }
+                AccKind::Sum(..)
+                | AccKind::CountDistinct { .. }
+                | AccKind::Min(_)
+                | AccKind::Max(_) => {
+                    unreachable!("over an updating input these calls are built retracting")
+                }
+            }
+        }
+        Ok(results.iter().zip(&before).any(|(a, b)| a != b))
     }
 
     /// Applies one input row to the accumulators of the entry numbered `entry` in place
@@ -254,6 +501,9 @@ impl Calls {
         row: &[Value],
         entry: u32,
     ) -> Result<bool, Fault> {
+        if self.rows.is_some() {
+            return self.apply(accs, row, entry, 1);
+        }
         let mut changed = false;
         let calls = &self.calls;
         // The results, one per call, then the hidden values (an avg's sum and count).
@@ -299,6 +549,12 @@ impl Calls {
                 } => {
                     let sum_and_count = &mut hidden_values[hidden - calls.len()..][..2];
                     changed |= avg(call, (of, out), acc, sum_and_count, &row[arg])?;
+                }
+                AccKind::SumRetract { .. }
+                | AccKind::CountDistinctRetract { .. }
+                | AccKind::MinRetract { .. }
+                | AccKind::MaxRetract { .. } => {
+                    unreachable!("retracting calls are folded by `apply`")
                 }
             }
         }
@@ -450,6 +706,51 @@ fn average(
             .ok_or_else(|| overflow(call)),
         (_, other, _) => Err(wrong_type(call, other)),
     }
+}
+
+/// Moves a retracting sum and its count of non-null values by `v` (added with `sign` 1,
+/// taken back with -1; a null moves nothing). Returns the sum and count when values remain,
+/// `None` when the count is 0 (the raw sum is kept, as Flink keeps it) or `v` is null.
+fn move_sum(
+    call: &Call,
+    of: SumOf,
+    sum_and_count: &mut [Value],
+    v: &Value,
+    sign: i64,
+) -> Result<Option<(Value, Value)>, Fault> {
+    if v.is_null() {
+        return Ok(None);
+    }
+    let [sum, count] = sum_and_count else {
+        return Err(wrong_type(call, v));
+    };
+    let v = if sign < 0 {
+        negate(call, v)?
+    } else {
+        v.clone()
+    };
+    add(call, of, sum, &v)?;
+    *count = step(count, sign).ok_or_else(|| overflow(call))?;
+    Ok((*count != Value::Int64(0)).then(|| (sum.clone(), count.clone())))
+}
+
+/// A count moved by `by` (1 or -1); `None` on overflow or a value that is not a count.
+fn step(count: &Value, by: i64) -> Option<Value> {
+    match count {
+        Value::Int64(n) => n.checked_add(by).map(Value::Int64),
+        _ => None,
+    }
+}
+
+/// `-v`, for retracting `v` from a sum.
+fn negate(call: &Call, v: &Value) -> Result<Value, Fault> {
+    Ok(match v {
+        Value::Int32(x) => Value::Int64(-i64::from(*x)),
+        Value::Int64(x) => Value::Int64(x.checked_neg().ok_or_else(|| overflow(call))?),
+        Value::Decimal(d) => Value::Decimal(Decimal::new(-d.mantissa, d.scale)),
+        Value::Float64(f) => Value::Float64(F64(-f.0)),
+        other => return Err(wrong_type(call, other)),
+    })
 }
 
 fn bump(call: &Call, acc: &mut Value) -> Result<(), Fault> {

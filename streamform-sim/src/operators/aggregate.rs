@@ -10,7 +10,7 @@ use super::accumulate::Calls;
 use crate::Op;
 use crate::eval::resolve;
 use crate::keyed::{Expiry, KeyedState, entry_number, expiry_of, sorted, touch};
-use crate::operator::{Fault, InputShape, Operator, Out, Rec};
+use crate::operator::{Fault, InputShape, Operator, Out, Rec, update_without_before};
 
 pub(crate) struct Aggregate {
     group: Vec<usize>,
@@ -32,19 +32,26 @@ impl Aggregate {
         calls: &[AggCall],
         input: &InputShape<'_>,
     ) -> Result<Aggregate, Fault> {
-        if input.changelog.is_updating() {
-            return Err(Fault::plain(format!(
-                "node `{}`: GROUP BY over an updating input ({}) is not supported yet",
-                node.id,
-                input.changelog.title()
-            )));
-        }
         let State::Keyed(keyed) = &node.state else {
             return Err(Fault::plain(format!(
                 "node `{}`: an Aggregate must have keyed state",
                 node.id
             )));
         };
+        if input.changelog.is_updating() != keyed.retracting {
+            return Err(Fault::plain(format!(
+                "node `{}`: its input is {}, but its state {} retracting",
+                node.id,
+                input.changelog.title(),
+                if keyed.retracting { "is" } else { "is not" }
+            )));
+        }
+        if keyed.retracting && keyed.retention != streamform_ir::Retention::Unbounded {
+            return Err(Fault::plain(format!(
+                "node `{}`: a retention over an updating input is not supported",
+                node.id
+            )));
+        }
         if keyed.key.as_slice() != group_by {
             return Err(Fault::plain(format!(
                 "node `{}`: the state key [{}] differs from the grouping key [{}]",
@@ -106,6 +113,52 @@ impl Aggregate {
     fn emit_row(&self, entry: usize) -> Cow<'static, [Value]> {
         Cow::Owned(self.state.row(entry)[..self.out_width].to_vec())
     }
+
+    /// Takes `row` back from its group, over an updating input (docs/changing-tables.md):
+    /// nothing for a group that holds no state; a delete of the group's last values when
+    /// its last row leaves (its state goes with it); otherwise an update, or nothing when
+    /// no result moved.
+    fn retract(&mut self, row: &[Value]) -> Result<Option<Rec<'static>>, Fault> {
+        self.key_buf.clear();
+        self.key_buf
+            .extend(self.group.iter().map(|&i| row[i].clone()));
+        let Ok(entry) = self.state.find(&self.key_buf) else {
+            return Ok(None);
+        };
+        let mut before = self.state.row(entry).to_vec();
+        let number = entry_number(entry);
+        let changed = match self
+            .calls
+            .unfold(self.state.accumulators_mut(entry), row, number)
+        {
+            Ok(changed) => changed,
+            Err(f) => {
+                self.state
+                    .accumulators_mut(entry)
+                    .clone_from_slice(&before[self.key_buf.len()..]);
+                return Err(f);
+            }
+        };
+        before.truncate(self.out_width);
+        let key_len = self.key_buf.len();
+        if self.calls.rows(&self.state.row(entry)[key_len..]) == Some(0) {
+            self.calls.forget(number);
+            self.state.remove(entry);
+            return Ok(Some(Rec {
+                op: Op::Delete,
+                row: Cow::Owned(before),
+                before: None,
+            }));
+        }
+        if !changed {
+            return Ok(None);
+        }
+        Ok(Some(Rec {
+            op: Op::Update,
+            row: self.emit_row(entry),
+            before: Some(Cow::Owned(before)),
+        }))
+    }
 }
 
 impl Operator for Aggregate {
@@ -122,13 +175,25 @@ impl Operator for Aggregate {
         &mut self,
         rec: Rec<'a>,
         time: Option<i64>,
-        _out: &mut Out<'a>,
+        out: &mut Out<'a>,
     ) -> Result<Option<Rec<'a>>, Fault> {
-        if rec.op != Op::Insert {
-            return Err(Fault::plain(format!(
-                "an aggregate received an {}; GROUP BY over an updating input is not supported yet",
-                rec.op
-            )));
+        match rec.op {
+            Op::Insert => {}
+            Op::Delete => return self.retract(&rec.row),
+            // Flink folds an update's two halves as two changes, each with its own output:
+            // the before-image retracted, then the after-image accumulated.
+            Op::Update => {
+                let before = rec.before.ok_or_else(update_without_before)?;
+                let first = self.retract(&before)?;
+                let second = self.on_change(Rec::insert(rec.row), time, out)?;
+                return Ok(match (first, second) {
+                    (Some(first), Some(second)) => {
+                        out.emit(second, time);
+                        Some(first)
+                    }
+                    (first, second) => first.or(second),
+                });
+            }
         }
         let row: &[Value] = &rec.row;
         self.key_buf.clear();

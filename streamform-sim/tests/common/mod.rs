@@ -102,6 +102,16 @@ impl Model {
         self
     }
 
+    /// Makes the Source an upsert source keyed by `key`: a table that changes, normalized
+    /// to the last row per key.
+    pub fn upsert(mut self, key: &[&str]) -> Model {
+        let source = self.nodes.first_mut().expect("a model from a source");
+        let key: Vec<String> = key.iter().map(|k| k.to_string()).collect();
+        source.state = State::Keyed(KeyedState::last_row(&key, &source.schema));
+        source.changelog = Changelog::Upsert(key);
+        self
+    }
+
     /// Gives the last (keyed) node a retention in milliseconds.
     pub fn retention(mut self, ms: u64) -> Model {
         let node = self.nodes.last_mut().expect("a node");
@@ -308,6 +318,7 @@ impl Model {
                 })
                 .collect(),
             retention: Retention::Unbounded,
+            retracting: window.is_none() && self.last().changelog.is_updating(),
             window,
         });
         (key, calls, schema, state)

@@ -1,0 +1,2 @@
+SELECT status, amount
+FROM source('orders')
