@@ -1310,3 +1310,56 @@ fn the_session_rows_of_the_rule_table() {
         );
     }
 }
+
+/// Sets whether `totals::aggregate::0` retracts (its input updates), with its digest.
+fn with_retracting(m: &mut Manifest, on: bool) {
+    let node = at(m, "totals::aggregate::0");
+    let StateEntry::Keyed {
+        keys,
+        accumulators,
+        retention,
+        window,
+        retracting,
+        digest,
+    } = &mut node.state
+    else {
+        panic!("totals::aggregate::0 is keyed");
+    };
+    *retracting = on;
+    *digest = sha256_hex(&crate::identity::fingerprint_text(
+        crate::plan::NodeKind::Aggregate,
+        keys,
+        window.as_deref(),
+        on,
+        &columns(accumulators),
+        retention,
+    ));
+}
+
+#[test]
+fn the_retracting_rows_of_the_rule_table() {
+    let states = |r: bool, d: bool| {
+        let (mut running, mut desired) = (base(), base());
+        with_retracting(&mut running, r);
+        with_retracting(&mut desired, d);
+        let diff = diff(&running, &desired, &Hints::default());
+        verdict_of(&diff, "totals::aggregate::0")
+    };
+    assert_eq!(states(true, true), None, "retracting on both sides");
+    assert_eq!(
+        states(false, true),
+        Some((
+            StateIncompatible,
+            vec!["STATE INCOMPATIBLE: the aggregate's state changes shape: its input now updates, so it needs retracting accumulators (counts beside each result) that the stored state does not have".into()]
+        )),
+        "the input starts to update"
+    );
+    assert_eq!(
+        states(true, false),
+        Some((
+            StateIncompatible,
+            vec!["STATE INCOMPATIBLE: the aggregate's state changes shape: its input no longer updates, so it keeps plain accumulators, not the retracting ones stored".into()]
+        )),
+        "the input stops updating"
+    );
+}
