@@ -995,6 +995,9 @@ impl From<&streamform_sim::SimError> for RunError {
                     "the value cannot be converted to the CAST's type; change the event's value, or CAST to a type that holds it"
                 }
                 Failure::Event => "make the event's values fit the source's columns in sources.yml",
+                Failure::NullKey => {
+                    "keep rows with a null key out of the sink: filter them upstream (WHERE key IS NOT NULL) or give the key a value (COALESCE); a model without a sink keeps the null key as a group of its own"
+                }
                 Failure::MissingEventTime => {
                     "give the event its time; an event without one is not late, and it is not delivered at the watermark either"
                 }

@@ -9,6 +9,11 @@
 //! read by an aggregate through `ref()`. The events: nulls, zero, negative values, decimals
 //! at the limits of their type, int32 and int64 extremes.
 //!
+//! Over an upsert source (docs/changing-tables.md), the programs are an aggregate with an
+//! optional WHERE and HAVING, a filter keyed like the source, and an aggregate over that
+//! filter; the input is a random history of keys' rows and tombstones, and the batch engine
+//! computes over the table the history leaves.
+//!
 //! A run the simulator refuses compares as an error: a division by zero must stop the batch
 //! engine too; an overflow, which Flink and DataFusion wrap silently and Streamform makes an
 //! error (docs/sql.md), has no batch result to compare with, and is counted. A refusal of any other
@@ -46,7 +51,7 @@ const DECIMAL_LITERAL: &str = "CAST(1.5 AS DECIMAL(2,1))";
 const CASES: u32 = 256;
 
 /// The source every program reads: `k` a small key, `a`, `b` and `d` numbers, `s` a string.
-const SOURCES: &str = "sources:\n  ev:\n    connector: kafka\n    topic: ev\n    format: json\n    schema:\n      k: int32\n      a: int32\n      b: int64\n      d: decimal(10,2)\n      s: string\n";
+const SOURCES: &str = "sources:\n  ev:\n    connector: kafka\n    topic: ev\n    format: json\n    schema:\n      k: int32\n      a: int32\n      b: int64\n      d: decimal(10,2)\n      s: string\n  up:\n    connector: kafka\n    topic: up\n    format: json\n    changelog: upsert\n    key: [id]\n    schema:\n      id: int32\n      k: int32\n      a: int32\n      b: int64\n      d: decimal(10,2)\n      s: string\n";
 
 /// One event of `ev`; `None` is null.
 #[derive(Debug, Clone)]
@@ -275,13 +280,139 @@ fn program() -> impl Strategy<Value = Program> {
     prop_oneof![filter, aggregate, over_upsert, last_row, chain]
 }
 
+/// One record of the upsert source `up`: key `id`'s new row, or its tombstone (`None`).
+#[derive(Debug, Clone)]
+struct Upsert {
+    id: i32,
+    row: Option<Event>,
+}
+
+fn upsert() -> impl Strategy<Value = Upsert> {
+    (
+        0i32..4,
+        prop_oneof![4 => event().prop_map(Some), 1 => Just(None)],
+    )
+        .prop_map(|(id, row)| Upsert { id, row })
+}
+
+/// The table `up` holds after `history`: each key's last row unless a tombstone came
+/// after it, in key order.
+fn final_table(history: &[Upsert]) -> (Vec<i32>, Vec<Event>) {
+    let mut table = std::collections::BTreeMap::new();
+    for u in history {
+        match &u.row {
+            Some(row) => table.insert(u.id, row.clone()),
+            None => table.remove(&u.id),
+        };
+    }
+    table.into_iter().unzip()
+}
+
+/// A program over the upsert source `up`: an aggregate (with a WHERE and a HAVING, or
+/// not), a filter keyed like the source, or an aggregate over that filter through `ref()`.
+fn program_over_upserts() -> impl Strategy<Value = Program> {
+    let of_up = |sql: &str| in_batch(&sql.replace("source('up')", "up"));
+    let keys = prop_oneof![Just(vec!["k"]), Just(vec!["k", "s"])];
+    let aggregate = (
+        keys,
+        aggregates(),
+        proptest::option::of(condition()),
+        proptest::option::of(comparison()),
+    )
+        .prop_map(move |(keys, aggs, filter, having)| {
+            let cols = keys.join(", ");
+            let mut sql = format!("SELECT {cols}, {} FROM source('up')", aggs.join(", "));
+            if let Some(c) = &filter {
+                sql.push_str(&format!(" WHERE {c}"));
+            }
+            sql.push_str(&format!(" GROUP BY {cols}"));
+            if let Some(op) = having {
+                sql.push_str(&format!(" HAVING COUNT(*) {op} 2"));
+            }
+            Program {
+                batch: of_up(&sql),
+                models: vec![(
+                    "m".into(),
+                    sql,
+                    Some(keys.iter().map(|k| k.to_string()).collect()),
+                )],
+                condition: None,
+            }
+        });
+    let filter = (number(), condition()).prop_map(move |(x, c)| {
+        let sql = format!("SELECT id, k, {x} AS x, s FROM source('up') WHERE {c}");
+        Program {
+            batch: of_up(&sql),
+            models: vec![("m".into(), sql, Some(vec!["id".into()]))],
+            condition: None,
+        }
+    });
+    let chain = (condition(), aggregates()).prop_map(move |(c, aggs)| {
+        let first = format!("SELECT id, k, a, b, d, s FROM source('up') WHERE {c}");
+        let sql = format!("SELECT k, {} FROM ref('clean') GROUP BY k", aggs.join(", "));
+        Program {
+            batch: of_up(&sql.replace("ref('clean')", &format!("({first}) AS clean"))),
+            models: vec![
+                ("clean".into(), first, Some(vec!["id".into()])),
+                ("m".into(), sql, Some(vec!["k".into()])),
+            ],
+            condition: None,
+        }
+    });
+    prop_oneof![aggregate, filter, chain]
+}
+
+/// Runs `program` over the history of `up` through the simulator and, over the table the
+/// history leaves, through the batch engine, and compares them.
+fn compare_upserts(program: &Program, history: &[Upsert]) -> Result<Outcome, TestCaseError> {
+    let given: Vec<String> = history
+        .iter()
+        .map(|u| match &u.row {
+            Some(row) => fixture_row(Some(u.id), row),
+            None => format!("delete: {{id: {}}}", u.id),
+        })
+        .collect();
+    let (ids, rows) = final_table(history);
+    compare_runs(
+        program,
+        simulated_given(program, &given),
+        &|| run_table(&program.batch, "up", &rows, Some(&ids)),
+        &|| None,
+    )
+}
+
 /// A value as both sides are compared: numbers without trailing zeros, strings quoted.
 fn rendered(v: &Value) -> String {
     v.render()
 }
 
-/// The simulator's final table for `program` over `events`, or why it refused them.
+/// An event as a fixture's flow map of `ev`'s columns (`id` first when given).
+fn fixture_row(id: Option<i32>, e: &Event) -> String {
+    let json = |v: Option<String>| v.unwrap_or_else(|| "null".into());
+    let id = id.map(|i| format!("id: {i}, ")).unwrap_or_default();
+    format!(
+        "{{{id}k: {}, a: {}, b: {}, d: {}, s: {}}}",
+        json(e.k.map(|v| v.to_string())),
+        json(e.a.map(|v| v.to_string())),
+        json(e.b.map(|v| v.to_string())),
+        json(e.d.map(|v| {
+            let sign = if v < 0 { "-" } else { "" };
+            let (whole, cents) = (v.unsigned_abs() / 100, v.unsigned_abs() % 100);
+            format!("{sign}{whole}.{cents:02}")
+        })),
+        json(e.s.map(|v| format!("{v:?}"))),
+    )
+}
+
+/// The simulator's final table for `program` over `events` of `ev`, or why it refused them.
 fn simulated(program: &Program, events: &[Event]) -> Result<Vec<Vec<String>>, String> {
+    let given: Vec<String> = events.iter().map(|e| fixture_row(None, e)).collect();
+    simulated_given(program, &given)
+}
+
+/// The simulator's final table for `program` over the fixture's `given` items, or why it
+/// refused them.
+fn simulated_given(program: &Program, given: &[String]) -> Result<Vec<Vec<String>>, String> {
     let mut config = String::from("name: oracle\nversion: 1\nmodels:\n");
     let mut files: Vec<(String, String)> = Vec::new();
     for (name, sql, key) in &program.models {
@@ -294,25 +425,13 @@ fn simulated(program: &Program, events: &[Event]) -> Result<Vec<Vec<String>>, St
         }
         files.push((format!("models/{name}.sql"), sql.clone()));
     }
-    let mut fixture = String::from(if events.is_empty() {
+    let mut fixture = String::from(if given.is_empty() {
         "model: m\ngiven: []\n"
     } else {
         "model: m\ngiven:\n"
     });
-    let json = |v: Option<String>| v.unwrap_or_else(|| "null".into());
-    for e in events {
-        fixture.push_str(&format!(
-            "  - {{k: {}, a: {}, b: {}, d: {}, s: {}}}\n",
-            json(e.k.map(|v| v.to_string())),
-            json(e.a.map(|v| v.to_string())),
-            json(e.b.map(|v| v.to_string())),
-            json(e.d.map(|v| {
-                let sign = if v < 0 { "-" } else { "" };
-                let (whole, cents) = (v.unsigned_abs() / 100, v.unsigned_abs() % 100);
-                format!("{sign}{whole}.{cents:02}")
-            })),
-            json(e.s.map(|v| format!("{v:?}"))),
-        ));
+    for item in given {
+        fixture.push_str(&format!("  - {item}\n"));
     }
     fixture.push_str("expect: []\n");
     files.push(("streamform.yml".into(), config));
@@ -415,16 +534,34 @@ fn batch_row_by_row(
 
 /// DataFusion's result of `sql` over `events` as the table `ev`, rows sorted.
 fn run(sql: &str, events: &[Event]) -> Result<Vec<Vec<String>>, String> {
-    let schema = Arc::new(Schema::new(vec![
-        Field::new("seq", DataType::Int64, false),
+    run_table(sql, "ev", events, None)
+}
+
+/// DataFusion's result of `sql` over `events` as the table `name`, with an `id` column
+/// when `ids` gives one per event, rows sorted.
+fn run_table(
+    sql: &str,
+    name: &str,
+    events: &[Event],
+    ids: Option<&[i32]>,
+) -> Result<Vec<Vec<String>>, String> {
+    let mut fields = vec![Field::new("seq", DataType::Int64, false)];
+    let mut columns: Vec<ArrayRef> = vec![Arc::new(Int64Array::from_iter_values(
+        0..events.len() as i64,
+    ))];
+    if let Some(ids) = ids {
+        fields.push(Field::new("id", DataType::Int32, false));
+        columns.push(Arc::new(Int32Array::from_iter_values(ids.iter().copied())));
+    }
+    fields.extend([
         Field::new("k", DataType::Int32, true),
         Field::new("a", DataType::Int32, true),
         Field::new("b", DataType::Int64, true),
         Field::new("d", DataType::Decimal128(10, 2), true),
         Field::new("s", DataType::Utf8, true),
-    ]));
-    let columns: Vec<ArrayRef> = vec![
-        Arc::new(Int64Array::from_iter_values(0..events.len() as i64)),
+    ]);
+    let schema = Arc::new(Schema::new(fields));
+    columns.extend::<[ArrayRef; 5]>([
         Arc::new(events.iter().map(|e| e.k).collect::<Int32Array>()),
         Arc::new(events.iter().map(|e| e.a).collect::<Int32Array>()),
         Arc::new(events.iter().map(|e| e.b).collect::<Int64Array>()),
@@ -437,11 +574,11 @@ fn run(sql: &str, events: &[Event]) -> Result<Vec<Vec<String>>, String> {
                 .unwrap(),
         ),
         Arc::new(events.iter().map(|e| e.s).collect::<StringArray>()),
-    ];
+    ]);
     let data = RecordBatch::try_new(schema.clone(), columns).unwrap();
     let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(1));
     ctx.register_table(
-        "ev",
+        name,
         Arc::new(MemTable::try_new(schema, vec![vec![data]]).unwrap()),
     )
     .unwrap();
@@ -501,6 +638,24 @@ enum Outcome {
 
 /// Runs `program` over `events` through both engines and compares them.
 fn compare(program: &Program, events: &[Event]) -> Result<Outcome, TestCaseError> {
+    compare_runs(
+        program,
+        simulated(program, events),
+        &|| batch(program, events),
+        &|| batch_row_by_row(program, events),
+    )
+}
+
+type Table = Result<Vec<Vec<String>>, String>;
+
+/// Compares the simulator's final table (or refusal) with the batch engine's, which
+/// `batch` computes, and `row_by_row` with the condition judged event by event.
+fn compare_runs(
+    program: &Program,
+    simulated: Table,
+    batch: &dyn Fn() -> Table,
+    row_by_row: &dyn Fn() -> Option<Table>,
+) -> Result<Outcome, TestCaseError> {
     let models = || {
         program
             .models
@@ -509,12 +664,12 @@ fn compare(program: &Program, events: &[Event]) -> Result<Outcome, TestCaseError
             .collect::<Vec<_>>()
             .join("\n")
     };
-    match simulated(program, events) {
+    match simulated {
         Ok(table) => {
-            let mut expected = batch(program, events);
+            let mut expected = batch();
             let mut outcome = Outcome::Same;
             if matches!(&expected, Err(why) if why.contains("overflow"))
-                && let Some(judged) = batch_row_by_row(program, events)
+                && let Some(judged) = row_by_row()
             {
                 expected = judged;
                 outcome = Outcome::SameRowByRow;
@@ -540,7 +695,7 @@ fn compare(program: &Program, events: &[Event]) -> Result<Outcome, TestCaseError
             // simulator never computed); an overflow only the simulator (DataFusion wraps
             // integers, as Flink does).
             if why.contains("division by zero") {
-                let batch = batch(program, events);
+                let batch = batch();
                 prop_assert!(
                     batch.is_err(),
                     "the simulator refused ({why}), the batch engine gave {batch:?}\n{}",
@@ -550,7 +705,7 @@ fn compare(program: &Program, events: &[Event]) -> Result<Outcome, TestCaseError
             if std::env::var("ORACLE_DEBUG").is_ok() {
                 eprintln!(
                     "REFUSED {why}\n  batch: {:?}\n  {}",
-                    batch(program, events).map(|t| t.len()),
+                    batch().map(|t| t.len()),
                     program.batch
                 );
             }
@@ -597,6 +752,48 @@ fn the_simulators_final_table_is_what_batch_sql_computes() {
          compared with the condition judged event by event",
         refused.get(),
         row_by_row.get()
+    );
+}
+
+/// The same over an upsert source: random programs over random histories of keys' rows and
+/// tombstones; the batch engine computes over the table the history leaves, which every
+/// update and delete the simulator retracted must reach (docs/changing-tables.md).
+#[test]
+fn the_simulators_final_table_over_upserts_is_what_batch_sql_computes() {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(CASES);
+    let config = Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    };
+    let seed = [std::env::var("ORACLE_SEED")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(7u8); 32];
+    let mut runner =
+        TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &seed));
+    let refused = std::cell::Cell::new(0usize);
+    let result = runner.run(
+        &(
+            program_over_upserts(),
+            proptest::collection::vec(upsert(), 0..16),
+        ),
+        |(program, history)| {
+            if compare_upserts(&program, &history)? == Outcome::Refused {
+                refused.set(refused.get() + 1);
+            }
+            Ok(())
+        },
+    );
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+    eprintln!(
+        "{cases} cases over upserts, {} refused by the simulator (an overflow or a division by zero)",
+        refused.get()
     );
 }
 

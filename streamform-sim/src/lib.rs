@@ -287,6 +287,8 @@ pub enum Failure {
     Event,
     /// An event without its event time, on a source that runs on event time.
     MissingEventTime,
+    /// A row whose key is null reached a model's upsert sink, which Flink's sink refuses.
+    NullKey,
     /// A chain the simulator cannot run: a malformed plan, not bad data.
     Plan,
 }

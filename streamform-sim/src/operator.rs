@@ -22,7 +22,7 @@ use streamform_ir::{
     Boundedness, Changelog, Field, Node, NodeId, Operator as IrOperator, Value, WindowKind,
 };
 
-use crate::eval::EvalError;
+use crate::eval::{EvalError, resolve};
 use crate::operators::{
     aggregate::Aggregate,
     deduplicate::Deduplicate,
@@ -218,7 +218,10 @@ pub(crate) enum StageKind {
     Session(SessionAggregate),
     Deduplicate(Deduplicate),
     Sort(Sort),
-    Sink,
+    /// A model's Sink: with the key columns of its upsert sink, where a null key stops the
+    /// run as Flink's NOT NULL enforcer stops the job (docs/concepts.md, "Append, upsert
+    /// and keys"); empty when the model writes nowhere or appends.
+    Sink(Vec<(usize, String)>),
 }
 
 impl Stage {
@@ -271,9 +274,24 @@ impl Stage {
                 StageKind::Deduplicate(Deduplicate::build(node, key, input)?)
             }
             IrOperator::Sort { keys } => StageKind::Sort(Sort::build(node, keys, input)?),
-            IrOperator::Sink { .. } => {
+            IrOperator::Sink {
+                materialized,
+                target,
+                model,
+            } => {
                 same_schema(node, input.schema)?;
-                StageKind::Sink
+                let keys = match (materialized, target) {
+                    (streamform_ir::Materialized::Upsert { key }, Some(_)) => key
+                        .iter()
+                        .map(|k| {
+                            resolve(&node.schema, k)
+                                .map(|i| (i, k.clone()))
+                                .map_err(|m| Fault::at(k, format!("model `{model}`: {m}")))
+                        })
+                        .collect::<Result<_, _>>()?,
+                    _ => Vec::new(),
+                };
+                StageKind::Sink(keys)
             }
         };
         Ok(Stage {
@@ -309,7 +327,20 @@ impl Stage {
             StageKind::Session(w) => w.on_change(rec, time, out),
             StageKind::Deduplicate(d) => d.on_change(rec, time, out),
             StageKind::Sort(s) => s.on_change(rec, time, out),
-            StageKind::Sink => Ok(Some(rec)),
+            StageKind::Sink(keys) => {
+                if let Some((_, column)) = keys.iter().find(|(i, _)| rec.row[*i].is_null()) {
+                    return Err(Fault {
+                        failure: Failure::NullKey,
+                        ..Fault::at(
+                            column,
+                            format!(
+                                "a row whose key `{column}` is null reached the model's upsert sink, where Flink's upsert-kafka sink stops the job"
+                            ),
+                        )
+                    });
+                }
+                Ok(Some(rec))
+            }
         }
     }
 
@@ -328,7 +359,7 @@ impl Stage {
             | StageKind::Filter(_)
             | StageKind::Project(_)
             | StageKind::Sort(_)
-            | StageKind::Sink => Ok(()),
+            | StageKind::Sink(_) => Ok(()),
         }
     }
 

@@ -699,8 +699,23 @@ pub(super) fn may_be_null(e: &Expr, input: &[Field]) -> bool {
             otherwise,
             ..
         } => {
+            // A branch's result is computed only where its condition holds, so a column
+            // the condition tests IS NOT NULL is not null there: COALESCE(x, 'none'),
+            // written CASE WHEN x IS NOT NULL THEN x ELSE 'none' END, is never null.
+            let within = |cond: &Expr| -> Vec<Field> {
+                let known = not_null_columns(cond);
+                input
+                    .iter()
+                    .map(|f| Field {
+                        nullable: f.nullable && !known.contains(&f.name),
+                        ..f.clone()
+                    })
+                    .collect()
+            };
             otherwise.as_deref().is_none_or(|e| may_be_null(e, input))
-                || branches.iter().any(|(_, r)| may_be_null(r, input))
+                || branches
+                    .iter()
+                    .any(|(cond, r)| may_be_null(r, &within(cond)))
         }
         Expr::Binary { left, right, .. } => may_be_null(left, input) || may_be_null(right, input),
     }

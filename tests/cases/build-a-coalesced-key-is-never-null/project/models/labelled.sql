@@ -1,0 +1,2 @@
+SELECT id, COALESCE(label, 'none') AS label
+FROM source('events')

@@ -1,0 +1,3 @@
+SELECT label, COUNT(*) AS events
+FROM ref('labelled')
+GROUP BY label
