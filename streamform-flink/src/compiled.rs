@@ -19,8 +19,9 @@
 //!   calls: the one Streamform node of its kind that feeds exactly the same sinks.
 //!
 //! An exec node Streamform knows to hold no state (a projection, a filter, an exchange, a
-//! watermark) keeps Flink's own id. One that may hold state and cannot be identified makes
-//! the plan unpinnable: [`pin`] says which, and a change to it cannot carry state.
+//! watermark) keeps Flink's own id. One that may hold state and cannot be identified, or two
+//! of one kind that stand for the same node (Flink planned it once per sink), make the plan
+//! unpinnable: [`pin`] says which, and a change to it cannot carry state.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -223,6 +224,19 @@ pub fn pin(
             _ => unidentified.push(node.label()),
         }
     }
+    // Two exec nodes of one kind standing for one node (Flink planned it once per sink):
+    // one uid for both would be refused, and which state is whose could not be told.
+    let mut copies: BTreeMap<(&str, &str), Vec<usize>> = BTreeMap::new();
+    for (at, identity) in &identities {
+        let kind = graph.nodes[*at].kind.as_str();
+        copies.entry((identity, kind)).or_default().push(*at);
+    }
+    let copied: BTreeSet<usize> = copies
+        .into_values()
+        .filter(|ats| ats.len() > 1)
+        .flatten()
+        .collect();
+    unidentified.extend(copied.into_iter().map(|at| graph.nodes[at].label()));
     if !unidentified.is_empty() {
         return Err(PinError::Unidentified(unidentified));
     }
@@ -346,6 +360,19 @@ impl Graph {
         Ok(Graph { nodes: out, below })
     }
 
+    /// Every node reached from `at` (itself included) by following `next` from each node
+    /// reached.
+    fn reach(&self, at: usize, next: impl Fn(usize) -> Vec<usize>) -> BTreeSet<usize> {
+        let mut seen = BTreeSet::new();
+        let mut todo = vec![at];
+        while let Some(n) = todo.pop() {
+            if seen.insert(n) {
+                todo.extend(next(n));
+            }
+        }
+        seen
+    }
+
     /// The identity of the source scan that feeds `at` through stateless nodes only (an
     /// exchange), by the scan's table; `None` unless exactly one scan of a table of the
     /// application does, and nothing else.
@@ -354,27 +381,24 @@ impl Graph {
         at: usize,
         tables: &'t BTreeMap<String, String>,
     ) -> Option<&'t String> {
-        let mut seen = BTreeSet::new();
-        let mut todo = vec![at];
-        let mut sources = BTreeSet::new();
-        while let Some(n) = todo.pop() {
-            if !seen.insert(n) {
-                continue;
+        let above = |n: usize| -> Vec<usize> {
+            if n != at && self.nodes[n].role != Role::Stateless {
+                return Vec::new();
             }
-            let above = (0..self.nodes.len()).filter(|&m| self.below[m].contains(&n));
-            for m in above {
-                match self.nodes[m].role {
-                    Role::Stateless => todo.push(m),
-                    Role::Source => {
-                        sources.insert(self.nodes[m].table.as_ref().and_then(|t| tables.get(t)));
-                    }
-                    _ => {
-                        sources.insert(None);
-                    }
-                }
-            }
-        }
-        match sources.into_iter().collect::<Vec<_>>().as_slice() {
+            (0..self.nodes.len())
+                .filter(|&m| self.below[m].contains(&n))
+                .collect()
+        };
+        let inputs: BTreeSet<Option<&String>> = self
+            .reach(at, above)
+            .into_iter()
+            .filter(|&n| n != at && self.nodes[n].role != Role::Stateless)
+            .map(|n| match self.nodes[n].role {
+                Role::Source => self.nodes[n].table.as_ref().and_then(|t| tables.get(t)),
+                _ => None,
+            })
+            .collect();
+        match inputs.into_iter().collect::<Vec<_>>().as_slice() {
             [Some(one)] => Some(*one),
             _ => None,
         }
@@ -382,27 +406,32 @@ impl Graph {
 
     /// The identities of the sinks `at` feeds, directly or through other nodes.
     fn sinks_below(&self, at: usize, tables: &BTreeMap<String, String>) -> BTreeSet<String> {
-        let mut seen = BTreeSet::new();
-        let mut todo = vec![at];
-        let mut sinks = BTreeSet::new();
-        while let Some(n) = todo.pop() {
-            if !seen.insert(n) {
-                continue;
-            }
-            let node = &self.nodes[n];
-            if node.role == Role::Sink
-                && let Some(identity) = node.table.as_ref().and_then(|t| tables.get(t))
-            {
-                sinks.insert(identity.clone());
-            }
-            todo.extend(&self.below[n]);
-        }
-        sinks
+        self.reach(at, |n| self.below[n].clone())
+            .into_iter()
+            .filter(|&n| self.nodes[n].role == Role::Sink)
+            .filter_map(|n| self.nodes[n].table.as_ref().and_then(|t| tables.get(t)))
+            .cloned()
+            .collect()
     }
 }
 
+/// Whether a stateful Streamform node (an aggregation, a window, a deduplication, or an upsert
+/// source's normalization) reaches two or more sinks. Flink 2.2 then plans it once per sink
+/// unless told to find the shared part first, and the copies, one identity, could not be
+/// pinned apart (see [`crate::generate::REUSE_BLOCKS`]).
+pub(crate) fn state_reaches_several_sinks(plans: &[ModelPlan]) -> bool {
+    // Every model reading an upsert source has its own Source node: one normalization.
+    let mut reached: BTreeMap<&str, BTreeSet<&String>> = BTreeMap::new();
+    let feeds = IrFeeds::of(plans);
+    for (identity, _, sinks) in &feeds.feeds {
+        reached.entry(identity).or_default().extend(sinks);
+    }
+    reached.values().any(|sinks| sinks.len() > 1)
+}
+
 /// Per stateful Streamform node, the Sink nodes it feeds (its own model's and those of
-/// every model reading it, directly or not), as the compiled plan's edges show them.
+/// every model reading it, directly or not), as the compiled plan's edges show them; an
+/// upsert source's Source node under its normalization's identity.
 struct IrFeeds {
     feeds: Vec<(String, NodeKind, BTreeSet<String>)>,
 }
@@ -436,15 +465,18 @@ impl IrFeeds {
             .iter()
             .flat_map(|plan| {
                 let sinks = below.get(plan.name.as_str()).cloned().unwrap_or_default();
-                plan.nodes
-                    .iter()
-                    .filter(|n| {
-                        matches!(
-                            n.id.kind,
-                            NodeKind::Aggregate | NodeKind::Window | NodeKind::Deduplicate
-                        )
-                    })
-                    .map(move |n| (n.id.to_string(), n.id.kind, sinks.clone()))
+                plan.nodes.iter().filter_map(move |n| {
+                    let identity = match (&n.op, &n.changelog, n.id.kind) {
+                        (Operator::Source { name, .. }, Changelog::Upsert(_), _) => {
+                            normalize_identity(name)
+                        }
+                        (_, _, NodeKind::Aggregate | NodeKind::Window | NodeKind::Deduplicate) => {
+                            n.id.to_string()
+                        }
+                        _ => return None,
+                    };
+                    Some((identity, n.id.kind, sinks.clone()))
+                })
             })
             .collect();
         IrFeeds { feeds }

@@ -69,15 +69,19 @@ pub fn stop_trigger(job: &str) -> String {
     hex(&Sha256::digest(format!("streamform-stop\0{job}"))[..16])
 }
 
-/// The digest of what is deployed: every statement, in order. Two plans with the same
-/// artifact are the same Flink job, and only such a job can start from the other's
-/// savepoint.
+/// The digest of what is deployed: every statement, in order, and the options it is
+/// planned with. Two plans with the same artifact are the same Flink job, and only such a
+/// job can start from the other's savepoint.
 pub fn artifact(app: &Application) -> String {
     let mut hasher = Sha256::new();
     hasher.update(b"streamform flink artifact 1\n");
     for statement in &app.statements {
         hasher.update(statement.sql.as_bytes());
         hasher.update(b"\n;\n");
+    }
+    // The options the statement set is planned with shape its job as much as its text.
+    for (k, v) in &app.config {
+        hasher.update(format!("SET {k} = {v}\n;\n").as_bytes());
     }
     hex(&hasher.finalize())
 }
@@ -558,6 +562,13 @@ pub enum Event<'a> {
         /// How many operator identities were pinned.
         pinned: usize,
     },
+    /// Flink could not compile the plan, or Streamform could not pin its stateful
+    /// operators: the job starts from its statements, and its state cannot be carried into
+    /// a later change.
+    Unpinned {
+        /// Why.
+        why: &'a str,
+    },
     /// Flink reports the job restored from this savepoint.
     Restored {
         /// The savepoint.
@@ -1028,6 +1039,7 @@ impl Deployer<'_> {
         let refused = |error: Box<ApplyError>, stopped: Option<(String, String)>| {
             Failure::Statement { error, stopped }
         };
+        let planner = crate::generate::planner_options(&app.config, gateway.version());
         // Tables and views first: a statement Flink refuses stops apply before the running
         // job is touched.
         let session = Session::open(gateway).map_err(|e| refused(e, None))?;
@@ -1077,15 +1089,27 @@ impl Deployer<'_> {
                         .cloned()
                         .unwrap_or_else(|| identity.to_string())
                 };
-                Some(self.compile(
+                match self.compile(
                     &session,
                     c,
-                    (set, &app.config),
+                    (set, &planner),
                     desired,
                     generation,
                     uid_of,
                     report,
-                )?)
+                )? {
+                    Ok(compiled) => Some(compiled),
+                    // A job that starts without state runs from its statements when its
+                    // compiled plan cannot be pinned; no later change can carry its state
+                    // (docs/upgrading.md).
+                    Err(unpinned) if matches!(action, Action::Start | Action::Rebuild) => {
+                        report(Event::Unpinned {
+                            why: &unpinned.to_string(),
+                        });
+                        None
+                    }
+                    Err(unpinned) => return Err(Failure::Plan(unpinned.to_string())),
+                }
             }
             _ => None,
         };
@@ -1135,7 +1159,7 @@ impl Deployer<'_> {
             &session,
             record,
             (&attempt, discards),
-            (set, &app.config),
+            (set, &planner),
             stopped.clone(),
             save,
             report,
@@ -1194,7 +1218,7 @@ impl Deployer<'_> {
     /// Compiles the statement set into a plan in the session, with the options the
     /// application is planned with (`planner`), pins its stateful operators with `uid_of`,
     /// and writes the pinned plan beside it. Returns where Flink reads the pinned plan and
-    /// the operators pinned. Nothing has been stopped yet.
+    /// the operators pinned, or why the plan cannot be pinned. Nothing has been stopped yet.
     #[allow(clippy::too_many_arguments)]
     fn compile(
         &self,
@@ -1205,7 +1229,8 @@ impl Deployer<'_> {
         generation: u64,
         uid_of: impl Fn(&str) -> String,
         report: &mut Report<'_>,
-    ) -> Result<(String, crate::compiled::OperatorIds), Failure> {
+    ) -> Result<Result<(String, crate::compiled::OperatorIds), crate::compiled::PinError>, Failure>
+    {
         let base = format!("{}-g{generation}", artifact_tag(desired));
         let compiled_name = format!("{base}.compiled.json");
         let pinned_name = format!("{base}.json");
@@ -1231,15 +1256,17 @@ impl Deployer<'_> {
             })?;
         let text = (compiling.read)(&compiled_name).map_err(Failure::Plan)?;
         let tables = crate::generate::operator_tables(compiling.models);
-        let pinned = crate::compiled::pin(&text, compiling.models, &tables, uid_of)
-            .map_err(|e| Failure::Plan(e.to_string()))?;
+        let pinned = match crate::compiled::pin(&text, compiling.models, &tables, uid_of) {
+            Ok(pinned) => pinned,
+            Err(unpinned) => return Ok(Err(unpinned)),
+        };
         (compiling.write)(&pinned_name, &pinned.plan).map_err(Failure::Plan)?;
         let uri = format!("{}/{pinned_name}", compiling.uri);
         report(Event::Compiled {
             plan: &uri,
             pinned: pinned.operators.len(),
         });
-        Ok((uri, pinned.operators))
+        Ok(Ok((uri, pinned.operators)))
     }
 
     /// Records `attempt` and starts its job: its compiled plan, or the statement set with the

@@ -44,6 +44,15 @@ impl GatewayClient {
         self.endpoint.address()
     }
 
+    /// The Flink version the gateway runs, as (major, minor), from its `/v2/info`; `None`
+    /// when it does not say in a form read here.
+    pub fn version(&self) -> Option<(u32, u32)> {
+        let (_, answer) = self.endpoint.json("GET", "/v2/info", None).ok()?;
+        let version = answer.get("version")?.as_str()?;
+        let mut parts = version.split('.').map(|p| p.parse::<u32>().ok());
+        Some((parts.next()??, parts.next()??))
+    }
+
     /// Opens a session in streaming mode and returns its handle.
     ///
     /// # Errors

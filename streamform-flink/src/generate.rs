@@ -298,6 +298,9 @@ pub fn generate(
             sql: format!("CREATE TEMPORARY VIEW {} AS\n{query};", ident(&plan.name),),
         });
     }
+    if crate::compiled::state_reaches_several_sinks(plans) {
+        config.insert(REUSE_BLOCKS.to_string(), "true".to_string());
+    }
     let mut inserts = Vec::new();
     for plan in plans {
         if let Some(sql) = sink_table(plan, &kafka) {
@@ -736,6 +739,28 @@ fn format_options(
 /// options").
 pub const CDC_EVENTS_DUPLICATE: &str = "table.exec.source.cdc-events-duplicate";
 
+/// Has Flink plan the part of the statement set that several sinks share once. Without it,
+/// Flink 2.2 plans a stateful operator once per sink it reaches (each copy keeping only the
+/// columns its sink needs), where 2.0 plans it once: two operators holding the same state,
+/// which a compiled plan cannot pin apart. Flink 2.0's planner fails with it on an
+/// application whose source several models read (docs/flink-backend.md, "Planner options").
+pub const REUSE_BLOCKS: &str = "table.optimizer.reuse-optimize-block-with-digest-enabled";
+
+/// The options an application is planned with on a Flink of version `version` (major,
+/// minor; `None` when the gateway does not say): [`REUSE_BLOCKS`] only from 2.2, since
+/// Flink 2.0's planner fails with it where several models read one source and plans what
+/// several sinks share once without it.
+pub fn planner_options(
+    config: &BTreeMap<String, String>,
+    version: Option<(u32, u32)>,
+) -> BTreeMap<String, String> {
+    let mut options = config.clone();
+    if version.is_some_and(|v| v < (2, 2)) {
+        options.remove(REUSE_BLOCKS);
+    }
+    options
+}
+
 fn source_table(
     name: &str,
     (connector, format, changelog): (&Connector, &str, &Changelog),
@@ -1120,4 +1145,27 @@ fn aggregate_call(call: &AggCall, input: &[Field]) -> String {
         _ => ident(arg),
     };
     format!("{}({arg_sql})", call.func.name().to_uppercase())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reuse_option_goes_only_to_flink_2_2_and_later() {
+        let config: BTreeMap<String, String> = [CDC_EVENTS_DUPLICATE, REUSE_BLOCKS]
+            .iter()
+            .map(|k| (k.to_string(), "true".to_string()))
+            .collect();
+        let on = |v| planner_options(&config, v).contains_key(REUSE_BLOCKS);
+        assert!(!on(Some((2, 0))));
+        assert!(!on(Some((2, 1))));
+        assert!(on(Some((2, 2))));
+        assert!(on(Some((3, 0))));
+        assert!(
+            on(None),
+            "a gateway that does not say is taken as a current one"
+        );
+        assert!(planner_options(&config, Some((2, 0))).contains_key(CDC_EVENTS_DUPLICATE));
+    }
 }

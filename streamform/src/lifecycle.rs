@@ -446,6 +446,9 @@ pub fn print_event(event: Event<'_>) {
             "ok: compiled plan {plan} ({pinned} stateful operator{} pinned)",
             if pinned == 1 { "" } else { "s" }
         ),
+        Event::Unpinned { why } => format!(
+            "note: the job runs from its statements, not a pinned plan ({why}); a later change cannot carry its state and will need --rebuild"
+        ),
         Event::RolledBack { job, savepoint } => format!(
             "ok: rolled back: job {job} runs the previous plan again from savepoint {savepoint}"
         ),

@@ -17,7 +17,7 @@ use streamform_db::db::application_plans;
 use streamform_db::load::load_project;
 use streamform_flink::compiled::{PinError, pin};
 use streamform_flink::generate::operator_tables;
-use streamform_ir::{ModelPlan, NodeKind, Operator};
+use streamform_ir::{Changelog, ModelPlan, NodeKind, Operator};
 
 const VERSIONS: [&str; 2] = ["2.0", "2.2"];
 
@@ -37,8 +37,9 @@ fn compiled(version: &str, example: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// The identities a pinned plan should hold: each source read, each model's sink, and each
-/// stateful node of a model whose rows reach a sink (Flink plans nothing else).
+/// The identities a pinned plan should hold: each source read (and an upsert source's
+/// normalization), each model's sink, and each stateful node of a model whose rows reach a
+/// sink (Flink plans nothing else).
 fn expected(plans: &[ModelPlan], reaching: &BTreeSet<String>) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for plan in plans.iter().filter(|p| reaching.contains(&p.name)) {
@@ -46,6 +47,9 @@ fn expected(plans: &[ModelPlan], reaching: &BTreeSet<String>) -> BTreeSet<String
             match (&node.op, node.id.kind) {
                 (Operator::Source { name, .. }, _) => {
                     out.insert(streamform_flink::compiled::source_identity(name));
+                    if matches!(node.changelog, Changelog::Upsert(_)) {
+                        out.insert(streamform_flink::compiled::normalize_identity(name));
+                    }
                 }
                 (
                     Operator::Sink {
@@ -87,9 +91,13 @@ fn reaching(plans: &[ModelPlan]) -> BTreeSet<String> {
 }
 
 fn pins_every_stateful_node(example: &str) {
+    pins_every_stateful_node_on(example, &VERSIONS);
+}
+
+fn pins_every_stateful_node_on(example: &str, versions: &[&str]) {
     let plans = plans(example);
     let tables = operator_tables(&plans);
-    for version in VERSIONS {
+    for &version in versions {
         let pinned = pin(&compiled(version, example), &plans, &tables, |id| {
             format!("sf/{id}")
         })
@@ -112,19 +120,24 @@ fn pins_every_stateful_node(example: &str) {
     }
 }
 
-#[test]
-fn order_pipeline_pins_its_source_aggregate_and_sink() {
-    pins_every_stateful_node("order-pipeline");
-    let plans = plans("order-pipeline");
+/// The operator identities the example's plan compiled on `version` is pinned with.
+fn identities(version: &str, example: &str) -> Vec<String> {
+    let plans = plans(example);
     let pinned = pin(
-        &compiled("2.0", "order-pipeline"),
+        &compiled(version, example),
         &plans,
         &operator_tables(&plans),
         str::to_string,
     )
     .unwrap();
+    pinned.operators.into_keys().collect()
+}
+
+#[test]
+fn order_pipeline_pins_its_source_aggregate_and_sink() {
+    pins_every_stateful_node("order-pipeline");
     assert_eq!(
-        pinned.operators.keys().collect::<Vec<_>>(),
+        identities("2.0", "order-pipeline"),
         [
             "big_customers::sink::0",
             "customer_metrics::aggregate::0",
@@ -141,6 +154,29 @@ fn window_metrics_pins_every_window_both_halves_and_the_session() {
 #[test]
 fn coverage_pins_aggregates_and_the_last_row_deduplication_by_the_sinks_it_feeds() {
     pins_every_stateful_node("coverage");
+}
+
+/// An upsert source's scan and its changelog normalization are two identities; the
+/// normalization every model reads and the aggregate two sinks share are each planned once
+/// (the application has Flink 2.2 find the shared part, docs/flink-backend.md "Planner
+/// options"). Flink 2.0 compiles no plan for this application: with that option its planner
+/// fails ("belongs to a different planner"), and without it it plans the normalization
+/// twice, which cannot be pinned.
+#[test]
+fn order_status_pins_its_upsert_source_normalization_apart_from_the_scan() {
+    pins_every_stateful_node_on("order-status", &["2.2"]);
+    assert_eq!(
+        identities("2.2", "order-status"),
+        [
+            "big_orders::sink::0",
+            "busy_statuses::sink::0",
+            "latest_orders::sink::0",
+            "normalize:orders",
+            "source:orders",
+            "status_counts::aggregate::0",
+            "status_counts::sink::0"
+        ]
+    );
 }
 
 #[test]

@@ -807,3 +807,26 @@ fn a_compatible_change_carries_the_state_of_a_job_started_from_a_compiled_plan()
     assert_eq!(running(&flink), after.jobs);
     assert_eq!(running(&flink).len(), 1);
 }
+
+/// A plan whose stateful operators cannot be pinned (Flink 2.0 plans an upsert source's
+/// normalization twice when its readers need different changes) still starts, from its
+/// statements, saying so; the next change to it needs --rebuild (docs/upgrading.md).
+#[test]
+fn a_plan_that_cannot_be_pinned_starts_from_its_statements_and_says_so() {
+    let flink = fake_flink(Behaviour {
+        unpinnable: true,
+        ..Behaviour::default()
+    });
+    let project = project_on(&flink.address, "");
+    let out = run(&["apply"], project.path(), &[]);
+    ok(&out);
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("note: the job runs from its statements, not a pinned plan (Flink's compiled plan has operators that may hold state and that Streamform cannot tell the node of: stream-exec-changelog-normalize (node 7)); a later change cannot carry its state and will need --rebuild\n"),
+        "{stdout}"
+    );
+    assert_eq!(flink.jobs().len(), 1);
+    let after = record(project.path());
+    assert_eq!(after.attempts[0].operators, None, "nothing pinned");
+    assert_eq!(after.attempts[0].plan, None, "no compiled plan");
+}

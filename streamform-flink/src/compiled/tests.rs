@@ -378,3 +378,48 @@ fn the_changelog_normalization_of_an_upsert_source_is_pinned_apart_from_its_scan
         ]))
     );
 }
+
+#[test]
+fn one_node_planned_twice_is_named_rather_than_pinned_to_one_uid() {
+    // Flink 2.2 without the shared part found first: the aggregate once per sink, each copy
+    // with the calls its sink needs. One uid for both is refused by Flink.
+    let compiled = plan(&[
+        ("stream-exec-table-source-scan_1", &["orders_raw"]),
+        (
+            "stream-exec-group-aggregate_1",
+            &[
+                "count(*) [totals::aggregate::0]",
+                "sum(amount) [totals::aggregate::0]",
+            ],
+        ),
+        (
+            "stream-exec-group-aggregate_1",
+            &["count(*) [totals::aggregate::0]"],
+        ),
+        ("stream-exec-sink_1", &["sink_totals"]),
+    ]);
+    assert_eq!(
+        pin(&compiled, &plans(), &tables(), str::to_string),
+        Err(PinError::Unidentified(vec![
+            "stream-exec-group-aggregate (node 11)".into(),
+            "stream-exec-group-aggregate (node 12)".into(),
+        ]))
+    );
+}
+
+#[test]
+fn state_reaching_two_sinks_is_what_has_flink_find_the_shared_part() {
+    // `totals` has a sink; a second model with a sink reading it makes its aggregate reach
+    // two sinks.
+    assert!(!state_reaches_several_sinks(&plans()));
+    let mut two = plans();
+    two.push(model("big", Input::Model("totals".into()), &[], true));
+    assert!(state_reaches_several_sinks(&two));
+    // Two models with sinks reading one upsert source share its normalization.
+    let upsert = vec![
+        upsert_reader("a", &[]),
+        upsert_reader("b", &[NodeKind::Filter]),
+    ];
+    assert!(state_reaches_several_sinks(&upsert));
+    assert!(!state_reaches_several_sinks(&upsert[..1]));
+}

@@ -38,6 +38,9 @@ pub struct Behaviour {
     /// With each statement set, a job of the same name starts too, a moment earlier (an
     /// apply from another copy of the record, at the same time).
     pub rival: bool,
+    /// COMPILE PLAN writes a plan with a stateful operator no node can be found for, as
+    /// Flink 2.0 does when it plans an upsert source's normalization twice.
+    pub unpinnable: bool,
 }
 
 impl Default for Behaviour {
@@ -49,6 +52,7 @@ impl Default for Behaviour {
             token: None,
             ignore_restore: false,
             rival: false,
+            unpinnable: false,
         }
     }
 }
@@ -249,7 +253,12 @@ fn route(
             // are pinned in compiled.rs, from what Flink compiled for them).
             if let Some(rest) = statement.strip_prefix("COMPILE PLAN 'file://") {
                 let path = rest.split('\'').next().unwrap_or("");
-                let plan = json!({"flinkVersion": "2.0", "nodes": [], "edges": []});
+                let nodes = if behaviour.unpinnable {
+                    json!([{"id": 7, "type": "stream-exec-changelog-normalize_1"}])
+                } else {
+                    json!([])
+                };
+                let plan = json!({"flinkVersion": "2.0", "nodes": nodes, "edges": []});
                 let _ = std::fs::write(path, plan.to_string());
                 return ok(json!({"operationHandle": "ddl"}));
             }

@@ -1,0 +1,3 @@
+SELECT page, COUNT(*) AS users
+FROM ref('latest_view')
+GROUP BY page

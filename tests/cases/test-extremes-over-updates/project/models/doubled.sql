@@ -1,0 +1,3 @@
+SELECT status, SUM(amount * 2) AS doubled
+FROM source('orders')
+GROUP BY status
