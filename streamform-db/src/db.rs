@@ -904,7 +904,7 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
         streamform_ir::Changelog::Upsert(key) => Some(key.as_slice()),
         _ => None,
     };
-    fixture::check_changes(&shape, key, &source_name, &mut diagnostics);
+    fixture::check_changes(&shape, (key, &columns), &source_name, &mut diagnostics);
     def.deletes = shape.deletes.clone();
     def.source_columns = top.nodes[0].schema.clone();
     let event_time = match &top.nodes[0].op {
@@ -929,9 +929,15 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
             );
         }
     } else {
-        let help = format!(
-            "declare `event_time:` on source `{source_name}` in sources.yml to give it a clock"
-        );
+        let help = if key.is_some() {
+            format!(
+                "source `{source_name}` is an upsert source, which runs on processing time (a tombstone carries no event time): remove it"
+            )
+        } else {
+            format!(
+                "declare `event_time:` on source `{source_name}` in sources.yml to give it a clock"
+            )
+        };
         if let Some((_, value, _)) = shape.watermarks.first() {
             let span = shape.field_span("watermark", value);
             diagnostics.push(
@@ -967,7 +973,7 @@ pub struct RunError {
     /// The model, column and event, and what went wrong.
     pub message: String,
     /// What to do about it.
-    pub help: &'static str,
+    pub help: std::borrow::Cow<'static, str>,
     /// Line and column of the event that stopped the run, in the fixture.
     pub at: Option<(usize, usize)>,
 }
@@ -975,6 +981,14 @@ pub struct RunError {
 impl From<&streamform_sim::SimError> for RunError {
     fn from(e: &streamform_sim::SimError) -> RunError {
         use streamform_sim::Failure;
+        if e.failure == Failure::NullKey {
+            let column = e.column.as_deref().unwrap_or("key");
+            return RunError {
+                message: e.to_string(),
+                help: format!("keep rows whose `{column}` is null out of the sink: filter them upstream (WHERE {column} IS NOT NULL) or give the key a value (COALESCE({column}, ...)); a model without a sink keeps the null key as a group of its own").into(),
+                at: None,
+            };
+        }
         RunError {
             // The message names the event and the column itself.
             message: match e.failure {
@@ -995,16 +1009,15 @@ impl From<&streamform_sim::SimError> for RunError {
                     "the value cannot be converted to the CAST's type; change the event's value, or CAST to a type that holds it"
                 }
                 Failure::Event => "make the event's values fit the source's columns in sources.yml",
-                Failure::NullKey => {
-                    "keep rows with a null key out of the sink: filter them upstream (WHERE key IS NOT NULL) or give the key a value (COALESCE); a model without a sink keeps the null key as a group of its own"
-                }
                 Failure::MissingEventTime => {
                     "give the event its time; an event without one is not late, and it is not delivered at the watermark either"
                 }
                 Failure::Plan => {
                     "the plan cannot run; this is a bug in Streamform, please report it with the model"
                 }
-            },
+                Failure::NullKey => unreachable!("answered above, with the column"),
+            }
+            .into(),
             at: None,
         }
     }

@@ -402,7 +402,7 @@ pub fn type_watermarks(shape: &FixtureShape, diags: &mut Vec<Diagnostic>) -> Vec
 /// `key` is the upsert source's key, `None` for an append source.
 pub fn check_changes(
     shape: &FixtureShape,
-    key: Option<&[String]>,
+    (key, columns): (Option<&[String]>, &[(String, DataType)]),
     source: &str,
     diags: &mut Vec<Diagnostic>,
 ) {
@@ -424,13 +424,19 @@ pub fn check_changes(
     let listed = key.join(", ");
     for (i, (map, span)) in shape.given.iter().enumerate() {
         let delete = shape.deletes.binary_search(&i).is_ok();
+        if !delete && stray_delete(map, columns).is_some() {
+            // Reported when the events are typed.
+            continue;
+        }
         let what = if delete {
             format!("event {} (a delete)", i + 1)
         } else {
             format!("event {}", i + 1)
         };
         if delete {
-            for (col, v) in map.iter().filter(|(c, _)| !key.contains(c)) {
+            // A column the source does not declare is reported when the events are typed.
+            let declared = |c: &String| columns.iter().any(|(n, _)| n == c);
+            for (col, v) in map.iter().filter(|(c, _)| !key.contains(c) && declared(c)) {
                 diags.push(
                     Diagnostic::error(
                         Code::FixtureShape,
@@ -443,29 +449,57 @@ pub fn check_changes(
                 );
             }
         }
-        for k in key {
-            let given = map.get(k);
-            if given.is_some_and(|v| !matches!(v.value, YamlValue::Null)) {
-                continue;
-            }
-            let at = match given {
-                Some(v) => shape.field_span(k, v),
-                None => span.clone(),
-            };
+        let missing: Vec<&String> = key.iter().filter(|k| !map.contains_key(*k)).collect();
+        if !missing.is_empty() {
+            let names: Vec<String> = missing.iter().map(|k| format!("`{k}`")).collect();
             diags.push(
                 Diagnostic::error(
                     Code::FixtureShape,
-                    format!("{what} has no `{k}`, a key column of upsert source `{source}`"),
+                    format!(
+                        "{what} has no {}, {} of upsert source `{source}`",
+                        names.join(", "),
+                        if missing.len() == 1 {
+                            "a key column"
+                        } else {
+                            "key columns"
+                        }
+                    ),
                 )
-                .with_span(Some(at))
+                .with_span(Some(span.clone()))
                 .with_help(if delete {
                     format!("a delete names the key it deletes: give [{listed}]")
                 } else {
-                    format!("each event of an upsert source is its key's new row: give [{listed}], which Flink's primary key holds NOT NULL")
+                    format!("each event of an upsert source is its key's new row: give [{listed}]")
                 }),
             );
         }
+        for (k, v) in key
+            .iter()
+            .filter_map(|k| map.get(k).map(|v| (k, v)))
+            .filter(|(_, v)| matches!(v.value, YamlValue::Null))
+        {
+            diags.push(
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    format!("{what} gives `{k}` as null, a key column of upsert source `{source}`"),
+                )
+                .with_span(Some(shape.field_span(k, v)))
+                .with_help(format!(
+                    "a key column is never null (Flink's primary key is NOT NULL): give `{k}` a value"
+                )),
+            );
+        }
     }
+}
+
+/// The value of an item's `delete:` that was not read as a delete (not a map, or beside
+/// other keys), when the source has no column named `delete` that it could be.
+fn stray_delete<'a>(
+    map: &'a BTreeMap<String, Spanned<YamlValue>>,
+    columns: &[(String, DataType)],
+) -> Option<&'a Spanned<YamlValue>> {
+    map.get("delete")
+        .filter(|_| !columns.iter().any(|(c, _)| c == "delete"))
 }
 
 /// Types rows of source columns (`what` names one in messages: `event 2`).
@@ -480,6 +514,21 @@ fn type_rows(
     let mut events = Vec::new();
     for (i, (map, _)) in rows.iter().enumerate() {
         let mut row = vec![Value::Null; columns.len()];
+        if let Some(v) = stray_delete(map, columns) {
+            diags.push(
+                Diagnostic::error(
+                    Code::FixtureShape,
+                    format!(
+                        "{what} {} has a `delete:` that is not a map of the key's columns on its own",
+                        i + 1
+                    ),
+                )
+                .with_span(Some(shape.field_span("delete", v)))
+                .with_help("a delete stands alone in its item and names the key it deletes, as a map of the key's columns: - delete: { column: value, ... }"),
+            );
+            events.push(row);
+            continue;
+        }
         if let Some(v) = stray_event(map, columns) {
             let (message, help) = match v.value {
                 YamlValue::Null => (

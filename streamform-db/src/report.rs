@@ -541,7 +541,7 @@ impl TestReport {
                     .collect(),
                 error: run.error.as_ref().map(|e| RunFailure {
                     message: e.message.clone(),
-                    help: e.help.into(),
+                    help: e.help.to_string(),
                 }),
                 open_windows: run
                     .open_windows

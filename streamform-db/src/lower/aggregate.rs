@@ -7,7 +7,7 @@ use streamform_ir::{
     AggCall, AggFunc, Changelog, Expr, Field, KeyedState, Operator, ProjectItem, Retention, State,
 };
 
-use crate::diagnostic::{Code, Diagnostic};
+use crate::diagnostic::Code;
 
 use super::expr::*;
 use super::lowering::*;
@@ -21,13 +21,8 @@ impl Lowering<'_> {
     ) -> Lowered<()> {
         self.aggregated = true;
         // Over an updating input the accumulators take the before-image of each update
-        // back (docs/changing-tables.md); a window over one is not simulated yet.
+        // back (docs/changing-tables.md); a window over one is refused at its scan.
         let retracting = self.changelog.is_updating();
-        if retracting && self.window.is_some() {
-            return Err(Diagnostic::error(Code::UpdatingInput, format!("model `{}`: a window over an updating input is not supported yet", self.model))
-                .with_span(self.from_span.clone())
-                .with_help("Flink takes updates back from a window until it fires, which Streamform does not simulate yet; aggregate the updates with a plain GROUP BY, or window the append stream they come from"));
-        }
         let df = a.input.schema();
         let mut group_by = Vec::new();
         let mut schema = Vec::new();

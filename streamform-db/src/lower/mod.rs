@@ -243,14 +243,6 @@ fn retain(l: &mut Lowering<'_>, ms: u64) -> Result<(), Diagnostic> {
             .anchored(Anchor::ModelRetention(model.to_string()))
             .with_help(help))
     };
-    if !l.clock {
-        return err(
-            format!(
-                "model `{model}` declares retention, but no source upstream runs on event time"
-            ),
-            "retention is enforced in event time: declare `event_time:` on the source the model reads (sources.yml), or remove `retention:`",
-        );
-    }
     if l.nodes
         .iter()
         .any(|n| matches!(&n.state, State::Keyed(k) if k.retracting))
@@ -260,6 +252,14 @@ fn retain(l: &mut Lowering<'_>, ms: u64) -> Result<(), Diagnostic> {
                 "model `{model}` declares retention, but it aggregates an updating input, which retention does not support yet"
             ),
             "remove `retention:`; an aggregate over updates keeps a group until its last row is retracted (docs/changing-tables.md)",
+        );
+    }
+    if !l.clock {
+        return err(
+            format!(
+                "model `{model}` declares retention, but no source upstream runs on event time"
+            ),
+            "retention is enforced in event time: declare `event_time:` on the source the model reads (sources.yml), or remove `retention:`",
         );
     }
     let mut keyed = false;

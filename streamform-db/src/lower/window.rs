@@ -14,6 +14,15 @@ impl Lowering<'_> {
     /// columns after the input's.
     pub(super) fn window_scan(&mut self, w: &crate::window::WindowRead) -> Lowered<()> {
         let at = |d: Diagnostic| d.with_span(w.time_span.clone().or_else(|| w.span.clone()));
+        if self.changelog.is_updating() {
+            return Err(self
+                .err(
+                    Code::UpdatingInput,
+                    "a window over an updating input is not supported yet".into(),
+                    "Flink takes updates back from a window until it fires, which Streamform does not simulate yet; aggregate the updates with a plain GROUP BY, or window the append stream they come from",
+                )
+                .with_span(self.from_span.clone()));
+        }
         match &self.time {
             None => {
                 // No Source node yet: the model reads another model, whose rows lost their
