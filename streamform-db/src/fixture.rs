@@ -633,11 +633,27 @@ pub fn type_expectations(
                 None
             }
             None => {
+                // Written as a given item is (`- delete: {...}`): one key naming the op.
+                let written = ["insert", "update", "delete", "event"]
+                    .into_iter()
+                    .find(|k| {
+                        map.len() == 1 && map.contains_key(*k) && !names.iter().any(|c| c == k)
+                    });
+                let help = match written {
+                    Some(k) => format!(
+                        "an expected record is a map of the row's columns with its op beside them: - {{op: {}, column: value, ...}}",
+                        if k == "event" { "insert" } else { k }
+                    ),
+                    None => "add op: insert, update or delete".to_string(),
+                };
                 diags.push(
                     Diagnostic::error(Code::FixtureShape, format!("expect record {n} has no `op`"))
                         .with_span(Some(span.clone()))
-                        .with_help("add op: insert, update or delete"),
+                        .with_help(help),
                 );
+                if written.is_some() {
+                    continue;
+                }
                 None
             }
         };
