@@ -15,7 +15,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::identity::{node_digests, sha256_hex};
-use crate::plan::{Changelog, Input, Materialized, ModelPlan, Node, Operator, State};
+use crate::plan::{Changelog, Materialized, ModelPlan, Node, Operator, State};
 use crate::types::DataType;
 
 /// The `manifest_version` this build writes and reads.
@@ -660,16 +660,10 @@ fn model_entry(plan: &ModelPlan) -> ModelEntry {
 }
 
 fn node_entries(plan: &ModelPlan) -> Vec<NodeEntry> {
-    let mut out: Vec<NodeEntry> = Vec::with_capacity(plan.nodes.len());
-    for (i, node) in plan.nodes.iter().enumerate() {
-        let inputs = match (i, &plan.input) {
-            (0, Input::Model(upstream)) => vec![format!("{upstream}::sink::0")],
-            (0, Input::Source(_)) => Vec::new(),
-            _ => vec![plan.nodes[i - 1].id.to_string()],
-        };
-        out.push(node_entry(node, inputs));
-    }
-    out
+    plan.nodes
+        .iter()
+        .map(|node| node_entry(node, node.inputs.iter().map(ToString::to_string).collect()))
+        .collect()
 }
 
 fn node_entry(node: &Node, inputs: Vec<String>) -> NodeEntry {

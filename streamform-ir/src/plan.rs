@@ -669,6 +669,10 @@ pub struct Node {
     pub id: NodeId,
     /// What the node does.
     pub op: Operator,
+    /// The nodes it reads, in order: an earlier node of its model, or the Sink of a model it
+    /// reads through `ref()`; none for a Source. Today every node but a Source reads exactly
+    /// one (a model is a chain); the plan is a graph so that a node may read several.
+    pub inputs: Vec<NodeId>,
     /// The output columns, in order.
     pub schema: Vec<Field>,
     /// Whether the output ends; carried forward from the source.

@@ -537,6 +537,16 @@ impl Simulator {
                         ),
                     ));
                 }
+                // The driver runs a chain: each node reads the node before it.
+                if node.inputs.as_slice() != std::slice::from_ref(&prev.id) {
+                    return Err(shape_error(
+                        &plan.name,
+                        format!(
+                            "node `{}` must read `{}`, the node before it in the chain",
+                            node.id, prev.id
+                        ),
+                    ));
+                }
                 let input = InputShape {
                     schema: &prev.schema,
                     changelog: &prev.changelog,

@@ -34,6 +34,8 @@ pub(super) struct Lowering<'a> {
     /// The key column a projection dropped from an updating input, which made the changelog
     /// retracting (until an aggregation keys it again).
     pub(super) dropped_key: Option<String>,
+    /// The Sink of the model this one reads through `ref()`; `None` when it reads a source.
+    pub(super) upstream: Option<streamform_ir::NodeId>,
 }
 
 /// Where a query's select items, WHERE and HAVING are in the model's text.
@@ -110,9 +112,16 @@ impl Lowering<'_> {
                 .collect(),
             None => schema.clone(),
         };
+        // A chain: each node reads the one before it; the first reads the upstream model's
+        // Sink, or nothing when it is the Source.
+        let inputs = match self.nodes.last() {
+            Some(previous) => vec![previous.id.clone()],
+            None => self.upstream.iter().cloned().collect(),
+        };
         self.nodes.push(Node {
             id,
             op,
+            inputs,
             schema: own,
             boundedness: self.boundedness,
             changelog: self.changelog.clone(),

@@ -184,6 +184,14 @@ pub fn lower_model(
         aggregated: false,
         window: reads.window.as_ref(),
         dropped_key: None,
+        upstream: match &reads.input {
+            Input::Model(m) => Some(streamform_ir::NodeId {
+                model: m.clone(),
+                kind: NodeKind::Sink,
+                ordinal: 0,
+            }),
+            Input::Source(_) => None,
+        },
     };
     l.plan(&plan, upstream).map_err(|d| {
         if d.span.is_none() {

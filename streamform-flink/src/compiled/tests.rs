@@ -38,6 +38,7 @@ fn model(name: &str, input: Input, kinds: &[NodeKind], sink: bool) -> ModelPlan 
         Boundedness, Changelog, Connector, Materialized, Node, NodeId, SinkTarget, State,
     };
     let node = |kind: NodeKind, op: Operator| Node {
+        inputs: Vec::new(),
         id: NodeId {
             model: name.into(),
             kind,

@@ -55,6 +55,7 @@ pub fn from_source(
         .collect();
     let boundedness = connector.boundedness();
     let node = Node {
+        inputs: Vec::new(),
         id: assign_id(model, &[], NodeKind::Source),
         op: Operator::Source {
             name: source.into(),
@@ -156,6 +157,7 @@ impl Model {
         state: State,
     ) -> Model {
         let node = Node {
+            inputs: vec![self.last().id.clone()],
             id: assign_id(&self.name, &self.nodes, kind),
             op,
             schema,
