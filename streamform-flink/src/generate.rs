@@ -106,11 +106,13 @@ pub enum FindingKind {
     NullableKey,
     /// A model's retention, which Flink enforces in processing time (a warning).
     ApproximateRetention,
+    /// `kafka.startup: latest`, which an upsert source does not take (a warning).
+    UpsertSourceStartup,
 }
 
 impl FindingKind {
     /// Every kind, in the order docs/diagnostics.md lists them.
-    pub const ALL: [FindingKind; 10] = [
+    pub const ALL: [FindingKind; 11] = [
         FindingKind::NoKafkaTarget,
         FindingKind::TableNameClash,
         FindingKind::FloatModulo,
@@ -121,6 +123,7 @@ impl FindingKind {
         FindingKind::UnusedModel,
         FindingKind::NullableKey,
         FindingKind::ApproximateRetention,
+        FindingKind::UpsertSourceStartup,
     ];
 
     /// The stable code of a diagnostic of this kind, e.g. `streaming-sort`.
@@ -136,6 +139,7 @@ impl FindingKind {
             FindingKind::UnusedModel => "unused-model",
             FindingKind::NullableKey => "nullable-key",
             FindingKind::ApproximateRetention => "approximate-retention",
+            FindingKind::UpsertSourceStartup => "upsert-source-startup",
         }
     }
 }
@@ -335,6 +339,9 @@ pub fn generate(
         warnings.extend(nullable_key_warnings(plan));
         warnings.extend(retention_warning(plan));
     }
+    if kafka.startup == "latest" {
+        warnings.extend(upsert_startup_warnings(plans));
+    }
     Ok(Application {
         statements,
         warnings,
@@ -402,6 +409,32 @@ fn name_collisions(plans: &[ModelPlan]) -> Vec<Finding> {
 
 /// The warning every model with a retention gets: Flink's state TTL counts processing time
 /// (and keeping the last row per key takes no TTL hint at all).
+/// Each upsert source, once, when the target reads Kafka from its latest offset: Flink's
+/// upsert-kafka takes no startup mode and reads its topic from the beginning, the table's
+/// every row (docs/changing-tables.md).
+fn upsert_startup_warnings(plans: &[ModelPlan]) -> Vec<Finding> {
+    let upsert: std::collections::BTreeSet<&str> = plans
+        .iter()
+        .flat_map(|p| &p.nodes)
+        .filter_map(|n| match &n.op {
+            Operator::Source { name, .. } if n.changelog.is_updating() => Some(name.as_str()),
+            _ => None,
+        })
+        .collect();
+    upsert
+        .into_iter()
+        .map(|name| Finding {
+            kind: FindingKind::UpsertSourceStartup,
+            model: None,
+            subject: Subject::Application,
+            message: format!(
+                "source `{name}` is an upsert source, which reads its topic from the beginning: the target's `kafka.startup: latest` does not apply to it"
+            ),
+            help: "an upsert topic is a table, rebuilt from its first record; `startup: latest` applies to the append sources only, so leave it for them or remove it".into(),
+        })
+        .collect()
+}
+
 fn retention_warning(plan: &ModelPlan) -> Option<Finding> {
     let retention = plan.nodes.iter().find_map(|n| match &n.state {
         State::Keyed(k) if k.retention != Retention::Unbounded => Some((n, k.retention)),
