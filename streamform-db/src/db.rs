@@ -905,6 +905,7 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
         _ => None,
     };
     fixture::check_changes(&shape, (key, &columns), &source_name, &mut diagnostics);
+    fixture::check_sources(&shape, std::slice::from_ref(&source_name), &mut diagnostics);
     def.deletes = shape.deletes.clone();
     def.source_columns = top.nodes[0].schema.clone();
     let event_time = match &top.nodes[0].op {

@@ -25,7 +25,8 @@ struct RawFixture {
     model: Spanned<String>,
     /// The events, in delivery order (each a map of column to value, or `event: {...}`),
     /// on an upsert source `delete: {...}` items naming a key's columns, and on an
-    /// event-time source `watermark: <timestamp>` items. Required, like
+    /// event-time source `watermark: <timestamp>` items. An `event:`, `delete:` or
+    /// `watermark:` item may name its source with `source: <name>` beside it. Required, like
     /// `expect`: a fixture that asserts no events or no output says so with `[]`, so a
     /// forgotten key is not a fixture that passes by asserting nothing.
     #[schemars(with = "Vec<YamlValue>")]
@@ -61,6 +62,11 @@ pub struct FixtureShape {
     /// The `given` events written `- delete: {...}` (a key's tombstone on an upsert
     /// source), by their index in `given`, in order.
     pub deletes: Vec<usize>,
+    /// Per `given` event, the source its item names with `source:` beside `event:` or
+    /// `delete:`, and where that name is.
+    pub given_sources: Vec<Option<(String, Range<usize>)>>,
+    /// Per watermark item, the source it names with `source:`; `None` for every source.
+    pub watermark_sources: Vec<Option<(String, Range<usize>)>>,
     /// The `- watermark: <timestamp>` items of `given`: how many events come before each,
     /// its value, and the item's span.
     pub watermarks: Vec<(usize, Spanned<YamlValue>, Range<usize>)>,
@@ -90,6 +96,8 @@ pub fn parse_shape(path: &str, text: &str) -> Result<FixtureShape, Vec<Diagnosti
     let mut diags = Vec::new();
     let mut watermarks = Vec::new();
     let mut deletes = Vec::new();
+    let mut given_sources = Vec::new();
+    let mut watermark_sources = Vec::new();
     // `unwrap_event`: items may be written `- event: {...}`; `given`: and may be
     // `- watermark: <timestamp>` or `- delete: {...}`.
     let mut items = |list: Vec<Spanned<YamlValue>>, what: &str, unwrap_event: bool, given: bool| {
@@ -97,6 +105,23 @@ pub fn parse_shape(path: &str, text: &str) -> Result<FixtureShape, Vec<Diagnosti
         for (i, mut item) in list.into_iter().enumerate() {
             with_source_text(&mut item, text);
             let span = span_of(&item, text);
+            // `source: <name>` beside `event:`, `delete:` or `watermark:` names the source the
+            // item is for (docs/fixtures.md).
+            let mut named = None;
+            if let YamlValue::Map(m) = &mut item.value
+                && given
+                && m.len() == 2
+                && ["event", "delete", "watermark"]
+                    .iter()
+                    .any(|k| m.contains_key(*k))
+                && let Some(YamlValue::String(name)) = m.get("source").map(|v| &v.value)
+            {
+                let name = name.clone();
+                let at = m.remove("source").expect("present");
+                let value = span_of(&at, text);
+                let key = crate::config::key_span(text, "source", value.clone());
+                named = Some((name, key.start.min(value.start)..value.end));
+            }
             // `- watermark: <timestamp>`: a single key holding a value, not a map.
             if let YamlValue::Map(m) = &item.value
                 && given
@@ -105,6 +130,7 @@ pub fn parse_shape(path: &str, text: &str) -> Result<FixtureShape, Vec<Diagnosti
                 && !matches!(w.value, YamlValue::Map(_) | YamlValue::Seq(_))
             {
                 watermarks.push((out.len(), w.clone(), span));
+                watermark_sources.push(named);
                 continue;
             }
             let map = match item.value {
@@ -159,6 +185,9 @@ pub fn parse_shape(path: &str, text: &str) -> Result<FixtureShape, Vec<Diagnosti
                     continue;
                 }
             };
+            if given {
+                given_sources.push(named);
+            }
             out.push((map, span));
         }
         out
@@ -174,6 +203,8 @@ pub fn parse_shape(path: &str, text: &str) -> Result<FixtureShape, Vec<Diagnosti
         model_span: span_of(&raw.model, text),
         given,
         deletes,
+        given_sources,
+        watermark_sources,
         watermarks,
         expect,
         late,
@@ -394,6 +425,49 @@ pub fn type_watermarks(shape: &FixtureShape, diags: &mut Vec<Diagnostic>) -> Vec
         }
     }
     out
+}
+
+/// Checks the sources the `given` items name with `source:` against the sources the model
+/// reads (`reads`, the ones its chain starts from): an item for a source the model does not
+/// read is an error at its name.
+pub fn check_sources(shape: &FixtureShape, reads: &[String], diags: &mut Vec<Diagnostic>) {
+    let named = shape
+        .given_sources
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| s.as_ref().map(|s| (format!("event {}", i + 1), s)))
+        .chain(
+            shape
+                .watermark_sources
+                .iter()
+                .enumerate()
+                .filter_map(|(i, s)| s.as_ref().map(|s| (format!("watermark item {}", i + 1), s))),
+        );
+    for (what, (name, at)) in named {
+        if reads.contains(name) {
+            continue;
+        }
+        let listed: Vec<String> = reads.iter().map(|r| format!("`{r}`")).collect();
+        let help = match crate::diagnostic::did_you_mean(name, reads.iter().map(String::as_str)) {
+            Some(s) => format!("did you mean `{s}`?"),
+            None => format!(
+                "model `{}` reads {}; name one of them",
+                shape.model,
+                listed.join(", ")
+            ),
+        };
+        diags.push(
+            Diagnostic::error(
+                Code::FixtureShape,
+                format!(
+                    "{what} names source `{name}`, which model `{}` does not read",
+                    shape.model
+                ),
+            )
+            .with_span(Some(at.clone()))
+            .with_help(help),
+        );
+    }
 }
 
 /// Checks the `given` events against the source's changelog (docs/changing-tables.md): a

@@ -1,0 +1,3 @@
+SELECT order_id, status, amount
+FROM source('orders')
+WHERE amount >= 100

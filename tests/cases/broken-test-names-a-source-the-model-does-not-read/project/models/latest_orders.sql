@@ -1,0 +1,2 @@
+SELECT order_id, status, amount
+FROM source('orders')

@@ -1,0 +1,3 @@
+SELECT status, orders
+FROM ref('status_counts')
+WHERE orders >= 2

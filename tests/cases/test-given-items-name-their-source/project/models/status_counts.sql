@@ -1,0 +1,3 @@
+SELECT status, COUNT(*) AS orders, SUM(amount) AS total
+FROM source('orders')
+GROUP BY status
