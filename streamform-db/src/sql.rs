@@ -339,6 +339,85 @@ fn past_limits(text: &str) -> Option<(Limit, Range<usize>)> {
     None
 }
 
+/// Writes each common table expression of `WITH` into the FROM that reads it, as a derived
+/// table: a model's WITH clauses, like its subqueries, lower into its own nodes
+/// (docs/sql.md, "Reading"). A CTE reads the ones before it.
+fn inline_ctes(model: &str, text: &str, q: &mut Query) -> Result<(), Diagnostic> {
+    let Some(with) = q.with.take() else {
+        return Ok(());
+    };
+    let refuse = |what: &str, span: sqlparser::tokenizer::Span, help: &str| {
+        Diagnostic::error(
+            Code::UnsupportedSql,
+            format!("model `{model}`: {what} is not supported yet"),
+        )
+        .with_span(byte_span(text, span))
+        .with_help(help)
+    };
+    if with.recursive {
+        return Err(refuse(
+            "WITH RECURSIVE",
+            with.span(),
+            "a stream has no fixed point to recurse to; write each step as a CTE or a model",
+        ));
+    }
+    let mut defs: Vec<(String, Query)> = Vec::new();
+    for cte in with.cte_tables {
+        if !cte.alias.columns.is_empty() {
+            return Err(refuse(
+                "naming a CTE's columns in its header",
+                cte.alias.span(),
+                "name the columns in the CTE's SELECT list with AS",
+            ));
+        }
+        let mut body = *cte.query;
+        inline_ctes(model, text, &mut body)?;
+        replace_cte_reads(&mut body, &defs);
+        defs.push((cte.alias.name.value.clone(), body));
+    }
+    replace_cte_reads(q, &defs);
+    Ok(())
+}
+
+/// Replaces a FROM that names one of `defs` (following derived tables down) with that
+/// CTE's query as a derived table under the CTE's name.
+fn replace_cte_reads(q: &mut Query, defs: &[(String, Query)]) {
+    let SetExpr::Select(s) = q.body.as_mut() else {
+        return;
+    };
+    let Some(relation) = s.from.first_mut().map(|t| &mut t.relation) else {
+        return;
+    };
+    match relation {
+        TableFactor::Derived { subquery, .. } => replace_cte_reads(subquery, defs),
+        TableFactor::Table {
+            name,
+            alias,
+            args: None,
+            ..
+        } if name.0.len() == 1 => {
+            let named = name.0[0].as_ident().map(|i| i.value.clone());
+            if let Some((cte, body)) =
+                named.and_then(|n| defs.iter().rev().find(|(d, _)| d.eq_ignore_ascii_case(&n)))
+            {
+                let alias = alias.take().unwrap_or_else(|| ast::TableAlias {
+                    explicit: true,
+                    name: ast::Ident::new(cte.clone()),
+                    columns: Vec::new(),
+                    at: None,
+                });
+                *relation = TableFactor::Derived {
+                    lateral: false,
+                    subquery: Box::new(body.clone()),
+                    alias: Some(alias),
+                    sample: None,
+                };
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Parses `text` as exactly one SELECT statement.
 pub fn parse_model(model: &str, text: &str) -> ParsedModel {
     let fail = |d: Diagnostic| ParsedModel {
@@ -480,10 +559,16 @@ pub fn parse_model(model: &str, text: &str) -> ParsedModel {
                 .with_span(Some(at))
                 .with_help("each of these repeats its first argument, so nesting them multiplies the size; compute the inner part as a column of a model this one reads with ref()"),
             ),
-            None => ParsedModel {
-                query: Some(q.clone()),
-                diagnostics: Vec::new(),
-            },
+            None => {
+                let mut q = q.clone();
+                match inline_ctes(model, text, &mut q) {
+                    Ok(()) => ParsedModel {
+                        query: Some(q),
+                        diagnostics: Vec::new(),
+                    },
+                    Err(d) => fail(d),
+                }
+            }
         },
         [one] => fail(
             Diagnostic::error(
@@ -577,14 +662,6 @@ impl Validator<'_> {
     }
 
     fn query(&mut self, q: &Query) -> Option<Reads> {
-        if let Some(with) = &q.with {
-            self.refuse(
-                "WITH (a common table expression)",
-                with.span(),
-                "put each step in its own model and read it with ref('<model>')",
-            );
-            return None;
-        }
         if let Some(l) = &q.limit_clause {
             self.refuse(
                 "LIMIT",
@@ -646,9 +723,9 @@ impl Validator<'_> {
             }
             SetExpr::Query(inner) => {
                 self.refuse(
-                    "a subquery",
+                    "a SELECT in parentheses",
                     inner.span(),
-                    "put the inner query in its own model and read it with ref('<model>')",
+                    "remove the parentheses around the SELECT; a subquery goes in FROM: SELECT … FROM (SELECT … FROM source('<name>')) AS t",
                 );
                 None
             }
@@ -880,13 +957,27 @@ impl Validator<'_> {
                 }
                 self.read_call(&kind, &args.args, first.relation.span())
             }
-            TableFactor::Derived { subquery, .. } => {
-                self.refuse(
-                    "a subquery in FROM",
-                    subquery.span(),
-                    "put the inner query in its own model and read it with ref('<model>')",
-                );
-                None
+            // A derived table lowers into the model's own nodes, below the outer SELECT's
+            // (docs/sql.md, "Reading").
+            TableFactor::Derived {
+                subquery, lateral, ..
+            } => {
+                if *lateral {
+                    self.refuse(
+                        "LATERAL",
+                        subquery.span(),
+                        "write the subquery without LATERAL; it reads one relation",
+                    );
+                    return None;
+                }
+                if let Some(ob) = &subquery.order_by {
+                    self.refuse(
+                        "ORDER BY inside a subquery",
+                        ob.span(),
+                        "a subquery's rows have no order the outer query keeps; order the model's own SELECT",
+                    );
+                }
+                self.query(subquery)
             }
             other => {
                 self.refuse(
@@ -1177,9 +1268,9 @@ impl Validator<'_> {
             }
             SqlExpr::Subquery(_) | SqlExpr::Exists { .. } | SqlExpr::InSubquery { .. } => self
                 .refuse(
-                    "a subquery",
+                    "a subquery in an expression",
                     e.span(),
-                    "put the inner query in its own model and read it with ref('<model>')",
+                    "it reads a second relation, which takes a join, and joins are not supported yet; a subquery in FROM that reads the model's one input works",
                 ),
             SqlExpr::Between {
                 expr, low, high, ..
@@ -1697,8 +1788,12 @@ mod tests {
                 "model `m`: this call of NULLIF() is not supported yet",
             ),
             (
-                "SELECT a FROM (SELECT a FROM source('o'))",
-                "model `m`: a subquery in FROM is not supported yet",
+                "SELECT a FROM (SELECT a FROM source('o') ORDER BY a)",
+                "model `m`: ORDER BY inside a subquery is not supported yet",
+            ),
+            (
+                "WITH RECURSIVE t AS (SELECT a FROM source('o')) SELECT a FROM t",
+                "model `m`: WITH RECURSIVE is not supported yet",
             ),
             (
                 "SELECT row_number() OVER () AS r FROM source('o')",

@@ -56,9 +56,15 @@ pub fn check_summary(db: &Database, project: Project) -> String {
     out.push_str("\nsources\n");
     for s in &source_defs(db, project).sources {
         let kind = format!("{}/{}", s.connector.name(), s.format);
+        // An upsert source says so, with its key, after its columns.
+        let upsert = s
+            .key
+            .as_ref()
+            .map(|k| format!(", upsert({})", k.join(", ")))
+            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "  {:<24} {kind:<12} {:<24} {}",
+            "  {:<24} {kind:<12} {:<24} {}{upsert}",
             s.name,
             location(&s.connector),
             plural(s.schema.len(), "column")

@@ -762,6 +762,14 @@ fn big_latest_on_flink_matches_the_simulator_keeping_the_last_row_per_key() {
     differential("coverage", "tests/big_latest.yml");
 }
 
+/// docs/sql.md, "Reading": a WITH clause and a subquery in FROM, lowered into the model's
+/// own nodes, give the same rows on Flink.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn category_steps_on_flink_match_the_simulator_with_a_with_clause_and_a_subquery() {
+    differential("coverage", "tests/category_steps.yml");
+}
+
 /// docs/sql.md: aggregates over expressions (sum(price * qty), count(1), max over a computed
 /// decimal) compute the same values and types on Flink.
 #[test]

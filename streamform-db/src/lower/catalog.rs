@@ -246,12 +246,32 @@ impl ContextProvider for Catalog {
     }
 }
 
+/// The SELECT whose FROM reads the model's relation: the query's own, or, through derived
+/// tables in FROM, the innermost one.
+fn reading_select(q: &mut Query) -> Option<&mut sqlparser::ast::Select> {
+    let sqlparser::ast::SetExpr::Select(s) = q.body.as_mut() else {
+        return None;
+    };
+    if matches!(
+        s.from.first().map(|t| &t.relation),
+        Some(TableFactor::Derived { .. })
+    ) {
+        let Some(TableFactor::Derived { subquery, .. }) =
+            s.from.first_mut().map(|t| &mut t.relation)
+        else {
+            return None;
+        };
+        return reading_select(subquery);
+    }
+    Some(s)
+}
+
 /// Replaces `source('x')` / `ref('m')` in FROM, or the window table function that reads
 /// it, with the plain name, for DataFusion (whose catalog gives a window table's name the
 /// window's columns too).
 pub(super) fn with_plain_relation(query: &Query, name: &str) -> Query {
     let mut q = query.clone();
-    if let sqlparser::ast::SetExpr::Select(s) = q.body.as_mut()
+    if let Some(s) = reading_select(&mut q)
         && let Some(relation) = s.from.first_mut().map(|t| &mut t.relation)
         && let TableFactor::TableFunction { alias, .. } = relation
         && let Ok(plain) = sqlparser::parser::Parser::parse_sql(
@@ -270,7 +290,7 @@ pub(super) fn with_plain_relation(query: &Query, name: &str) -> Query {
             *plain = alias;
         }
     }
-    if let sqlparser::ast::SetExpr::Select(s) = q.body.as_mut()
+    if let Some(s) = reading_select(&mut q)
         && let Some(TableFactor::Table {
             name: table, args, ..
         }) = s.from.first_mut().map(|t| &mut t.relation)
