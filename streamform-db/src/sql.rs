@@ -341,80 +341,155 @@ fn past_limits(text: &str) -> Option<(Limit, Range<usize>)> {
 
 /// Writes each common table expression of `WITH` into the FROM that reads it, as a derived
 /// table: a model's WITH clauses, like its subqueries, lower into its own nodes
-/// (docs/sql.md, "Reading"). A CTE reads the ones before it.
+/// (docs/sql.md, "Reading"). A CTE reads the ones before it, and those of the queries
+/// around it; every CTE must be read, since one that is not would never be checked.
 fn inline_ctes(model: &str, text: &str, q: &mut Query) -> Result<(), Diagnostic> {
-    let Some(with) = q.with.take() else {
-        return Ok(());
-    };
-    let refuse = |what: &str, span: sqlparser::tokenizer::Span, help: &str| {
-        Diagnostic::error(
-            Code::UnsupportedSql,
-            format!("model `{model}`: {what} is not supported yet"),
-        )
-        .with_span(byte_span(text, span))
-        .with_help(help)
-    };
-    if with.recursive {
-        return Err(refuse(
-            "WITH RECURSIVE",
-            with.span(),
-            "a stream has no fixed point to recurse to; write each step as a CTE or a model",
-        ));
-    }
-    let mut defs: Vec<(String, Query)> = Vec::new();
-    for cte in with.cte_tables {
-        if !cte.alias.columns.is_empty() {
-            return Err(refuse(
-                "naming a CTE's columns in its header",
-                cte.alias.span(),
-                "name the columns in the CTE's SELECT list with AS",
-            ));
-        }
-        let mut body = *cte.query;
-        inline_ctes(model, text, &mut body)?;
-        replace_cte_reads(&mut body, &defs);
-        defs.push((cte.alias.name.value.clone(), body));
-    }
-    replace_cte_reads(q, &defs);
-    Ok(())
+    let mut scope = CteScope::default();
+    scope.inline(model, text, q)
 }
 
-/// Replaces a FROM that names one of `defs` (following derived tables down) with that
-/// CTE's query as a derived table under the CTE's name.
-fn replace_cte_reads(q: &mut Query, defs: &[(String, Query)]) {
-    let SetExpr::Select(s) = q.body.as_mut() else {
-        return;
-    };
-    let Some(relation) = s.from.first_mut().map(|t| &mut t.relation) else {
-        return;
-    };
-    match relation {
-        TableFactor::Derived { subquery, .. } => replace_cte_reads(subquery, defs),
-        TableFactor::Table {
-            name,
-            alias,
-            args: None,
-            ..
-        } if name.0.len() == 1 => {
-            let named = name.0[0].as_ident().map(|i| i.value.clone());
-            if let Some((cte, body)) =
-                named.and_then(|n| defs.iter().rev().find(|(d, _)| d.eq_ignore_ascii_case(&n)))
-            {
+/// The CTEs visible where a query is inlined: name, body (already inlined), where its name
+/// is written, and whether anything read it.
+#[derive(Default)]
+struct CteScope {
+    defs: Vec<(String, Query, sqlparser::tokenizer::Span, bool)>,
+}
+
+impl CteScope {
+    fn inline(&mut self, model: &str, text: &str, q: &mut Query) -> Result<(), Diagnostic> {
+        let refuse = |what: &str, span: sqlparser::tokenizer::Span, help: &str| {
+            Diagnostic::error(Code::UnsupportedSql, format!("model `{model}`: {what}"))
+                .with_span(byte_span(text, span))
+                .with_help(help)
+        };
+        let outer = self.defs.len();
+        if let Some(with) = q.with.take() {
+            if with.recursive {
+                return Err(refuse(
+                    "WITH RECURSIVE is not supported yet",
+                    with.span(),
+                    "a stream has no fixed point to recurse to; write each step as a CTE or a model",
+                ));
+            }
+            let names: Vec<String> = with
+                .cte_tables
+                .iter()
+                .map(|c| c.alias.name.value.clone())
+                .collect();
+            for (i, cte) in with.cte_tables.into_iter().enumerate() {
+                let name = cte.alias.name.value.clone();
+                let at = cte.alias.name.span;
+                if names[..i].contains(&name) {
+                    return Err(refuse(
+                        &format!("the CTE `{name}` is defined twice"),
+                        at,
+                        "give each CTE of a WITH its own name",
+                    ));
+                }
+                if !cte.alias.columns.is_empty() {
+                    return Err(refuse(
+                        "naming a CTE's columns in its header is not supported yet",
+                        cte.alias.span(),
+                        "name the columns in the CTE's SELECT list with AS",
+                    ));
+                }
+                let mut body = *cte.query;
+                if let Some((read, span)) = reads_name(&body)
+                    && let Some(later) = names[i..].iter().position(|n| *n == read)
+                {
+                    return Err(if later == 0 {
+                        refuse(
+                            &format!(
+                                "the CTE `{name}` reads itself, which is WITH RECURSIVE, and that is not supported yet"
+                            ),
+                            span,
+                            "a stream has no fixed point to recurse to; read a source, a model or an earlier CTE",
+                        )
+                    } else {
+                        refuse(
+                            &format!("the CTE `{name}` reads `{read}`, which is defined after it"),
+                            span,
+                            "a CTE reads only the CTEs before it: move it after the one it reads",
+                        )
+                    });
+                }
+                self.inline(model, text, &mut body)?;
+                self.defs.push((name, body, at, false));
+            }
+        }
+        self.replace_reads(model, text, q)?;
+        // The CTEs this query defined leave its scope, each read or refused.
+        for (name, _, at, read) in self.defs.drain(outer..) {
+            if !read {
+                return Err(Diagnostic::error(
+                    Code::UnsupportedSql,
+                    format!("model `{model}`: the CTE `{name}` is never read"),
+                )
+                .with_span(byte_span(text, at))
+                .with_help(
+                    "read it in FROM, or remove it; a CTE nothing reads would never be checked",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Replaces a FROM that names a visible CTE (following derived tables down, each with
+    /// its own WITH) with that CTE's query as a derived table under the CTE's name.
+    fn replace_reads(&mut self, model: &str, text: &str, q: &mut Query) -> Result<(), Diagnostic> {
+        let SetExpr::Select(s) = q.body.as_mut() else {
+            return Ok(());
+        };
+        let Some(relation) = s.from.first_mut().map(|t| &mut t.relation) else {
+            return Ok(());
+        };
+        match relation {
+            TableFactor::Derived { subquery, .. } => self.inline(model, text, subquery),
+            TableFactor::Table {
+                name,
+                alias,
+                args: None,
+                ..
+            } if name.0.len() == 1 => {
+                let named = name.0[0].as_ident().map(|i| i.value.clone());
+                let Some(def) = named.and_then(|n| self.defs.iter_mut().rev().find(|d| d.0 == n))
+                else {
+                    return Ok(());
+                };
+                def.3 = true;
                 let alias = alias.take().unwrap_or_else(|| ast::TableAlias {
                     explicit: true,
-                    name: ast::Ident::new(cte.clone()),
+                    name: ast::Ident::new(def.0.clone()),
                     columns: Vec::new(),
                     at: None,
                 });
                 *relation = TableFactor::Derived {
                     lateral: false,
-                    subquery: Box::new(body.clone()),
+                    subquery: Box::new(def.1.clone()),
                     alias: Some(alias),
                     sample: None,
                 };
+                Ok(())
             }
+            _ => Ok(()),
         }
-        _ => {}
+    }
+}
+
+/// The plain name a query's FROM reads (following derived tables down), with its span.
+fn reads_name(q: &Query) -> Option<(String, sqlparser::tokenizer::Span)> {
+    let SetExpr::Select(s) = q.body.as_ref() else {
+        return None;
+    };
+    match &s.from.first()?.relation {
+        TableFactor::Derived { subquery, .. } => reads_name(subquery),
+        TableFactor::Table {
+            name, args: None, ..
+        } if name.0.len() == 1 => {
+            let ident = name.0[0].as_ident()?;
+            Some((ident.value.clone(), name.span()))
+        }
+        _ => None,
     }
 }
 
@@ -1794,6 +1869,22 @@ mod tests {
             (
                 "WITH RECURSIVE t AS (SELECT a FROM source('o')) SELECT a FROM t",
                 "model `m`: WITH RECURSIVE is not supported yet",
+            ),
+            (
+                "WITH t AS (SELECT a FROM source('o')), u AS (SELECT a FROM t) SELECT a FROM t",
+                "model `m`: the CTE `u` is never read",
+            ),
+            (
+                "WITH t AS (SELECT a FROM u), u AS (SELECT a FROM source('o')) SELECT a FROM t",
+                "model `m`: the CTE `t` reads `u`, which is defined after it",
+            ),
+            (
+                "WITH t AS (SELECT a FROM t) SELECT a FROM t",
+                "model `m`: the CTE `t` reads itself, which is WITH RECURSIVE, and that is not supported yet",
+            ),
+            (
+                "WITH t AS (SELECT a FROM source('o')), t AS (SELECT a FROM source('o')) SELECT a FROM t",
+                "model `m`: the CTE `t` is defined twice",
             ),
             (
                 "SELECT row_number() OVER () AS r FROM source('o')",
