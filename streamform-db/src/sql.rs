@@ -520,9 +520,9 @@ pub fn parse_model(model: &str, text: &str) -> ParsedModel {
             ),
             Limit::Nesting => (
                 format!(
-                    "model `{model}` nests parentheses, CASE expressions or prefix operators (NOT, a sign) more than {DEEPEST_NESTING} levels deep"
+                    "model `{model}` nests parentheses, subqueries, CASE expressions or prefix operators (NOT, a sign) more than {DEEPEST_NESTING} levels deep"
                 ),
-                "compute the inner part as a column of a model this one reads with ref()",
+                "compute the inner part (an expression, or a subquery) in a model this one reads with ref()",
             ),
             Limit::GluedNumber => {
                 return fail(
@@ -599,10 +599,10 @@ pub fn parse_model(model: &str, text: &str) -> ParsedModel {
             return fail(
                 Diagnostic::error(
                     Code::SqlTooLarge,
-                    format!("model `{model}` nests its expressions too deeply for the parser"),
+                    format!("model `{model}` nests its expressions or subqueries too deeply for the parser"),
                 )
                 .with_help(
-                    "compute the inner part as a column of a model this one reads with ref()",
+                    "compute the inner part (an expression, or a subquery) in a model this one reads with ref()",
                 ),
             );
         }

@@ -79,7 +79,7 @@ fn casts_nested_48_deep_are_refused_at_once_not_a_hang() {
     let out = streamform(&["check"], dir.path());
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains(
-        "error: model `customer_metrics` nests parentheses, CASE expressions or prefix operators (NOT, a sign) more than 32 levels deep\n  --> models/customer_metrics.sql:1:172\n"
+        "error: model `customer_metrics` nests parentheses, subqueries, CASE expressions or prefix operators (NOT, a sign) more than 32 levels deep\n  --> models/customer_metrics.sql:1:172\n"
     ));
 }
 
@@ -139,7 +139,7 @@ fn a_run_of_48_nots_is_refused_as_too_deep() {
     let out = streamform(&["check"], dir.path());
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains(
-        "error: model `customer_metrics` nests parentheses, CASE expressions or prefix operators (NOT, a sign) more than 32 levels deep\n  --> models/customer_metrics.sql:1:204\n"
+        "error: model `customer_metrics` nests parentheses, subqueries, CASE expressions or prefix operators (NOT, a sign) more than 32 levels deep\n  --> models/customer_metrics.sql:1:204\n"
     ), "{}", text(&out.stdout));
 }
 
