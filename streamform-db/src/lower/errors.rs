@@ -17,11 +17,22 @@ pub(super) fn unknown_column(e: &DataFusionError, fields: &[Field]) -> Option<(S
     let DataFusionError::SchemaError(schema_error, _) = e.find_root() else {
         return None;
     };
-    let SchemaError::FieldNotFound { field, .. } = schema_error.as_ref() else {
+    let SchemaError::FieldNotFound {
+        field,
+        valid_fields,
+    } = schema_error.as_ref()
+    else {
         return None;
     };
     let name = field.name.as_str();
-    let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
+    // The planner knows what the relation read there holds (a subquery's own columns);
+    // without it, the input's.
+    let mut names: Vec<&str> = valid_fields.iter().map(|c| c.name.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    if names.is_empty() {
+        names = fields.iter().map(|f| f.name.as_str()).collect();
+    }
     let help = crate::diagnostic::suggest(name, &names, "the input's columns are");
     Some((format!("unknown column `{name}`"), help))
 }
