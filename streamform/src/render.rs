@@ -26,6 +26,14 @@ fn declared(db: &Database, project: Project, model: &str) -> (Materialized, Opti
     streamform_db::config::declaration(project_config(db, project).config.as_ref(), model)
 }
 
+/// `, upsert(order_id)` after an upsert source's description; empty for an append source.
+fn upsert_note(s: &streamform_db::config::SourceDef) -> String {
+    s.key
+        .as_ref()
+        .map(|k| format!(", upsert({})", k.join(", ")))
+        .unwrap_or_default()
+}
+
 fn location(c: &Connector) -> String {
     match c {
         Connector::Kafka { topic } => format!("topic={topic}"),
@@ -56,12 +64,7 @@ pub fn check_summary(db: &Database, project: Project) -> String {
     out.push_str("\nsources\n");
     for s in &source_defs(db, project).sources {
         let kind = format!("{}/{}", s.connector.name(), s.format);
-        // An upsert source says so, with its key, after its columns.
-        let upsert = s
-            .key
-            .as_ref()
-            .map(|k| format!(", upsert({})", k.join(", ")))
-            .unwrap_or_default();
+        let upsert = upsert_note(s);
         let _ = writeln!(
             out,
             "  {:<24} {kind:<12} {:<24} {}{upsert}",
@@ -498,7 +501,8 @@ pub fn graph_text(db: &Database, project: Project) -> String {
     let mut out = format!("{}\n\n", streamform_ir::printable(name));
     let readers = readers(db, project);
     for s in &source_defs(db, project).sources {
-        let third = format!("{} {}", s.connector.name(), location(&s.connector));
+        let upsert = upsert_note(s);
+        let third = format!("{} {}{upsert}", s.connector.name(), location(&s.connector));
         let _ = writeln!(out, "{:<24} {:<21} {third}", s.name, "source");
         tree(
             db,
