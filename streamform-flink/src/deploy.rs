@@ -1390,6 +1390,17 @@ impl Deployer<'_> {
         let Some(lineage) = record.lineage.clone() else {
             return failure(None);
         };
+        // The failed job was cancelled; the previous plan starts once it has ended, so the
+        // two never run at once and the restarted job does not take it for a rival apply.
+        let deadline = std::time::Instant::now() + self.wait;
+        while std::time::Instant::now() < deadline {
+            match self.jobs.job(failed) {
+                Ok(Some(detail)) if !detail.summary.is_terminal() => {
+                    std::thread::sleep(POLL_INTERVAL);
+                }
+                _ => break,
+            }
+        }
         let Ok(session) = Session::open(gateway) else {
             return failure(None);
         };
