@@ -267,6 +267,13 @@ pub(super) fn failing_part(
         let statement = Statement::Query(Box::new(with_plain_relation(q, table)));
         planner.sql_statement_to_plan(statement).is_ok()
     };
+    // A subquery in FROM that does not plan on its own holds the failing part.
+    if let Some(sqlparser::ast::TableFactor::Derived { subquery, .. }) =
+        select.from.first().map(|t| &t.relation)
+        && !plans(subquery)
+    {
+        return failing_part(planner, subquery, table, text);
+    }
     for i in 0..select.projection.len() {
         let mut one = query.clone();
         one.order_by = None;
