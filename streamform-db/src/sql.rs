@@ -471,7 +471,28 @@ impl CteScope {
                 };
                 Ok(())
             }
-            _ => Ok(()),
+            // A window table function whose input names a CTE.
+            other => {
+                let mut named = None;
+                let _ = sqlparser::ast::visit_expressions(other, |e| {
+                    if let SqlExpr::Identifier(i) = e
+                        && self.defs.iter().any(|d| d.0 == i.value)
+                    {
+                        named = Some(i.clone());
+                        return std::ops::ControlFlow::Break(());
+                    }
+                    std::ops::ControlFlow::Continue(())
+                });
+                match named {
+                    Some(cte) => Err(Diagnostic::error(
+                        Code::UnsupportedSql,
+                        format!("model `{model}`: a window over the CTE `{}` is not supported yet", cte.value),
+                    )
+                    .with_span(byte_span(text, cte.span))
+                    .with_help("give the window its input as TABLE source('<name>') or TABLE ref('<model>'), and put the CTE's step in a model of its own")),
+                    None => Ok(()),
+                }
+            }
         }
     }
 }

@@ -64,7 +64,10 @@ pub fn for_parsing(text: &str) -> Cow<'_, str> {
             after
                 .strip_prefix(f)
                 .is_some_and(|rest| rest.trim_start().starts_with('('))
-        });
+        })
+            // A plain name (a CTE's, say): read as the argument it is, and refused as one
+            // that is not a source or a model.
+            || after.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '"' || c == '`');
         if (before.ends_with('(') || before.ends_with("=>")) && word_end && reads {
             let out = out.get_or_insert_with(|| text.to_string());
             out.replace_range(at..at + 5, "     ");
@@ -438,7 +441,7 @@ pub fn read<'q>(
                 args[0]
             ),
             args[0].span(),
-            "give the window its input as TABLE source('<name>') or TABLE ref('<model>')",
+            "give the window its input as TABLE source('<name>') or TABLE ref('<model>'); a window over a CTE or a subquery is not supported yet, so put that step in a model of its own",
         ));
     };
     Ok((
