@@ -714,8 +714,9 @@ fn compare_runs(
     }
 }
 
-#[test]
-fn the_simulators_final_table_is_what_batch_sql_computes() {
+/// The cases to run and a runner drawing them from the seed: `PROPTEST_CASES` and
+/// `ORACLE_SEED` override the defaults.
+fn runner() -> (u32, TestRunner) {
     let cases = std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|n| n.parse().ok())
@@ -729,8 +730,13 @@ fn the_simulators_final_table_is_what_batch_sql_computes() {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(7u8); 32];
-    let mut runner =
-        TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &seed));
+    let runner = TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &seed));
+    (cases, runner)
+}
+
+#[test]
+fn the_simulators_final_table_is_what_batch_sql_computes() {
+    let (cases, mut runner) = runner();
     let refused = std::cell::Cell::new(0usize);
     let row_by_row = std::cell::Cell::new(0usize);
     let result = runner.run(
@@ -760,21 +766,7 @@ fn the_simulators_final_table_is_what_batch_sql_computes() {
 /// update and delete the simulator retracted must reach (docs/changing-tables.md).
 #[test]
 fn the_simulators_final_table_over_upserts_is_what_batch_sql_computes() {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(CASES);
-    let config = Config {
-        cases,
-        failure_persistence: None,
-        ..Config::default()
-    };
-    let seed = [std::env::var("ORACLE_SEED")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(7u8); 32];
-    let mut runner =
-        TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &seed));
+    let (cases, mut runner) = runner();
     let refused = std::cell::Cell::new(0usize);
     let result = runner.run(
         &(

@@ -242,14 +242,8 @@ pub fn generate(
             } = &first.op
             && created.insert(name.clone())
         {
-            let drops = event_time
-                .as_ref()
-                .is_some_and(|t| t.late == LateEvents::Drop);
-            let table = if drops {
-                raw_table_name(name)
-            } else {
-                name.clone()
-            };
+            let drops = drops_late(event_time.as_ref());
+            let table = created_table_name(name, event_time.as_ref());
             if matches!(first.changelog, Changelog::Upsert(_)) {
                 config.insert(CDC_EVENTS_DUPLICATE.to_string(), "true".to_string());
             }
@@ -468,6 +462,20 @@ fn retention_warning(plan: &ModelPlan) -> Option<Finding> {
     })
 }
 
+/// Whether a source drops late events, and so is created as its raw table.
+fn drops_late(event_time: Option<&EventTime>) -> bool {
+    event_time.is_some_and(|t| t.late == LateEvents::Drop)
+}
+
+/// The table a source is created as: its raw table when it drops late events, else its name.
+fn created_table_name(name: &str, event_time: Option<&EventTime>) -> String {
+    if drops_late(event_time) {
+        raw_table_name(name)
+    } else {
+        name.to_string()
+    }
+}
+
 /// The table an event-time source with `late_events: drop` is created as: `<source>_raw`,
 /// read through the view named after the source.
 pub fn raw_table_name(source: &str) -> String {
@@ -535,15 +543,10 @@ pub fn operator_tables(plans: &[ModelPlan]) -> std::collections::BTreeMap<String
                 name, event_time, ..
             } = &first.op
         {
-            let drops = event_time
-                .as_ref()
-                .is_some_and(|t| t.late == LateEvents::Drop);
-            let table = if drops {
-                raw_table_name(name)
-            } else {
-                name.clone()
-            };
-            tables.insert(table, crate::compiled::source_identity(name));
+            tables.insert(
+                created_table_name(name, event_time.as_ref()),
+                crate::compiled::source_identity(name),
+            );
         }
         let sink = plan.sink();
         if let Operator::Sink {

@@ -305,6 +305,17 @@ impl fmt::Display for SimError {
 
 impl std::error::Error for SimError {}
 
+/// A node of `model` the simulator cannot build.
+fn build_error(model: &str, f: Fault) -> SimError {
+    SimError {
+        failure: f.failure,
+        model: model.to_string(),
+        column: f.column,
+        event: 0,
+        message: f.message,
+    }
+}
+
 fn shape_error(model: &str, message: impl Into<String>) -> SimError {
     SimError {
         failure: Failure::Plan,
@@ -480,13 +491,7 @@ impl Simulator {
         let mut stages = Vec::new();
         let upsert = source_node.changelog.is_updating();
         if upsert {
-            stages.push(Stage::normalize(source_node).map_err(|f| SimError {
-                failure: f.failure,
-                model: first.name.clone(),
-                column: f.column,
-                event: 0,
-                message: f.message,
-            })?);
+            stages.push(Stage::normalize(source_node).map_err(|f| build_error(&first.name, f))?);
         }
         let mut models = Vec::with_capacity(chain.len());
         let mut prev = source_node;
@@ -552,13 +557,8 @@ impl Simulator {
                     changelog: &prev.changelog,
                     boundedness: prev.boundedness,
                 };
-                let stage = Stage::build(mi, node, &input).map_err(|f| SimError {
-                    failure: f.failure,
-                    model: plan.name.clone(),
-                    column: f.column,
-                    event: 0,
-                    message: f.message,
-                })?;
+                let stage =
+                    Stage::build(mi, node, &input).map_err(|f| build_error(&plan.name, f))?;
                 stages.push(stage);
                 prev = node;
             }

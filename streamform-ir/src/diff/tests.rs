@@ -1193,26 +1193,11 @@ fn lossless_widening_keeps_every_value() {
 /// lowering would.
 fn with_window(m: &mut Manifest, window: &str) {
     let node = at(m, "totals::aggregate::0");
-    let StateEntry::Keyed {
-        keys,
-        accumulators,
-        retention,
-        window: w,
-        retracting,
-        digest,
-    } = &mut node.state
-    else {
+    let StateEntry::Keyed { window: w, .. } = &mut node.state else {
         panic!("totals::aggregate::0 is keyed");
     };
     *w = Some(window.to_string());
-    *digest = sha256_hex(&crate::identity::fingerprint_text(
-        crate::plan::NodeKind::Aggregate,
-        keys,
-        Some(window),
-        *retracting,
-        &columns(accumulators),
-        retention,
-    ));
+    redigest(node);
 }
 
 #[test]
@@ -1314,26 +1299,22 @@ fn the_session_rows_of_the_rule_table() {
 /// Sets whether `totals::aggregate::0` retracts (its input updates), with its digest.
 fn with_retracting(m: &mut Manifest, on: bool) {
     let node = at(m, "totals::aggregate::0");
-    let StateEntry::Keyed {
-        keys,
-        accumulators,
-        retention,
-        window,
-        retracting,
-        digest,
-    } = &mut node.state
-    else {
+    let StateEntry::Keyed { retracting, .. } = &mut node.state else {
         panic!("totals::aggregate::0 is keyed");
     };
     *retracting = on;
-    *digest = sha256_hex(&crate::identity::fingerprint_text(
-        crate::plan::NodeKind::Aggregate,
-        keys,
-        window.as_deref(),
-        on,
-        &columns(accumulators),
-        retention,
-    ));
+    redigest(node);
+}
+
+/// Gives an aggregate node the state digest of its edited state, as lowering would.
+fn redigest(node: &mut NodeEntry) {
+    let derived = node
+        .state
+        .derived_digest(crate::plan::NodeKind::Aggregate)
+        .expect("keyed");
+    if let StateEntry::Keyed { digest, .. } = &mut node.state {
+        *digest = derived;
+    }
 }
 
 #[test]

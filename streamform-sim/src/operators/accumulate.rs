@@ -130,24 +130,12 @@ impl Ord for Sorted {
 }
 
 /// What a retracting call counts per entry: each value's count.
-#[derive(Default)]
+#[derive(Clone)]
 pub(crate) enum Bag {
-    #[default]
-    Unused,
     /// count(distinct x): values as distinct aggregates tell them apart.
     Distinct(hashbrown::HashMap<u32, hashbrown::HashMap<Distinct, i64, Fx>, Fx>),
     /// min(x), max(x): values in order.
     Ordered(hashbrown::HashMap<u32, std::collections::BTreeMap<Sorted, i64>, Fx>),
-}
-
-impl Clone for Bag {
-    fn clone(&self) -> Bag {
-        match self {
-            Bag::Unused => Bag::Unused,
-            Bag::Distinct(m) => Bag::Distinct(m.clone()),
-            Bag::Ordered(m) => Bag::Ordered(m.clone()),
-        }
-    }
 }
 
 /// A value as Flink's distinct aggregates tell values apart: as grouping keys are
@@ -366,7 +354,6 @@ impl Calls {
         }
         for bag in &mut self.bags {
             match bag {
-                Bag::Unused => {}
                 Bag::Distinct(m) => {
                     m.remove(&entry);
                 }
