@@ -234,10 +234,12 @@ pub fn cycle_diagnostics(db: &dyn Db, project: Project) -> Vec<Diagnostic> {
         .iter()
         .map(|cycle| {
             let file = models[&cycle[0]];
+            // The `ref()` of the first model that reads the next one on the cycle.
+            let next = Input::Model(cycle[1 % cycle.len()].clone());
             let span = model_syntax(db, file)
                 .reads
                 .as_ref()
-                .and_then(|r| r.span.clone());
+                .and_then(|r| r.span_of(&next));
             let d = match cycle.as_slice() {
                 [only] => Diagnostic::error(
                     Code::SelfReference,
@@ -475,13 +477,15 @@ pub fn model_syntax(db: &dyn Db, file: SourceFile) -> ModelSyntax {
     ModelSyntax { reads, diagnostics }
 }
 
-/// What the model reads, without positions: editing anything else backdates it.
-#[salsa::tracked]
-pub fn model_reads(db: &dyn Db, file: SourceFile) -> Option<Input> {
+/// What the model reads (each relation once, in the order first written), without
+/// positions: editing anything else backdates it. Empty when its FROM clauses do not check.
+#[salsa::tracked(returns(ref))]
+pub fn model_reads(db: &dyn Db, file: SourceFile) -> Vec<Input> {
     model_syntax(db, file)
         .reads
         .as_ref()
-        .map(|r| r.input.clone())
+        .map(Reads::inputs)
+        .unwrap_or_default()
 }
 
 /// The dependency graph of models.
@@ -500,65 +504,68 @@ pub struct Graph {
 #[salsa::tracked(returns(ref))]
 pub fn dependency_graph(db: &dyn Db, project: Project) -> Graph {
     let files = model_files(db, project);
-    let reads: BTreeMap<&String, Option<String>> = files
+    let reads: BTreeMap<&String, Vec<&String>> = files
         .iter()
         .map(|(n, f)| {
-            let up = match model_reads(db, *f) {
-                Some(Input::Model(m)) if files.contains_key(m) => Some(m.clone()),
-                _ => None,
-            };
-            (n, up)
+            let ups = model_reads(db, *f)
+                .iter()
+                .filter_map(|i| match i {
+                    Input::Model(m) => files.get_key_value(m).map(|(k, _)| k),
+                    Input::Source(_) => None,
+                })
+                .collect();
+            (n, ups)
         })
         .collect();
-    // Each model reads at most one other, so one walk from each model not yet placed finds
-    // its depth (hops to a source) or the cycle it ends in, and every model is walked once.
-    // `None` is a model on a cycle or reading into one: it cannot be planned.
-    let mut placed: HashMap<&String, Option<usize>> = HashMap::new();
-    let mut cyclic = BTreeSet::new();
-    let mut cycles = Vec::new();
+    // Each model's depth (one more than the deepest model it reads, 0 when it reads only
+    // sources), by a depth-first walk kept on an explicit stack; `None` is a model on a
+    // cycle or reading into one: it cannot be planned.
+    let mut depth: HashMap<&String, Option<usize>> = HashMap::new();
+    let mut on_path: HashMap<&String, usize> = HashMap::new();
+    let mut cycles: BTreeSet<Vec<String>> = BTreeSet::new();
     for start in reads.keys() {
-        let mut path: Vec<&String> = Vec::new();
-        let mut on_path: HashMap<&String, usize> = HashMap::new();
-        let mut cur = *start;
-        // The depth of the model the path's last model reads (`Some(None)` for none).
-        let after: Option<Option<usize>> = loop {
-            if let Some(known) = placed.get(cur) {
-                break Some(*known);
+        if depth.contains_key(start) {
+            continue;
+        }
+        // (model, index of the next model it reads to visit, its depth so far)
+        let mut stack: Vec<(&String, usize, Option<usize>)> = vec![(*start, 0, Some(0))];
+        on_path.insert(*start, 0);
+        while let Some(&(model, next, _)) = stack.last() {
+            let top = stack.len() - 1;
+            match reads[model].get(next) {
+                Some(&up) => {
+                    stack[top].1 += 1;
+                    if let Some(&pos) = on_path.get(up) {
+                        let mut cycle: Vec<String> =
+                            stack[pos..].iter().map(|(m, _, _)| m.to_string()).collect();
+                        let first = (0..cycle.len()).min_by_key(|&i| &cycle[i]).unwrap_or(0);
+                        cycle.rotate_left(first);
+                        cycles.insert(cycle);
+                        stack[top].2 = None;
+                    } else if let Some(known) = depth.get(up) {
+                        stack[top].2 = stack[top].2.zip(*known).map(|(d, k)| d.max(k + 1));
+                    } else {
+                        on_path.insert(up, stack.len());
+                        stack.push((up, 0, Some(0)));
+                    }
+                }
+                None => {
+                    let (done, _, d) = stack.pop().expect("the loop looked at it");
+                    on_path.remove(done);
+                    depth.insert(done, d);
+                    if let Some(parent) = stack.last_mut() {
+                        parent.2 = parent.2.zip(d).map(|(p, d)| p.max(d + 1));
+                    }
+                }
             }
-            if let Some(&pos) = on_path.get(cur) {
-                let mut cycle: Vec<String> = path[pos..].iter().map(|s| s.to_string()).collect();
-                let first = (0..cycle.len()).min_by_key(|&i| &cycle[i]).unwrap_or(0);
-                cycle.rotate_left(first);
-                cyclic.extend(cycle.iter().cloned());
-                cycles.push(cycle);
-                break Some(None);
-            }
-            on_path.insert(cur, path.len());
-            path.push(cur);
-            match reads.get(cur) {
-                Some(Some(next)) => cur = next,
-                _ => break None,
-            }
-        };
-        let base = match after {
-            // The last model reads a source: depth 0.
-            None => {
-                let last = path.pop().expect("the walk placed a model");
-                placed.insert(last, Some(0));
-                Some(0)
-            }
-            Some(known) => known,
-        };
-        for (i, name) in path.iter().rev().enumerate() {
-            placed.insert(name, base.map(|d| d + i + 1));
         }
     }
-    cycles.sort();
-    let depth: BTreeMap<&String, usize> = placed
+    let cycles: Vec<Vec<String>> = cycles.into_iter().collect();
+    let cyclic: BTreeSet<String> = cycles.iter().flatten().cloned().collect();
+    let mut order: Vec<(usize, &String)> = depth
         .into_iter()
-        .filter_map(|(n, d)| Some((n, d?)))
+        .filter_map(|(n, d)| Some((d?, n)))
         .collect();
-    let mut order: Vec<(usize, &String)> = depth.into_iter().map(|(n, d)| (d, n)).collect();
     order.sort();
     Graph {
         order: order.into_iter().map(|(_, n)| n.clone()).collect(),
@@ -610,79 +617,104 @@ pub fn lower_model(db: &dyn Db, project: Project, name: String) -> LowerResult {
         ModelSettings::NoConfig | ModelSettings::Invalid => return fail(Vec::new()),
     };
     let models = model_files(db, project);
-    let err = |code: Code, message: String, help: String| {
-        Diagnostic::error(code, message)
-            .in_file(file)
-            .with_span(reads.span.clone())
-            .with_help(help)
-    };
-    let contract;
-    let upstream = match &reads.input {
-        Input::Source(s) => match source_lookup(db, project, s.clone()) {
-            SourceLookup::Found(def) => Upstream::Source(def),
-            // sources.yml's own diagnostics say what is wrong with it.
-            SourceLookup::Broken => return fail(Vec::new()),
-            SourceLookup::NoFile => {
-                return fail(vec![err(
-                    Code::UnknownSource,
-                    format!("model `{name}` reads source('{s}'), but there is no sources.yml"),
-                    format!("declare `{s}` in sources.yml beside streamform.yml"),
-                )]);
-            }
-            SourceLookup::Undeclared(names) => {
-                let help = if models.contains_key(s) {
-                    format!("`{s}` is a model; read it with ref('{s}')")
-                } else if let Some(close) = did_you_mean(s, names.iter().map(String::as_str)) {
-                    format!("did you mean source('{close}')?")
-                } else {
-                    "source() names a source declared in sources.yml".into()
-                };
-                return fail(vec![err(
-                    Code::UnknownSource,
-                    format!(
-                        "model `{name}` reads source('{s}'), but sources.yml declares no source `{s}`"
-                    ),
-                    help,
-                )]);
-            }
-        },
-        Input::Model(m) => {
-            // A model that reads itself is a cycle; `cycle_diagnostics` reports it.
-            if *m == name {
-                return fail(Vec::new());
-            }
-            if !models.contains_key(m) {
-                let help = if source_defs(db, project)
-                    .sources
-                    .iter()
-                    .any(|d| &d.name == m)
-                {
-                    format!("`{m}` is a source; read it with source('{m}')")
-                } else if let Some(close) =
-                    did_you_mean(m, models.keys().map(String::as_str).filter(|k| *k != name))
-                {
-                    format!("did you mean ref('{close}')?")
-                } else {
-                    "ref() names another model in this project".into()
-                };
-                return fail(vec![err(
-                    Code::UnknownModel,
-                    format!("model `{name}` reads ref('{m}'), but there is no models/{m}.sql"),
-                    help,
-                )]);
-            }
-            if dependency_graph(db, project).cyclic.contains(&name) {
-                return fail(Vec::new());
-            }
-            match model_contract(db, project, m.clone()) {
-                Some(c) => {
-                    contract = c;
-                    Upstream::Model(m, contract)
+    let inputs = reads.inputs();
+    // A relation is planned under its name, so a source and a model of one name cannot
+    // both be read.
+    // sources.yml's check reports the name both carry (`name-clash`).
+    if inputs.iter().any(|i| match i {
+        Input::Source(s) => inputs.contains(&Input::Model(s.clone())),
+        Input::Model(_) => false,
+    }) {
+        return fail(Vec::new());
+    }
+    let mut contracts: Vec<(&str, Contract)> = Vec::new();
+    let mut sources: Vec<&SourceDef> = Vec::new();
+    for input in &inputs {
+        let err = |code: Code, message: String, help: String| {
+            Diagnostic::error(code, message)
+                .in_file(file)
+                .with_span(reads.span_of(input))
+                .with_help(help)
+        };
+        match input {
+            Input::Source(s) => match source_lookup(db, project, s.clone()) {
+                SourceLookup::Found(def) => sources.push(def),
+                // sources.yml's own diagnostics say what is wrong with it.
+                SourceLookup::Broken => return fail(Vec::new()),
+                SourceLookup::NoFile => {
+                    return fail(vec![err(
+                        Code::UnknownSource,
+                        format!("model `{name}` reads source('{s}'), but there is no sources.yml"),
+                        format!("declare `{s}` in sources.yml beside streamform.yml"),
+                    )]);
                 }
-                None => return fail(Vec::new()),
+                SourceLookup::Undeclared(names) => {
+                    let help = if models.contains_key(s) {
+                        format!("`{s}` is a model; read it with ref('{s}')")
+                    } else if let Some(close) = did_you_mean(s, names.iter().map(String::as_str)) {
+                        format!("did you mean source('{close}')?")
+                    } else {
+                        "source() names a source declared in sources.yml".into()
+                    };
+                    return fail(vec![err(
+                        Code::UnknownSource,
+                        format!(
+                            "model `{name}` reads source('{s}'), but sources.yml declares no source `{s}`"
+                        ),
+                        help,
+                    )]);
+                }
+            },
+            Input::Model(m) => {
+                // A model that reads itself is a cycle; `cycle_diagnostics` reports it.
+                if *m == name {
+                    return fail(Vec::new());
+                }
+                if !models.contains_key(m) {
+                    let help = if source_defs(db, project)
+                        .sources
+                        .iter()
+                        .any(|d| &d.name == m)
+                    {
+                        format!("`{m}` is a source; read it with source('{m}')")
+                    } else if let Some(close) =
+                        did_you_mean(m, models.keys().map(String::as_str).filter(|k| *k != name))
+                    {
+                        format!("did you mean ref('{close}')?")
+                    } else {
+                        "ref() names another model in this project".into()
+                    };
+                    return fail(vec![err(
+                        Code::UnknownModel,
+                        format!("model `{name}` reads ref('{m}'), but there is no models/{m}.sql"),
+                        help,
+                    )]);
+                }
+                if dependency_graph(db, project).cyclic.contains(&name) {
+                    return fail(Vec::new());
+                }
+                match model_contract(db, project, m.clone()) {
+                    Some(c) => contracts.push((m.as_str(), c.clone())),
+                    None => return fail(Vec::new()),
+                }
             }
         }
-    };
+    }
+    let mut sources = sources.into_iter();
+    let mut contracts = contracts.iter();
+    let upstream: Vec<(String, Upstream<'_>)> = inputs
+        .iter()
+        .map(|input| {
+            let up = match input {
+                Input::Source(_) => Upstream::Source(sources.next().expect("one per source")),
+                Input::Model(_) => {
+                    let (m, c) = contracts.next().expect("one per model");
+                    Upstream::Model(m, c)
+                }
+            };
+            (input.name().to_string(), up)
+        })
+        .collect();
     let declared = Declared {
         materialized,
         sink: sink.as_ref(),
@@ -754,23 +786,19 @@ pub fn model_contract(db: &dyn Db, project: Project, name: String) -> Option<Con
     })
 }
 
-/// Whether an event-time source is upstream of `plan`: its own Source, or the model it
-/// reads.
+/// Whether every relation `plan` reads has event time upstream: each of its Sources runs on
+/// event time, and each model it reads has a clock.
 fn plan_has_clock(db: &dyn Db, project: Project, plan: &ModelPlan) -> bool {
-    match &plan.input {
-        Input::Source(_) => plan.nodes.first().is_some_and(|n| {
-            matches!(
-                &n.op,
-                streamform_ir::Operator::Source {
-                    event_time: Some(_),
-                    ..
-                }
-            )
-        }),
-        Input::Model(m) => model_contract(db, project, m.clone())
-            .as_ref()
-            .is_some_and(|c| c.clock),
-    }
+    let sources = plan.nodes.iter().all(|n| match &n.op {
+        streamform_ir::Operator::Source { event_time, .. } => event_time.is_some(),
+        _ => true,
+    });
+    sources
+        && plan.models_read().all(|m| {
+            model_contract(db, project, m.to_string())
+                .as_ref()
+                .is_some_and(|c| c.clock)
+        })
 }
 
 /// The `help:` for a name that is not a model: the closest model, else every model.
@@ -785,25 +813,34 @@ pub fn unknown_model_help(db: &dyn Db, project: Project, name: &str) -> String {
     }
 }
 
-/// The models from the one reading a source down to `name`, each reading the previous.
+/// The models `name` reads, directly or through others, and `name` last: every model after
+/// the models it reads (the order the simulator takes them in). `None` when one of them
+/// does not compile.
 #[salsa::tracked(returns(ref))]
 pub fn upstream_chain(db: &dyn Db, project: Project, name: String) -> Option<Vec<ModelPlan>> {
-    let mut chain = Vec::new();
-    let mut cur = name;
-    loop {
-        let plan = model_plan(db, project, cur).clone()?;
-        let next = match &plan.input {
-            Input::Model(m) => Some(m.clone()),
-            Input::Source(_) => None,
-        };
-        chain.push(plan);
-        match next {
-            Some(m) => cur = m,
-            None => break,
+    let mut out: Vec<ModelPlan> = Vec::new();
+    // Depth first, each model after the models it reads (post-order), on an explicit stack.
+    let mut stack: Vec<(ModelPlan, usize)> = vec![(model_plan(db, project, name).clone()?, 0)];
+    while let Some((plan, next)) = stack.last() {
+        let read: Option<String> = plan.models_read().nth(*next).map(str::to_string);
+        let top = stack.len() - 1;
+        match read {
+            Some(m) => {
+                stack[top].1 += 1;
+                let seen =
+                    out.iter().any(|p| p.name == m) || stack.iter().any(|(p, _)| p.name == m);
+                if !seen {
+                    let up = model_plan(db, project, m).clone()?;
+                    stack.push((up, 0));
+                }
+            }
+            None => {
+                let (done, _) = stack.pop().expect("the loop looked at it");
+                out.push(done);
+            }
         }
     }
-    chain.reverse();
-    Some(chain)
+    Some(out)
 }
 
 /// A fixture typed against its model: the events, the expected records and counts.
@@ -824,8 +861,13 @@ pub struct FixtureDef {
     pub deletes: Vec<usize>,
     /// The typed `expect` records.
     pub expect: Vec<Expected>,
-    /// The `- watermark:` items: how many events come before each, and the instant.
-    pub watermarks: Vec<(usize, i64)>,
+    /// The `- watermark:` items: how many events come before each, the instant, and the
+    /// source it moves (by its number in `sources`; `None` for every source).
+    pub watermarks: Vec<(usize, i64, Option<usize>)>,
+    /// The sources the model reads, in the simulator's order.
+    pub sources: Vec<String>,
+    /// Per event, the number of its source in `sources`; empty when there is one source.
+    pub event_sources: Vec<usize>,
     /// The typed `late` events, in the top source's column order.
     pub late: Vec<Vec<streamform_ir::Value>>,
     /// The top source's columns, which `events` and `late` follow.
@@ -848,6 +890,8 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
         deletes: Vec::new(),
         expect: Vec::new(),
         watermarks: Vec::new(),
+        sources: Vec::new(),
+        event_sources: Vec::new(),
         late: Vec::new(),
         source_columns: Vec::new(),
         diagnostics: Vec::new(),
@@ -887,28 +931,147 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
     let Some(chain) = upstream_chain(db, project, shape.model.clone()) else {
         return def;
     };
-    let top = chain.first().expect("a chain has a model");
-    let Some(source_name) = (match &top.input {
-        Input::Source(s) => Some(s.clone()),
-        Input::Model(_) => None,
-    }) else {
-        return def;
-    };
-    let columns: Vec<(String, streamform_ir::DataType)> = top.nodes[0]
-        .schema
-        .iter()
-        .map(|f| (f.name.clone(), f.ty))
-        .collect();
-    def.events = fixture::type_events(&shape, &source_name, &columns, &mut diagnostics);
-    let key = match &top.nodes[0].changelog {
+    // The sources in the order the simulator numbers them: the order their first Source
+    // node appears in the plans.
+    let mut sources: Vec<&Node> = Vec::new();
+    for node in chain.iter().flat_map(|p| &p.nodes) {
+        if let streamform_ir::Operator::Source { name, .. } = &node.op
+            && !sources.iter().any(|s| source_name(s) == name)
+        {
+            sources.push(node);
+        }
+    }
+    let names: Vec<String> = sources.iter().map(|s| source_name(s).to_string()).collect();
+    fixture::check_sources(&shape, &names, &mut diagnostics);
+    if let [only] = sources.as_slice() {
+        def.events = type_source_events(&shape, only, &mut def, &mut diagnostics);
+    } else {
+        fixture::require_source_names(&shape, &names, &mut diagnostics);
+        def.events = vec![Vec::new(); shape.given.len()];
+        def.event_sources = vec![0; shape.given.len()];
+        let mut watermarks: BTreeMap<usize, (usize, i64, Option<usize>)> = BTreeMap::new();
+        for (si, node) in sources.iter().enumerate() {
+            let name = source_name(node);
+            let own = shape.for_source(name);
+            let mut one = FixtureDef {
+                watermarks: Vec::new(),
+                ..def.clone()
+            };
+            let events = type_source_events(&own, node, &mut one, &mut diagnostics);
+            for ((event, &number), i) in events.into_iter().zip(&own.given_numbers).zip(0..) {
+                def.events[number - 1] = event;
+                def.event_sources[number - 1] = si;
+                if one.deletes.binary_search(&i).is_ok() {
+                    def.deletes.push(number - 1);
+                }
+            }
+            // A watermark item naming this source, or (typed once) one naming none.
+            let mut mine = shape
+                .watermarks
+                .iter()
+                .enumerate()
+                .filter(|(w, _)| {
+                    shape.watermark_sources[*w]
+                        .as_ref()
+                        .is_none_or(|(n, _)| n == name)
+                })
+                .map(|(w, _)| w);
+            for &(_, at, _) in &one.watermarks {
+                if let Some(w) = mine.next() {
+                    let named = shape.watermark_sources[w].as_ref().map(|_| si);
+                    watermarks.insert(w, (shape.watermarks[w].0, at, named));
+                }
+            }
+            if si == 0 {
+                def.source_columns = one.source_columns.clone();
+            }
+        }
+        def.deletes.sort_unstable();
+        def.watermarks = watermarks.into_values().collect();
+        // A late event is told by its values; that needs the sources' columns to be one.
+        let same_columns = sources.iter().all(|s| s.schema == sources[0].schema);
+        if let (Some((_, span)), false) = (shape.late.first(), same_columns) {
+            diagnostics.push(
+                Diagnostic::error(
+                    Code::FixtureShape,
+                    format!(
+                        "`late:` lists events, but the sources model `{}` reads have different columns, so a late event cannot say which it is",
+                        shape.model
+                    ),
+                )
+                .with_span(Some(span.clone()))
+                .with_help("remove `late:`; test late events in a fixture of a model that reads one source"),
+            );
+        } else if let (Some((_, span)), Some(clockless)) = (
+            shape.late.first(),
+            sources.iter().find(|s| {
+                !matches!(
+                    &s.op,
+                    streamform_ir::Operator::Source {
+                        event_time: Some(_),
+                        ..
+                    }
+                )
+            }),
+        ) {
+            let name = source_name(clockless);
+            diagnostics.push(
+                Diagnostic::error(
+                    Code::FixtureShape,
+                    format!("`late:` lists events, but source `{name}` runs on processing time, where nothing is late"),
+                )
+                .with_span(Some(span.clone()))
+                .with_help(format!(
+                    "declare `event_time:` on source `{name}` in sources.yml to give it a clock, or remove `late:`"
+                )),
+            );
+        } else if !shape.late.is_empty() {
+            let columns: Vec<(String, streamform_ir::DataType)> = sources[0]
+                .schema
+                .iter()
+                .map(|f| (f.name.clone(), f.ty))
+                .collect();
+            let name = source_name(sources[0]);
+            def.late = fixture::type_late(&shape, name, &columns, &mut diagnostics);
+        }
+    }
+    def.sources = names;
+    let sink = chain.last().expect("a chain has a model").sink();
+    def.expect = fixture::type_expectations(&shape, &sink.schema, &mut diagnostics);
+    diagnostic::set_file(&mut diagnostics, file);
+    def.diagnostics = diagnostics;
+    def
+}
+
+/// The name of a Source node's source.
+fn source_name(node: &Node) -> &str {
+    match &node.op {
+        streamform_ir::Operator::Source { name, .. } => name,
+        _ => "",
+    }
+}
+
+/// Types the `given` events of `shape` (all for the Source `node`) against its columns,
+/// checks them against its changelog and clock, and fills `def`'s deletes, watermarks,
+/// late events and source columns.
+fn type_source_events(
+    shape: &fixture::FixtureShape,
+    node: &Node,
+    def: &mut FixtureDef,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<Vec<streamform_ir::Value>> {
+    let source_name = source_name(node);
+    let columns: Vec<(String, streamform_ir::DataType)> =
+        node.schema.iter().map(|f| (f.name.clone(), f.ty)).collect();
+    let events = fixture::type_events(shape, source_name, &columns, diagnostics);
+    let key = match &node.changelog {
         streamform_ir::Changelog::Upsert(key) => Some(key.as_slice()),
         _ => None,
     };
-    fixture::check_changes(&shape, (key, &columns), &source_name, &mut diagnostics);
-    fixture::check_sources(&shape, std::slice::from_ref(&source_name), &mut diagnostics);
+    fixture::check_changes(shape, (key, &columns), source_name, diagnostics);
     def.deletes = shape.deletes.clone();
-    def.source_columns = top.nodes[0].schema.clone();
-    let event_time = match &top.nodes[0].op {
+    def.source_columns = node.schema.clone();
+    let event_time = match &node.op {
         streamform_ir::Operator::Source {
             event_time: Some(t),
             ..
@@ -916,17 +1079,20 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
         _ => None,
     };
     if let Some(column) = event_time {
-        fixture::require_event_time(&shape, &column, &source_name, &columns, &mut diagnostics);
-        def.watermarks = fixture::type_watermarks(&shape, &mut diagnostics);
-        def.late = fixture::type_late(&shape, &source_name, &columns, &mut diagnostics);
+        fixture::require_event_time(shape, &column, source_name, &columns, diagnostics);
+        def.watermarks = fixture::type_watermarks(shape, diagnostics)
+            .into_iter()
+            .map(|(before, at)| (before, at, None))
+            .collect();
+        def.late = fixture::type_late(shape, source_name, &columns, diagnostics);
         if let Some(index) = columns.iter().position(|(c, _)| *c == column) {
             fixture::refuse_event_time_before_1970(
-                &shape,
+                shape,
                 &column,
                 index,
-                (&def.events, &def.late),
-                &source_name,
-                &mut diagnostics,
+                (&events, &def.late),
+                source_name,
+                diagnostics,
             );
         }
     } else {
@@ -961,11 +1127,7 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
             );
         }
     }
-    let sink = chain.last().expect("a chain has a model").sink();
-    def.expect = fixture::type_expectations(&shape, &sink.schema, &mut diagnostics);
-    diagnostic::set_file(&mut diagnostics, file);
-    def.diagnostics = diagnostics;
-    def
+    events
 }
 
 /// Why a fixture's run stopped, with the help that fits the failure.
@@ -1044,8 +1206,9 @@ pub struct FixtureRun {
     /// The `late` list against the events dropped, one entry per position.
     pub late: Vec<fixture::LateComparison>,
     /// The windows still open when the fixture ended, which emitted nothing: per window
-    /// node, its id, the (key, window) pairs open and the watermark the first fires at.
-    pub open_windows: Vec<(String, usize, i64)>,
+    /// node, its id, the (key, window) pairs open, the watermark the first fires at, and
+    /// the sources upstream that saw nothing and held its watermark back.
+    pub open_windows: Vec<(String, usize, i64, Vec<String>)>,
     /// The top source's columns, which the late events' values follow.
     pub source_columns: Vec<streamform_ir::Field>,
     /// The model's output columns, which the records' values follow.
@@ -1087,7 +1250,14 @@ pub fn fixture_result(db: &dyn Db, project: Project, file: SourceFile) -> Option
             run.open_windows = out
                 .open_windows
                 .iter()
-                .map(|w| (w.node.to_string(), w.count, w.first_fires_at))
+                .map(|w| {
+                    (
+                        w.node.to_string(),
+                        w.count,
+                        w.first_fires_at,
+                        w.held_back_by.clone(),
+                    )
+                })
                 .collect();
             let actual: Vec<Expected> = out
                 .changes
@@ -1135,17 +1305,25 @@ fn simulate(
     dropped: &mut Vec<(Vec<streamform_ir::Value>, Option<String>)>,
 ) -> Result<streamform_sim::Output, (streamform_sim::SimError, usize)> {
     let mut sim = streamform_sim::Simulator::new(chain).map_err(|e| (e, 0))?;
+    let advance = |sim: &mut streamform_sim::Simulator, at: i64, source: Option<usize>| {
+        let delivered = sim.events_processed();
+        match source {
+            Some(s) => sim.advance_source_watermark(s, at),
+            None => sim.advance_watermark(at),
+        }
+        .map_err(|e| (e, delivered))
+    };
     let mut watermarks = def.watermarks.iter().peekable();
     for (i, event) in def.events.iter().enumerate() {
-        while let Some((_, at)) = watermarks.next_if(|(before, _)| *before <= i) {
-            let delivered = sim.events_processed();
-            sim.advance_watermark(*at).map_err(|e| (e, delivered))?;
+        while let Some((_, at, source)) = watermarks.next_if(|(before, _, _)| *before <= i) {
+            advance(&mut sim, *at, *source)?;
         }
         let delivered = sim.events_processed();
+        let source = def.event_sources.get(i).copied().unwrap_or(0);
         let pushed = if def.deletes.binary_search(&i).is_ok() {
-            sim.push_delete(event)
+            sim.push_delete_to(source, event)
         } else {
-            sim.push(event)
+            sim.push_to(source, event)
         };
         match pushed {
             Ok(streamform_sim::Arrival::Dropped) => dropped.push((event.clone(), None)),
@@ -1157,9 +1335,8 @@ fn simulate(
             Err(e) => return Err((e, delivered)),
         }
     }
-    for (_, at) in watermarks {
-        let delivered = sim.events_processed();
-        sim.advance_watermark(*at).map_err(|e| (e, delivered))?;
+    for (_, at, source) in watermarks {
+        advance(&mut sim, *at, *source)?;
     }
     let delivered = sim.events_processed();
     sim.finish().map_err(|e| (e, delivered))

@@ -65,6 +65,9 @@ pub struct FixtureShape {
     /// Per `given` event, the source its item names with `source:` beside `event:` or
     /// `delete:`, and where that name is.
     pub given_sources: Vec<Option<(String, Range<usize>)>>,
+    /// Per `given` event, the number messages call it by: its place among all `given`
+    /// events (1-based), also in a shape cut down to one source's events.
+    pub given_numbers: Vec<usize>,
     /// Per watermark item, the source it names with `source:`; `None` for every source.
     pub watermark_sources: Vec<Option<(String, Range<usize>)>>,
     /// The `- watermark: <timestamp>` items of `given`: how many events come before each,
@@ -79,6 +82,59 @@ pub struct FixtureShape {
 }
 
 impl FixtureShape {
+    /// The shape of the items for source `name` alone: its `given` events (keeping their
+    /// numbers), the deletes among them, the watermark items that name it or no source
+    /// (counted against its events), and no `late` events.
+    pub fn for_source(&self, name: &str) -> FixtureShape {
+        let mine: Vec<usize> = (0..self.given.len())
+            .filter(|&i| {
+                self.given_sources[i]
+                    .as_ref()
+                    .is_some_and(|(n, _)| n == name)
+            })
+            .collect();
+        let position = |i: usize| mine.partition_point(|&m| m < i);
+        let mut watermarks = Vec::new();
+        let mut watermark_sources = Vec::new();
+        for (w, source) in self.watermarks.iter().zip(&self.watermark_sources) {
+            if source.as_ref().is_none_or(|(n, _)| n == name) {
+                watermarks.push((position(w.0), w.1.clone(), w.2.clone()));
+                watermark_sources.push(source.clone());
+            }
+        }
+        FixtureShape {
+            model: self.model.clone(),
+            model_span: self.model_span.clone(),
+            given: mine.iter().map(|&i| self.given[i].clone()).collect(),
+            deletes: self
+                .deletes
+                .iter()
+                .filter(|d| mine.binary_search(d).is_ok())
+                .map(|&d| position(d))
+                .collect(),
+            given_sources: mine
+                .iter()
+                .map(|&i| self.given_sources[i].clone())
+                .collect(),
+            given_numbers: mine.iter().map(|&i| self.given_numbers[i]).collect(),
+            watermark_sources,
+            watermarks,
+            expect: Vec::new(),
+            late: Vec::new(),
+            text: self.text.clone(),
+        }
+    }
+
+    /// The number messages call item `i` of `rows` by: a `given` event's own number, a
+    /// `late` event's place in `late`.
+    fn number(&self, rows: &Items, i: usize) -> usize {
+        if std::ptr::eq(rows, &self.given) {
+            self.given_numbers.get(i).copied().unwrap_or(i + 1)
+        } else {
+            i + 1
+        }
+    }
+
     /// The span of the value of `column` (key and value), for a diagnostic about it.
     pub(crate) fn field_span(&self, column: &str, v: &Spanned<YamlValue>) -> Range<usize> {
         let value = span_of(v, &self.text);
@@ -201,6 +257,7 @@ pub fn parse_shape(path: &str, text: &str) -> Result<FixtureShape, Vec<Diagnosti
     Ok(FixtureShape {
         model: raw.model.value.clone(),
         model_span: span_of(&raw.model, text),
+        given_numbers: (1..=given.len()).collect(),
         given,
         deletes,
         given_sources,
@@ -317,6 +374,7 @@ pub fn require_event_time(
 ) {
     for (what, rows) in [("event", &shape.given), ("late event", &shape.late)] {
         for (i, (map, item)) in rows.iter().enumerate() {
+            let n = shape.number(rows, i);
             let span = match map.get(column) {
                 // Reported as an `event:` without columns.
                 None if stray_event(map, columns).is_some() => continue,
@@ -329,8 +387,7 @@ pub fn require_event_time(
                 Diagnostic::error(
                     Code::FixtureShape,
                     format!(
-                        "{what} {} has no `{column}`; source `{source}` runs on event time, so every event needs one",
-                        i + 1
+                        "{what} {n} has no `{column}`; source `{source}` runs on event time, so every event needs one"
                     ),
                 )
                 .with_span(Some(span))
@@ -359,6 +416,7 @@ pub fn refuse_event_time_before_1970(
         ("late event", &shape.late, late),
     ] {
         for (i, ((map, _), row)) in rows.iter().zip(typed).enumerate() {
+            let n = shape.number(rows, i);
             let (Some(Value::Timestamp(ms)), Some(written)) = (row.get(index), map.get(column))
             else {
                 continue;
@@ -370,8 +428,7 @@ pub fn refuse_event_time_before_1970(
                 Diagnostic::error(
                     Code::InvalidValue,
                     format!(
-                        "{what} {} is at {}, before 1970; source `{source}` runs on event time, and Flink's event time starts at 1970-01-01T00:00:00Z",
-                        i + 1,
+                        "{what} {n} is at {}, before 1970; source `{source}` runs on event time, and Flink's event time starts at 1970-01-01T00:00:00Z",
                         streamform_ir::time::format_rfc3339(*ms)
                     ),
                 )
@@ -470,6 +527,33 @@ pub fn check_sources(shape: &FixtureShape, reads: &[String], diags: &mut Vec<Dia
     }
 }
 
+/// When the model reads several sources, every `given` event names its own with `source:`
+/// (docs/fixtures.md, "Several sources"): one that does not is an error at the event.
+pub fn require_source_names(shape: &FixtureShape, reads: &[String], diags: &mut Vec<Diagnostic>) {
+    let listed: Vec<String> = reads.iter().map(|r| format!("`{r}`")).collect();
+    for (i, named) in shape.given_sources.iter().enumerate() {
+        if named.is_some() {
+            continue;
+        }
+        diags.push(
+            Diagnostic::error(
+                Code::FixtureShape,
+                format!(
+                    "event {} does not name its source, and model `{}` reads {}",
+                    shape.given_numbers[i],
+                    shape.model,
+                    listed.join(", ")
+                ),
+            )
+            .with_span(Some(shape.given[i].1.clone()))
+            .with_help(format!(
+                "write the item as `- event: {{...}}` with `source: {}` on the next line",
+                reads.first().map_or("<name>", String::as_str)
+            )),
+        );
+    }
+}
+
 /// Checks the `given` events against the source's changelog (docs/changing-tables.md): a
 /// `- delete:` only on an upsert source, naming exactly its key's columns; every event of
 /// an upsert source with its key, since the key is the Kafka record's key and never null.
@@ -485,7 +569,7 @@ pub fn check_changes(
             diags.push(
                 Diagnostic::error(
                     Code::FixtureShape,
-                    format!("event {} deletes a key, but source `{source}` is an append source", i + 1),
+                    format!("event {} deletes a key, but source `{source}` is an append source", shape.given_numbers[i]),
                 )
                 .with_span(Some(shape.given[i].1.clone()))
                 .with_help(format!(
@@ -502,10 +586,11 @@ pub fn check_changes(
             // Reported when the events are typed.
             continue;
         }
+        let n = shape.given_numbers[i];
         let what = if delete {
-            format!("event {} (a delete)", i + 1)
+            format!("event {n} (a delete)")
         } else {
-            format!("event {}", i + 1)
+            format!("event {n}")
         };
         if delete {
             // A column the source does not declare is reported when the events are typed.
@@ -587,14 +672,14 @@ fn type_rows(
 ) -> Vec<Vec<Value>> {
     let mut events = Vec::new();
     for (i, (map, _)) in rows.iter().enumerate() {
+        let n = shape.number(rows, i);
         let mut row = vec![Value::Null; columns.len()];
         if let Some(v) = stray_delete(map, columns) {
             diags.push(
                 Diagnostic::error(
                     Code::FixtureShape,
                     format!(
-                        "{what} {} has a `delete:` that is not a map of the key's columns on its own",
-                        i + 1
+                        "{what} {n} has a `delete:` that is not a map of the key's columns on its own"
                     ),
                 )
                 .with_span(Some(shape.field_span("delete", v)))
@@ -606,14 +691,11 @@ fn type_rows(
         if let Some(v) = stray_event(map, columns) {
             let (message, help) = match v.value {
                 YamlValue::Null => (
-                    format!("{what} {} has an empty `event:`", i + 1),
+                    format!("{what} {n} has an empty `event:`"),
                     "write the event's columns under it: - event: { column: value, ... }",
                 ),
                 _ => (
-                    format!(
-                        "{what} {} has an `event:` that is not a map of columns",
-                        i + 1
-                    ),
+                    format!("{what} {n} has an `event:` that is not a map of columns"),
                     "write - event: { column: value, ... }",
                 ),
             };
@@ -638,8 +720,7 @@ fn type_rows(
                     Diagnostic::error(
                         Code::UnknownColumn,
                         format!(
-                            "{what} {} has column `{col}`, which source `{source}` does not declare",
-                            i + 1
+                            "{what} {n} has column `{col}`, which source `{source}` does not declare"
                         ),
                     )
                     .with_span(Some(shape.field_span(col, v)))
@@ -653,7 +734,7 @@ fn type_rows(
                 Err(m) => diags.push(
                     Diagnostic::error(
                         Code::InvalidValue,
-                        format!("{what} {}, column `{col}`: {m}", i + 1),
+                        format!("{what} {n}, column `{col}`: {m}"),
                     )
                     .with_span(Some(shape.field_span(col, v)))
                     .with_help(format!("`{col}` is declared {ty} in sources.yml")),

@@ -419,6 +419,10 @@ pub struct OpenWindows {
     pub count: u64,
     /// The watermark at which the first of them fires, RFC 3339.
     pub first_fires_at: String,
+    /// The sources upstream of the node that sent no event and no watermark, holding its
+    /// event time back; omitted when none did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub held_back_by: Vec<String>,
 }
 
 /// Why the simulator refused a fixture's run.
@@ -546,10 +550,11 @@ impl TestReport {
                 open_windows: run
                     .open_windows
                     .iter()
-                    .map(|(node, count, at)| OpenWindows {
+                    .map(|(node, count, at, held)| OpenWindows {
                         node: node.clone(),
                         count: *count as u64,
                         first_fires_at: streamform_ir::time::format_rfc3339(*at),
+                        held_back_by: held.clone(),
                     })
                     .collect(),
             })
@@ -668,7 +673,7 @@ impl Graph {
         for (name, file) in model_files(db, project) {
             let (materialized, sink) = crate::config::declaration(config, name);
             let reads = model_reads(db, *file).clone();
-            if let Some(i) = &reads {
+            for i in &reads {
                 edges.push(Edge {
                     from: input_name(i),
                     to: format!("model:{name}"),
@@ -686,7 +691,7 @@ impl Graph {
                     location: location(&s.connector),
                     format: s.format,
                 }),
-                reads: reads.as_ref().map(input_name),
+                reads: reads.first().map(input_name),
             });
         }
         let graph = dependency_graph(db, project);

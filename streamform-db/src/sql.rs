@@ -437,8 +437,23 @@ impl CteScope {
     /// Replaces a FROM that names a visible CTE (following derived tables down, each with
     /// its own WITH) with that CTE's query as a derived table under the CTE's name.
     fn replace_reads(&mut self, model: &str, text: &str, q: &mut Query) -> Result<(), Diagnostic> {
-        let SetExpr::Select(s) = q.body.as_mut() else {
-            return Ok(());
+        self.replace_in(model, text, q.body.as_mut())
+    }
+
+    /// [`CteScope::replace_reads`] in one SELECT, or in each branch of a UNION ALL.
+    fn replace_in(
+        &mut self,
+        model: &str,
+        text: &str,
+        body: &mut SetExpr,
+    ) -> Result<(), Diagnostic> {
+        let s = match body {
+            SetExpr::SetOperation { left, right, .. } => {
+                self.replace_in(model, text, left)?;
+                return self.replace_in(model, text, right);
+            }
+            SetExpr::Select(s) => s,
+            _ => return Ok(()),
         };
         let Some(relation) = s.from.first_mut().map(|t| &mut t.relation) else {
             return Ok(());
@@ -634,6 +649,27 @@ pub fn parse_model(model: &str, text: &str) -> ParsedModel {
                 .unwrap_or(&msg)
                 .to_string();
             let (clean, span) = split_position(&msg, text);
+            // `FOR SYSTEM_TIME AS OF`, Flink's temporal join, which the parser does not read.
+            if let Some(at) = span.as_ref().map(|s| s.start).filter(|&at| {
+                text.get(at..)
+                    .is_some_and(|rest| rest.to_ascii_uppercase().starts_with("SYSTEM_TIME"))
+            }) {
+                // From the `FOR` before it.
+                let before = text[..at].trim_end();
+                let start = if before.to_ascii_uppercase().ends_with("FOR") {
+                    before.len() - 3
+                } else {
+                    at
+                };
+                return fail(
+                    Diagnostic::error(
+                        Code::UnsupportedSql,
+                        format!("model `{model}`: FOR SYSTEM_TIME AS OF (a temporal join) is not supported yet"),
+                    )
+                    .with_span(Some(start..at + "SYSTEM_TIME".len()))
+                    .with_help("a regular JOIN … ON matches every version of both sides; temporal joins are on the roadmap"),
+                );
+            }
             return fail(
                 Diagnostic::error(Code::SqlSyntax, format!("model `{model}` is not valid SQL: {clean}"))
                     .with_span(span)
@@ -711,15 +747,54 @@ fn split_position(msg: &str, text: &str) -> (String, Option<Range<usize>>) {
     )
 }
 
-/// What a model's FROM clause reads, with the span of the `source('x')` / `ref('m')` call.
+/// One relation a FROM clause reads, with the span of the `source('x')` / `ref('m')` call.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Reads {
+pub struct Read {
     /// The source or model read.
     pub input: Input,
     /// Byte range of the `source('…')` or `ref('…')` call, when known.
     pub span: Option<Range<usize>>,
     /// The window table function the input is read through, if any.
     pub window: Option<crate::window::WindowRead>,
+}
+
+/// What a model reads: every `source()` and `ref()` of its FROM clauses (the branches of a
+/// UNION ALL, its subqueries and CTEs), in the order they are written; never empty.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Reads {
+    /// Each read as written; a relation read twice is listed twice.
+    pub relations: Vec<Read>,
+}
+
+impl Reads {
+    /// The first relation read.
+    pub fn first(&self) -> &Read {
+        &self.relations[0]
+    }
+
+    /// The relations read, each once, in the order they are first written.
+    pub fn inputs(&self) -> Vec<Input> {
+        let mut out: Vec<Input> = Vec::new();
+        for r in &self.relations {
+            if !out.contains(&r.input) {
+                out.push(r.input.clone());
+            }
+        }
+        out
+    }
+
+    /// Where `input` is first read.
+    pub fn span_of(&self, input: &Input) -> Option<Range<usize>> {
+        self.relations
+            .iter()
+            .find(|r| r.input == *input)
+            .and_then(|r| r.span.clone())
+    }
+
+    /// The read through a window table function, if any.
+    pub fn window(&self) -> Option<&crate::window::WindowRead> {
+        self.relations.iter().find_map(|r| r.window.as_ref())
+    }
 }
 
 /// Walks the query and refuses every construct outside the supported surface.
@@ -802,21 +877,7 @@ impl Validator<'_> {
         }
         match q.body.as_ref() {
             SetExpr::Select(s) => self.select(s),
-            SetExpr::SetOperation { op, left, .. } => {
-                let name = match op {
-                    ast::SetOperator::Union => "UNION",
-                    ast::SetOperator::Except => "EXCEPT",
-                    ast::SetOperator::Intersect => "INTERSECT",
-                    ast::SetOperator::Minus => "MINUS",
-                };
-                self.refuse(
-                    name,
-                    q.body.span(),
-                    "a model reads one relation; combining relations is on the roadmap",
-                );
-                let _ = left;
-                None
-            }
+            body @ SetExpr::SetOperation { .. } => self.set_operation(body),
             SetExpr::Query(inner) => {
                 self.refuse(
                     "a SELECT in parentheses",
@@ -830,6 +891,67 @@ impl Validator<'_> {
                     &format!("`{}`", first_word(other)),
                     other.span(),
                     "a model is one SELECT statement",
+                );
+                None
+            }
+        }
+    }
+
+    /// A UNION ALL of SELECTs (docs/sql.md, "Several inputs"): each branch checked as a
+    /// SELECT of its own; the other set operations are refused.
+    fn set_operation(&mut self, body: &SetExpr) -> Option<Reads> {
+        match body {
+            SetExpr::Select(s) => self.select(s),
+            SetExpr::SetOperation {
+                op,
+                set_quantifier,
+                left,
+                right,
+            } => {
+                let (name, help) = match (op, set_quantifier) {
+                    (ast::SetOperator::Union, ast::SetQuantifier::All) => {
+                        let left = self.set_operation(left);
+                        let right = self.set_operation(right);
+                        let (mut left, right) = (left?, right?);
+                        left.relations.extend(right.relations);
+                        return Some(left);
+                    }
+                    (
+                        ast::SetOperator::Union,
+                        ast::SetQuantifier::None | ast::SetQuantifier::Distinct,
+                    ) => (
+                        "UNION without ALL",
+                        "UNION removes duplicate rows, which keeps every row ever seen; write UNION ALL, and GROUP BY the columns over it if you need each row once",
+                    ),
+                    (ast::SetOperator::Union, _) => (
+                        "this UNION",
+                        "write UNION ALL, which passes every row of each SELECT on",
+                    ),
+                    (ast::SetOperator::Except | ast::SetOperator::Minus, _) => (
+                        "EXCEPT",
+                        "filter the rows with WHERE, or keep what the other relation has with a join when joins are supported",
+                    ),
+                    (ast::SetOperator::Intersect, _) => (
+                        "INTERSECT",
+                        "keep the rows both relations have with a join when joins are supported",
+                    ),
+                };
+                self.refuse(name, body.span(), help);
+                None
+            }
+            SetExpr::Query(inner) => {
+                self.refuse(
+                    "a SELECT in parentheses",
+                    inner.span(),
+                    "remove the parentheses around the SELECT; each side of UNION ALL is a plain SELECT",
+                );
+                None
+            }
+            other => {
+                self.refuse(
+                    &format!("`{}`", first_word(other)),
+                    other.span(),
+                    "each side of UNION ALL is a SELECT",
                 );
                 None
             }
@@ -978,19 +1100,98 @@ impl Validator<'_> {
         };
         if let Some(second) = s.from.get(1) {
             self.refuse(
-                "reading several relations (a join)",
+                "a join written with a comma (FROM a, b)",
                 second.relation.span(),
-                "a model reads one relation; joins are on the roadmap",
+                "write it with JOIN … ON, naming the columns that must be equal: FROM source('orders') AS o JOIN source('customers') AS c ON o.customer_id = c.customer_id",
             );
         }
-        if let Some(j) = first.joins.first() {
-            self.refuse(
-                "JOIN",
+        let mut reads = self.relation(&first.relation);
+        for j in &first.joins {
+            self.join(j);
+            let more = self.relation(&j.relation);
+            reads = match (reads, more) {
+                (Some(mut r), Some(more)) => {
+                    r.relations.extend(more.relations);
+                    Some(r)
+                }
+                _ => None,
+            };
+        }
+        if let Some(r) = &reads
+            && r.relations.len() > 1
+            && let Some(w) = r.window()
+        {
+            self.diags.push(
+                Diagnostic::error(
+                    Code::UnsupportedSql,
+                    format!("model `{}`: a window in a model that reads several relations is not supported yet", self.model),
+                )
+                .with_span(w.span.clone())
+                .with_help("put the join in a model of its own and read it with TABLE ref('<model>') in the window"),
+            );
+            return None;
+        }
+        reads
+    }
+
+    /// The kind and condition of one JOIN: INNER, LEFT, RIGHT and FULL OUTER with ON are
+    /// regular joins (docs/joins.md); the rest is refused.
+    fn join(&mut self, j: &ast::Join) {
+        use ast::{JoinConstraint, JoinOperator};
+        let constraint = match &j.join_operator {
+            JoinOperator::Join(c)
+            | JoinOperator::Inner(c)
+            | JoinOperator::Left(c)
+            | JoinOperator::LeftOuter(c)
+            | JoinOperator::Right(c)
+            | JoinOperator::RightOuter(c)
+            | JoinOperator::FullOuter(c) => c,
+            JoinOperator::CrossJoin(_) => {
+                return self.refuse(
+                    "CROSS JOIN",
+                    j.relation.span(),
+                    "a streaming join pairs rows by equal columns, keeping both sides: write JOIN … ON a.k = b.k",
+                );
+            }
+            JoinOperator::CrossApply | JoinOperator::OuterApply => {
+                return self.refuse(
+                    "APPLY",
+                    j.relation.span(),
+                    "write a JOIN … ON over the two relations",
+                );
+            }
+            other => {
+                return self.refuse(
+                    &format!("{} joins", first_word(other).to_uppercase()),
+                    j.relation.span(),
+                    "write an INNER, LEFT, RIGHT or FULL JOIN … ON",
+                );
+            }
+        };
+        match constraint {
+            JoinConstraint::On(e) => self.expr(e, false),
+            JoinConstraint::Using(_) => self.refuse(
+                "JOIN … USING",
                 j.relation.span(),
-                "a model reads one relation; joins are on the roadmap",
-            );
+                "write the condition with ON, naming each side's column: ON o.customer_id = c.customer_id",
+            ),
+            JoinConstraint::Natural => self.refuse(
+                "NATURAL JOIN",
+                j.relation.span(),
+                "write the condition with ON, naming each side's column: ON o.customer_id = c.customer_id",
+            ),
+            JoinConstraint::None => self.refuse(
+                "a join without a condition",
+                j.relation.span(),
+                "a streaming join pairs rows by equal columns: add ON a.k = b.k",
+            ),
         }
-        match &first.relation {
+    }
+
+    /// One relation of FROM: a `source()` or `ref()` call, a window table function over
+    /// one, or a subquery; what it reads, when it is valid.
+    fn relation(&mut self, relation: &TableFactor) -> Option<Reads> {
+        match relation {
             TableFactor::TableFunction {
                 expr: SqlExpr::Function(f),
                 alias,
@@ -1018,15 +1219,25 @@ impl Validator<'_> {
                         }
                     };
                 let mut reads = self.read_call(&kind, args, span)?;
-                reads.window = Some(window);
+                reads.relations[0].window = Some(window);
                 Some(reads)
+            }
+            TableFactor::Table {
+                version: Some(_), ..
+            } => {
+                self.refuse(
+                    "FOR SYSTEM_TIME AS OF (a temporal join)",
+                    relation.span(),
+                    "temporal joins are not supported yet; a regular JOIN … ON keeps every version of both sides",
+                );
+                None
             }
             TableFactor::Table { name, args, .. } => {
                 let fname = name.to_string();
                 let Some(args) = args else {
                     self.diags.push(
                         Diagnostic::error(Code::InvalidRead, format!("model `{}` reads the plain table name `{fname}`", self.model))
-                            .with_span(byte_span(self.text, first.relation.span()))
+                            .with_span(byte_span(self.text, relation.span()))
                             .with_help(format!("read a source with source('{fname}') or a model with ref('{fname}'), so the dependency graph knows about it")),
                     );
                     return None;
@@ -1035,7 +1246,7 @@ impl Validator<'_> {
                 if let Some(window) = window_name(&fname) {
                     self.refuse(
                         &format!("{window}(...) in FROM without TABLE(...) around it"),
-                        first.relation.span(),
+                        relation.span(),
                         &format!(
                             "a window table function is written inside TABLE(...): {}",
                             crate::window::WINDOW_FORM
@@ -1046,12 +1257,12 @@ impl Validator<'_> {
                 if kind != "source" && kind != "ref" {
                     self.refuse(
                         &format!("the table function `{fname}`"),
-                        first.relation.span(),
+                        relation.span(),
                         "read with source('<name>') or ref('<model>')",
                     );
                     return None;
                 }
-                self.read_call(&kind, &args.args, first.relation.span())
+                self.read_call(&kind, &args.args, relation.span())
             }
             // A derived table lowers into the model's own nodes, below the outer SELECT's
             // (docs/sql.md, "Reading").
@@ -1126,9 +1337,11 @@ impl Validator<'_> {
             Input::Model(arg)
         };
         Some(Reads {
-            input,
-            span,
-            window: None,
+            relations: vec![Read {
+                input,
+                span,
+                window: None,
+            }],
         })
     }
 
@@ -1848,12 +2061,16 @@ mod tests {
     fn refuses_constructs_by_name() {
         let cases = [
             (
-                "SELECT a FROM source('o') JOIN ref('x') ON 1 = 1",
-                "model `m`: JOIN is not supported yet",
+                "SELECT a FROM source('o') CROSS JOIN ref('x')",
+                "model `m`: CROSS JOIN is not supported yet",
+            ),
+            (
+                "SELECT a FROM source('o') JOIN ref('x') USING (a)",
+                "model `m`: JOIN … USING is not supported yet",
             ),
             (
                 "SELECT a FROM source('o') UNION SELECT a FROM source('o')",
-                "model `m`: UNION is not supported yet",
+                "model `m`: UNION without ALL is not supported yet",
             ),
             (
                 "SELECT DISTINCT a FROM source('o')",
@@ -1933,8 +2150,11 @@ mod tests {
         let (reads, diags) = validate("m", sql, &q);
         assert!(diags.is_empty());
         let reads = reads.unwrap();
-        assert_eq!(reads.input, Input::Model("clean_orders".into()));
-        assert_eq!(&sql[reads.span.unwrap()], "ref('clean_orders')");
+        assert_eq!(reads.first().input, Input::Model("clean_orders".into()));
+        assert_eq!(
+            &sql[reads.first().span.clone().unwrap()],
+            "ref('clean_orders')"
+        );
     }
 
     #[test]

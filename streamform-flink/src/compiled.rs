@@ -26,7 +26,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value as Json;
-use streamform_ir::{Changelog, Input, ModelPlan, NodeKind, Operator};
+use streamform_ir::{Changelog, ModelPlan, NodeKind, Operator};
 
 /// Where each stateful operator's state goes: an operator identity (a source's
 /// `source:<name>`, or a node id) and the uid prefix its operators get.
@@ -83,6 +83,8 @@ enum Role {
     Aggregation,
     /// The keep-last-row deduplication.
     Deduplicate,
+    /// A regular join: identified, as the deduplication is, by the sinks it feeds.
+    Join,
     /// The changelog normalization of an upsert source: identified by the scan it reads.
     Normalize,
     /// Holds no state.
@@ -103,6 +105,7 @@ fn role(kind: &str) -> Role {
         | "stream-exec-local-window-aggregate"
         | "stream-exec-global-window-aggregate" => Role::Aggregation,
         "stream-exec-deduplicate" => Role::Deduplicate,
+        "stream-exec-join" => Role::Join,
         "stream-exec-changelog-normalize" => Role::Normalize,
         "stream-exec-calc"
         | "stream-exec-exchange"
@@ -151,7 +154,7 @@ pub fn pin(
     let feeds = IrFeeds::of(plans);
     let upsert_sources: BTreeSet<&str> = plans
         .iter()
-        .filter_map(|p| p.nodes.first())
+        .flat_map(|p| &p.nodes)
         .filter_map(|n| match (&n.op, &n.changelog) {
             (Operator::Source { name, .. }, Changelog::Upsert(_)) => Some(name.as_str()),
             _ => None,
@@ -183,7 +186,7 @@ pub fn pin(
                     _ => None,
                 }
             }
-            Role::Deduplicate => {
+            Role::Deduplicate | Role::Join => {
                 structural.push(at);
                 continue;
             }
@@ -208,6 +211,7 @@ pub fn pin(
         let node = &graph.nodes[at];
         let kind = match node.role {
             Role::Deduplicate => NodeKind::Deduplicate,
+            Role::Join => NodeKind::Join,
             _ => NodeKind::Aggregate,
         };
         let sinks = graph.sinks_below(at, tables);
@@ -453,9 +457,9 @@ impl IrFeeds {
             ) {
                 sinks.insert(sink.id.to_string());
             }
-            if let Input::Model(upstream) = &plan.input {
+            for upstream in plan.models_read() {
                 below
-                    .entry(upstream.as_str())
+                    .entry(upstream)
                     .or_default()
                     .extend(sinks.iter().cloned());
             }
@@ -470,9 +474,14 @@ impl IrFeeds {
                         (Operator::Source { name, .. }, Changelog::Upsert(_), _) => {
                             normalize_identity(name)
                         }
-                        (_, _, NodeKind::Aggregate | NodeKind::Window | NodeKind::Deduplicate) => {
-                            n.id.to_string()
-                        }
+                        (
+                            _,
+                            _,
+                            NodeKind::Aggregate
+                            | NodeKind::Window
+                            | NodeKind::Deduplicate
+                            | NodeKind::Join,
+                        ) => n.id.to_string(),
                         _ => return None,
                     };
                     Some((identity, n.id.kind, sinks.clone()))

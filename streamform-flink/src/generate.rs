@@ -9,7 +9,7 @@ use std::fmt::Write;
 
 use streamform_ir::{
     AggCall, AggFunc, ArithOp, BinaryOp, Changelog, Connector, DataType, EventTime, Expr, Field,
-    Input, LateEvents, Materialized, ModelPlan, NodeId, Operator, Retention, SinkTarget, State,
+    LateEvents, Materialized, ModelPlan, Node, NodeId, Operator, Retention, SinkTarget, State,
     uses_kafka,
 };
 
@@ -232,14 +232,13 @@ pub fn generate(
     // planner", found on Flink 2.0 through the SQL Gateway), so a model with a window reads
     // its input this way (docs/windows.md).
     let mut inlined: std::collections::HashMap<String, String> = std::collections::HashMap::new();
-    for plan in plans {
-        if let Some(first) = plan.nodes.first()
-            && let Operator::Source {
-                name,
-                connector,
-                format,
-                event_time,
-            } = &first.op
+    for first in plans.iter().flat_map(|p| &p.nodes) {
+        if let Operator::Source {
+            name,
+            connector,
+            format,
+            event_time,
+        } = &first.op
             && created.insert(name.clone())
         {
             let drops = drops_late(event_time.as_ref());
@@ -267,28 +266,24 @@ pub fn generate(
         }
     }
     for plan in plans {
-        let upstream = match &plan.input {
-            Input::Model(m) => plans
-                .iter()
-                .find(|p| &p.name == m)
-                .map(|p| p.sink().schema.as_slice()),
-            Input::Source(_) => None,
+        let written_out = |name: &str| {
+            inlined
+                .get(name)
+                .map(|q| format!("({q}) AS {}", ident(name)))
         };
-        let input = match &plan.input {
-            Input::Source(n) | Input::Model(n) => n,
-        };
-        let written_out = inlined
-            .get(input)
-            .map(|q| format!("({q}) AS {}", ident(input)));
-        let expanded = view_query(plan, upstream.unwrap_or_default(), written_out);
-        let windowed = plan
-            .nodes
-            .iter()
-            .any(|n| n.id.kind == streamform_ir::NodeKind::Window);
-        let query = if windowed {
+        let expanded = view_query(plan, plans, &written_out);
+        let written = plan.nodes.iter().any(|n| {
+            matches!(
+                n.id.kind,
+                streamform_ir::NodeKind::Window
+                    | streamform_ir::NodeKind::Union
+                    | streamform_ir::NodeKind::Join
+            )
+        });
+        let query = if written {
             expanded.clone()
         } else {
-            view_query(plan, upstream.unwrap_or_default(), None)
+            view_query(plan, plans, &|_| None)
         };
         inlined.insert(plan.name.clone(), expanded);
         statements.push(Statement {
@@ -350,10 +345,13 @@ fn name_collisions(plans: &[ModelPlan]) -> Vec<Finding> {
     let mut raw_tables: BTreeSet<(String, &str)> = BTreeSet::new();
     for plan in plans {
         taken.insert((plan.name.as_str(), "model"));
-        if let Some(Operator::Source {
-            name, event_time, ..
-        }) = plan.nodes.first().map(|n| &n.op)
-        {
+        for node in &plan.nodes {
+            let Operator::Source {
+                name, event_time, ..
+            } = &node.op
+            else {
+                continue;
+            };
             taken.insert((name.as_str(), "source"));
             if event_time
                 .as_ref()
@@ -537,17 +535,18 @@ pub fn sink_table_name(model: &str) -> String {
 /// node.
 pub fn operator_tables(plans: &[ModelPlan]) -> std::collections::BTreeMap<String, String> {
     let mut tables = std::collections::BTreeMap::new();
-    for plan in plans {
-        if let Some(first) = plan.nodes.first()
-            && let Operator::Source {
-                name, event_time, ..
-            } = &first.op
+    for first in plans.iter().flat_map(|p| &p.nodes) {
+        if let Operator::Source {
+            name, event_time, ..
+        } = &first.op
         {
             tables.insert(
                 created_table_name(name, event_time.as_ref()),
                 crate::compiled::source_identity(name),
             );
         }
+    }
+    for plan in plans {
         let sink = plan.sink();
         if let Operator::Sink {
             target: Some(_), ..
@@ -659,8 +658,7 @@ fn unused_models(plans: &[ModelPlan]) -> Vec<Finding> {
     // Readers come after what they read in dependency order, so walk it backwards.
     for plan in plans.iter().rev() {
         let read_by_running = plans.iter().any(|reader| {
-            runs.contains(reader.name.as_str())
-                && matches!(&reader.input, Input::Model(m) if *m == plan.name)
+            runs.contains(reader.name.as_str()) && reader.models_read().any(|m| m == plan.name)
         });
         if sink_target(plan).is_some() || read_by_running {
             runs.insert(&plan.name);
@@ -936,21 +934,30 @@ fn sink_table(plan: &ModelPlan, kafka: &KafkaSettings) -> Option<String> {
     ))
 }
 
-/// The model's operator chain as one query of nested subqueries, innermost first: the
-/// first operator reads the source table or the upstream model's view by name, whose
-/// columns are `upstream` (empty for a source: its Source node holds them), or `written_out`
-/// when given (the view's own query as a subquery with the view's name).
-fn view_query(plan: &ModelPlan, upstream: &[Field], written_out: Option<String>) -> String {
-    let base = match (&plan.input, written_out) {
-        (_, Some(q)) => q,
-        (Input::Source(name) | Input::Model(name), None) => ident(name),
-    };
-    let mut query: Option<(usize, String)> = None;
+/// The model's nodes as one query of nested subqueries, each node's query reading its
+/// inputs': a Source's table or an upstream model's view by name (or, where `written_out`
+/// gives one, that relation's own query as a subquery under its name), another node as a
+/// subquery aliased `t<index>`. A Union is its inputs' queries joined by UNION ALL.
+fn view_query(
+    plan: &ModelPlan,
+    plans: &[ModelPlan],
+    written_out: &dyn Fn(&str) -> Option<String>,
+) -> String {
+    // The query of each node rendered so far, by node id, with its index.
+    let mut rendered: Rendered<'_> = std::collections::HashMap::new();
     for (i, node) in plan.nodes.iter().enumerate() {
-        let from = match &query {
-            None => base.clone(),
-            Some((inner, q)) => format!("({q}) AS t{inner}"),
+        if matches!(node.op, Operator::Source { .. } | Operator::Sink { .. }) {
+            continue;
+        }
+        let inputs: Vec<Relation> = node
+            .inputs
+            .iter()
+            .map(|id| relation(plan, plans, &rendered, written_out, id))
+            .collect();
+        let Some(input) = inputs.first() else {
+            continue;
         };
+        let from = &input.from;
         let q = match &node.op {
             Operator::Source { .. } | Operator::Sink { .. } => continue,
             Operator::Filter { predicate } => {
@@ -992,10 +999,7 @@ fn view_query(plan: &ModelPlan, upstream: &[Field], written_out: Option<String>)
             Operator::Aggregate { group_by, calls } => {
                 let keys: Vec<String> = group_by.iter().map(|k| ident(k)).collect();
                 let mut cols = keys.clone();
-                let input_schema = match i {
-                    0 => upstream,
-                    _ => &plan.nodes[i - 1].schema,
-                };
+                let input_schema = &input.schema;
                 cols.extend(calls.iter().map(|c| {
                     format!(
                         "{} AS {}",
@@ -1007,15 +1011,9 @@ fn view_query(plan: &ModelPlan, upstream: &[Field], written_out: Option<String>)
                 // it reads (the table, the view, or the subquery's alias).
                 let hint = match &node.state {
                     State::Keyed(k) if k.retention != Retention::Unbounded => {
-                        let input = match &query {
-                            None => match &plan.input {
-                                Input::Source(n) | Input::Model(n) => n.clone(),
-                            },
-                            Some((inner, _)) => format!("t{inner}"),
-                        };
                         format!(
                             "/*+ STATE_TTL({} = {}) */ ",
-                            string_literal(&input),
+                            string_literal(&input.name),
                             string_literal(&k.retention.to_string())
                         )
                     }
@@ -1032,29 +1030,201 @@ fn view_query(plan: &ModelPlan, upstream: &[Field], written_out: Option<String>)
                 group_by,
                 calls,
             } => {
-                let input_schema = match i {
-                    0 => upstream,
-                    _ => &plan.nodes[i - 1].schema,
-                };
-                let q = window_query(
-                    &query,
-                    &base,
-                    window,
-                    group_by,
-                    calls,
-                    input_schema,
-                    &node.id,
-                );
+                let input_schema = &input.schema;
+                let q = window_query(&input.data, window, group_by, calls, input_schema, &node.id);
                 untagged(&q, group_by, calls, &node.id, i)
             }
-            Operator::Deduplicate { key } => keep_last_row(&from, key, &node.schema, i),
+            Operator::Deduplicate { key } => keep_last_row(from, key, &node.schema, i),
+            Operator::Union => union_all(node, &inputs),
+            Operator::Join { kind, on, filter } => {
+                regular_join(node, (*kind, on, filter.as_ref()), &inputs, i)
+            }
             Operator::Sort { .. } => unreachable!("ORDER BY is refused before generation"),
         };
-        query = Some((i, q));
+        rendered.insert(&node.id, (i, q));
     }
-    query
-        .map(|(_, q)| q)
-        .unwrap_or_else(|| format!("SELECT * FROM {base}"))
+    let sink = plan.sink();
+    match sink.inputs.first().and_then(|id| rendered.get(id)) {
+        Some((_, q)) => q.clone(),
+        None => {
+            let input = sink
+                .inputs
+                .first()
+                .map(|id| relation(plan, plans, &rendered, written_out, id).from)
+                .unwrap_or_default();
+            format!("SELECT * FROM {input}")
+        }
+    }
+}
+
+/// The query of each node of a model rendered so far, by id, with the node's index.
+type Rendered<'p> = std::collections::HashMap<&'p NodeId, (usize, String)>;
+
+/// A relation a node reads, as the node's query writes it.
+struct Relation {
+    /// The FROM item: a table or view name, or a subquery with its alias.
+    from: String,
+    /// The name the FROM item goes by, which a state TTL hint names.
+    name: String,
+    /// A query of the relation in parentheses, which a window table function reads.
+    data: String,
+    /// Its columns.
+    schema: Vec<Field>,
+}
+
+/// What reading node `id` takes in `plan`'s query: a node rendered already as a subquery,
+/// a Source's table, or an upstream model's view (each written out where `written_out`
+/// says).
+fn relation(
+    plan: &ModelPlan,
+    plans: &[ModelPlan],
+    rendered: &Rendered<'_>,
+    written_out: &dyn Fn(&str) -> Option<String>,
+    id: &NodeId,
+) -> Relation {
+    let own = plan.nodes.iter().find(|n| &n.id == id);
+    if let (Some((inner, q)), Some(node)) = (rendered.get(id), own) {
+        return Relation {
+            from: format!("({q}) AS t{inner}"),
+            name: format!("t{inner}"),
+            data: format!("({q})"),
+            schema: node.schema.clone(),
+        };
+    }
+    let (name, schema) = match own {
+        Some(Node {
+            op: Operator::Source { name, .. },
+            schema,
+            ..
+        }) => (name.clone(), schema.clone()),
+        _ => (
+            id.model.clone(),
+            plans
+                .iter()
+                .find(|p| p.name == id.model)
+                .map(|p| p.sink().schema.clone())
+                .unwrap_or_default(),
+        ),
+    };
+    let from = written_out(&name).unwrap_or_else(|| ident(&name));
+    Relation {
+        data: format!("(SELECT * FROM {from})"),
+        from,
+        name: name.to_string(),
+        schema,
+    }
+}
+
+/// A regular join of the two inputs (docs/joins.md): each side as a subquery whose columns
+/// carry the join's output names (a right column renamed where the left has its name), so
+/// that ON and the filter name every column unqualified; an event-time column is cast to a
+/// plain TIMESTAMP(3), since a regular join ends event time and Flink refuses to write two
+/// time attributes to one table.
+fn regular_join(
+    node: &Node,
+    (kind, on, filter): (streamform_ir::JoinKind, &[(String, String)], Option<&Expr>),
+    inputs: &[Relation],
+    i: usize,
+) -> String {
+    let [left, right] = inputs else {
+        unreachable!("a join reads two inputs")
+    };
+    let mut names = node.schema.iter().map(|f| f.name.as_str());
+    let mut side = |input: &Relation| -> (String, Vec<String>) {
+        let mut out_names = Vec::new();
+        let cols: Vec<String> = input
+            .schema
+            .iter()
+            .map(|f| {
+                let out = names.next().unwrap_or(&f.name).to_string();
+                let e = if f.ty == streamform_ir::DataType::Timestamp {
+                    format!("CAST({} AS TIMESTAMP(3))", ident(&f.name))
+                } else {
+                    ident(&f.name)
+                };
+                let col = if e == ident(&out) {
+                    e
+                } else {
+                    format!("{e} AS {}", ident(&out))
+                };
+                out_names.push(out);
+                col
+            })
+            .collect();
+        (
+            format!("SELECT {} FROM {}", cols.join(", "), input.from),
+            out_names,
+        )
+    };
+    let (l, l_names) = side(left);
+    let (r, r_names) = side(right);
+    let renamed = |names: &[String], schema: &[Field], column: &str| {
+        schema
+            .iter()
+            .position(|f| f.name == column)
+            .map_or_else(|| column.to_string(), |p| names[p].clone())
+    };
+    let mut condition: Vec<String> = on
+        .iter()
+        .map(|(lc, rc)| {
+            format!(
+                "{}.{} = {}.{}",
+                ident(&format!("l{i}")),
+                ident(&renamed(&l_names, &left.schema, lc)),
+                ident(&format!("r{i}")),
+                ident(&renamed(&r_names, &right.schema, rc))
+            )
+        })
+        .collect();
+    if let Some(f) = filter {
+        condition.push(expr(f));
+    }
+    let join = match kind {
+        streamform_ir::JoinKind::Inner => "JOIN",
+        streamform_ir::JoinKind::Left => "LEFT JOIN",
+        streamform_ir::JoinKind::Right => "RIGHT JOIN",
+        streamform_ir::JoinKind::Full => "FULL JOIN",
+    };
+    format!(
+        "SELECT * FROM ({l}) AS {} {join} ({r}) AS {} ON {}",
+        ident(&format!("l{i}")),
+        ident(&format!("r{i}")),
+        condition.join(" AND ")
+    )
+}
+
+/// UNION ALL of the inputs' rows, each as `SELECT <columns> FROM <input>`, the columns under
+/// the union's names (docs/sql.md, "Several inputs"). Every column but the time attribute
+/// the union keeps is cast to its type: Flink would unify `'web'` (a CHAR(3)) with
+/// `'mobile'` (a CHAR(6)) by padding the shorter with spaces, and a time attribute only with
+/// another, so an input's event-time column the union does not keep becomes a plain
+/// TIMESTAMP(3).
+fn union_all(node: &Node, inputs: &[Relation]) -> String {
+    let branches: Vec<String> = inputs
+        .iter()
+        .map(|input| {
+            let cols: Vec<String> = input
+                .schema
+                .iter()
+                .zip(&node.schema)
+                .map(|(f, out)| {
+                    let keeps_time = node.time.as_ref() == Some(&out.name);
+                    let e = if keeps_time {
+                        ident(&f.name)
+                    } else {
+                        format!("CAST({} AS {})", ident(&f.name), data_type(out.ty))
+                    };
+                    if e == ident(&out.name) {
+                        e
+                    } else {
+                        format!("{e} AS {}", ident(&out.name))
+                    }
+                })
+                .collect();
+            format!("SELECT {} FROM {}", cols.join(", "), input.from)
+        })
+        .collect();
+    branches.join(" UNION ALL ")
 }
 
 /// A window aggregation as Flink's window table-valued function (docs/windows.md): the
@@ -1063,8 +1233,7 @@ fn view_query(plan: &ModelPlan, upstream: &[Field], written_out: Option<String>)
 /// and the key; a SESSION is partitioned by that key. Only the TVF form, with no offset: Flink 2.0 to 2.2 lose whole windows with
 /// one (docs/windows.md, "What Flink does").
 fn window_query(
-    query: &Option<(usize, String)>,
-    base: &str,
+    data: &str,
     window: &streamform_ir::Window,
     group_by: &[String],
     calls: &[AggCall],
@@ -1072,10 +1241,6 @@ fn window_query(
     id: &NodeId,
 ) -> String {
     use streamform_ir::WindowKind;
-    let data = match query {
-        None => format!("(SELECT * FROM {base})"),
-        Some((_, q)) => format!("({q})"),
-    };
     let time = format!("DESCRIPTOR({})", ident(&window.time));
     let tvf = match window.kind {
         WindowKind::Tumble { size } => format!("TUMBLE({data}, {time}, {})", delay_interval(size)),

@@ -605,37 +605,56 @@ fn nearest_above<'a>(
     out
 }
 
-/// The first node of another model above `n`: where `n`'s model reads from (`None` when it
-/// reads a source of its own).
-fn entered_from<'a>(side: &Side<'a>, n: &NodeEntry) -> Option<&'a NodeEntry> {
-    let mut current = side.nodes.get(n.id.as_str()).copied()?;
-    for _ in 0..side.nodes.len() {
-        let up = side.nodes.get(current.inputs.first()?.as_str()).copied()?;
-        if up.model != n.model {
-            return Some(up);
+/// The nodes of other models that `n`'s model reads above `n` (following every input up to
+/// the model's edge), sorted by id: empty when it reads only sources of its own.
+fn entered_from<'a>(side: &Side<'a>, n: &NodeEntry) -> Vec<&'a NodeEntry> {
+    let mut found: Vec<&'a NodeEntry> = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
+    let mut stack: Vec<&'a NodeEntry> =
+        side.nodes.get(n.id.as_str()).copied().into_iter().collect();
+    while let Some(current) = stack.pop() {
+        for input in &current.inputs {
+            let Some(up) = side.nodes.get(input.as_str()).copied() else {
+                continue;
+            };
+            if !seen.insert(up.id.as_str()) {
+                continue;
+            }
+            if up.model != n.model {
+                found.push(up);
+            } else {
+                stack.push(up);
+            }
         }
-        current = up;
     }
-    None
+    found.sort_by(|a, b| a.id.cmp(&b.id));
+    found
 }
 
-/// The nodes above `n`, nearest first, following first inputs across models, up to (not
-/// including) the nearest keyed node.
-fn below_keyed<'s, 'a>(
-    side: &'s Side<'a>,
-    n: &'a NodeEntry,
-) -> impl Iterator<Item = &'a NodeEntry> + 's {
-    let up = |n: &NodeEntry| {
-        n.inputs
-            .first()
-            .and_then(|i| side.nodes.get(i.as_str()).copied())
-    };
-    std::iter::successors(up(n), move |n| up(n))
-        .take(side.nodes.len())
-        .take_while(|n| !is_keyed(n))
+/// The nodes above `n` up to (not including) the nearest keyed node on each path, across
+/// models, each once, nearest first along the first inputs.
+fn below_keyed<'a>(side: &Side<'a>, n: &'a NodeEntry) -> Vec<&'a NodeEntry> {
+    let mut out: Vec<&'a NodeEntry> = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
+    let mut stack: Vec<&'a NodeEntry> = vec![n];
+    while let Some(current) = stack.pop() {
+        // Reversed, so that the first input is walked first.
+        for input in current.inputs.iter().rev() {
+            if let Some(up) = side.nodes.get(input.as_str()).copied()
+                && !is_keyed(up)
+                && seen.insert(up.id.as_str())
+            {
+                stack.push(up);
+            }
+        }
+        if !std::ptr::eq(current, n) {
+            out.push(current);
+        }
+    }
+    out
 }
 
-/// The first node of `n`'s chain: following inputs up to a node that reads nothing.
+/// The first node of `n`'s chain: following first inputs up to a node that reads nothing.
 fn top_of<'a>(side: &Side<'a>, n: &'a NodeEntry) -> &'a NodeEntry {
     let mut current = n;
     for _ in 0..side.nodes.len() {
@@ -821,9 +840,21 @@ impl<'a> Context<'a> {
     fn reads_another_model(&self, r: &NodeEntry, d: &NodeEntry) -> Option<String> {
         let now = entered_from(&self.desired, d);
         let before = entered_from(&self.running, r);
-        let now_was = now.and_then(|n| self.matching.counterpart(&n.id));
-        (now_was != before.map(|n| n.id.as_str()))
-            .then(|| now.map_or_else(|| top_of(&self.desired, d).id.clone(), |n| n.id.clone()))
+        let mut now_was: Vec<Option<&str>> = now
+            .iter()
+            .map(|n| self.matching.counterpart(&n.id))
+            .collect();
+        now_was.sort();
+        let before: Vec<Option<&str>> = before.iter().map(|n| Some(n.id.as_str())).collect();
+        (now_was != before).then(|| {
+            // The first model it reads that it did not read before, or its own top.
+            now.iter()
+                .find(|n| {
+                    let was = self.matching.counterpart(&n.id);
+                    !before.contains(&was)
+                })
+                .map_or_else(|| top_of(&self.desired, d).id.clone(), |n| n.id.clone())
+        })
     }
 
     /// Whether a matched node's inputs are other nodes than its counterpart's.
@@ -837,9 +868,9 @@ impl<'a> Context<'a> {
     /// model that reads `ref()`.
     fn crosses_models(side: &Side, n: &NodeEntry) -> bool {
         n.inputs
-            .first()
-            .and_then(|i| side.nodes.get(i.as_str()))
-            .is_some_and(|up| up.model != n.model)
+            .iter()
+            .filter_map(|i| side.nodes.get(i.as_str()))
+            .any(|up| up.model != n.model)
     }
 
     /// Our own rule for an upsert sink (docs/plan-diff.md, "A stateless node on both
@@ -926,10 +957,27 @@ impl<'a> Context<'a> {
                     digest: g2,
                 },
             ) => {
+                // A join keeps each side's rows in a layout Flink picks by the join's kind,
+                // key and the sides' columns (docs/joins.md): any change to it is a state
+                // of another shape. A changed condition keeps the rows, but what was
+                // emitted was matched under the old one.
+                let join = d.operator == "join" || r.operator == "join";
+                if join && g1 != g2 {
+                    out.add(
+                        StateIncompatible,
+                        "the join's stored rows change shape (its kind, its key or a side's columns); Flink keeps each side's rows in a layout of their own, which a savepoint cannot carry across",
+                    );
+                }
+                if join && g1 == g2 && r.definition != d.definition {
+                    out.add(
+                        BackfillRequired,
+                        "the join's condition changed; the rows it already emitted were matched under the previous one",
+                    );
+                }
                 // An aggregate over an append input keeps results only; over an updating
                 // one, Flink's retracting accumulators keep counts beside them, a state of
                 // another shape that a savepoint cannot carry across.
-                if r1 != r2 {
+                if !join && r1 != r2 {
                     let why = if *r2 {
                         "its input now updates, so it needs retracting accumulators (counts beside each result) that the stored state does not have"
                     } else {
@@ -958,7 +1006,8 @@ impl<'a> Context<'a> {
                         format!("the window changes from {} to {}; {why}", w(w1), w(w2)),
                     );
                 }
-                if k1 != k2 {
+                if join {
+                } else if k1 != k2 {
                     out.add(
                         StateIncompatible,
                         "the grouping key changed; existing state cannot be reused",

@@ -6,30 +6,49 @@
 use std::fmt::Write;
 
 use crate::identity::{node_digests, short};
-use crate::plan::{Input, ModelPlan, Node, Operator, State};
+use crate::plan::{ModelPlan, Node, Operator, State};
 
 /// Renders one model as explain prints it: the model name, a blank line, then each node's
-/// definition and properties separated by `↓` arrows. Ends with a newline.
+/// definition and properties, in plan order. A node that reads the node before it follows a
+/// `↓` arrow; one that reads anything else (the second branch of a UNION ALL, a node with
+/// several inputs) follows a blank line and names what it reads: `from=` a model it reads
+/// through `ref()`, `inputs=` the nodes of its own model. Ends with a newline.
 pub fn render_model(plan: &ModelPlan) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}\n", plan.name);
     for (i, node) in plan.nodes.iter().enumerate() {
-        if i > 0 {
+        let previous = i.checked_sub(1).map(|p| &plan.nodes[p].id);
+        let chained = matches!((previous, node.inputs.as_slice()), (Some(p), [only]) if only == p);
+        if chained {
             out.push_str("     ↓\n");
+        } else if i > 0 {
+            out.push('\n');
         }
-        let from = match (&plan.input, i) {
-            (Input::Model(m), 0) => Some(m.as_str()),
-            _ => None,
-        };
-        render_node(&mut out, node, from);
+        // A chain's first operator reading a model says so with `from=`, as it always has.
+        let from: Vec<&str> = node
+            .inputs
+            .iter()
+            .filter(|id| id.model != plan.name)
+            .map(|id| id.model.as_str())
+            .collect();
+        let own: Vec<String> = node
+            .inputs
+            .iter()
+            .filter(|id| id.model == plan.name)
+            .map(ToString::to_string)
+            .collect();
+        render_node(&mut out, node, &from, if chained { &[] } else { &own });
     }
     out
 }
 
-fn render_node(out: &mut String, node: &Node, from: Option<&str>) {
+fn render_node(out: &mut String, node: &Node, from: &[&str], inputs: &[String]) {
     let _ = writeln!(out, "{}", node.id.kind.title());
-    if let Some(m) = from {
-        let _ = writeln!(out, "  from={m}");
+    if !from.is_empty() {
+        let _ = writeln!(out, "  from={}", from.join(", "));
+    }
+    if !inputs.is_empty() {
+        let _ = writeln!(out, "  inputs={}", inputs.join(", "));
     }
     match &node.op {
         Operator::Source {
@@ -80,6 +99,15 @@ fn render_node(out: &mut String, node: &Node, from: Option<&str>) {
         }
         Operator::Deduplicate { key } => {
             let _ = writeln!(out, "  key={}\n  keep=last row", key.join(", "));
+        }
+        Operator::Union => out.push_str("  all=every change of each input\n"),
+        Operator::Join { kind, on, filter } => {
+            let on: Vec<String> = on.iter().map(|(l, r)| format!("{l} = {r}")).collect();
+            let _ = writeln!(out, "  kind={}\n  on={}", kind.name(), on.join(" AND "));
+            if let Some(f) = filter {
+                let _ = writeln!(out, "  where={f}");
+            }
+            out.push_str("  keeps=every row of both sides, per join key, until retracted\n");
         }
         Operator::Sort { keys } => {
             let keys: Vec<String> = keys

@@ -741,6 +741,8 @@ fn grouping(group_by: &[String], calls: &[crate::plan::AggCall]) -> String {
 /// | Aggregate | `key=[customer_id] aggregates=[sum(amount)]` |
 /// | Window | `tumble(size=1m) on viewed_at key=[page, window_start, window_end] aggregates=[count(*)]` |
 /// | Deduplicate | `key=[payment_id] keep=last` |
+/// | Union | `all` (its inputs are the node's `inputs`) |
+/// | Join | `left on=[customer_id=customer_id]`, with the rest of ON: `inner on=[k=k] where (amount > limit)` |
 /// | Sort | `order=[reading DESC, sensor ASC]` |
 /// | Sink | `upsert kafka customer-metrics`, or `upsert` without a `sink:` |
 pub fn definition(op: &Operator) -> String {
@@ -775,6 +777,14 @@ pub fn definition(op: &Operator) -> String {
             calls,
         } => format!("{window} {}", grouping(group_by, calls)),
         Operator::Deduplicate { key } => format!("key=[{}] keep=last", key.join(", ")),
+        Operator::Union => "all".to_string(),
+        Operator::Join { kind, on, filter } => {
+            let on: Vec<String> = on.iter().map(|(l, r)| format!("{l}={r}")).collect();
+            match filter {
+                Some(f) => format!("{} on=[{}] where {f}", kind.name(), on.join(", ")),
+                None => format!("{} on=[{}]", kind.name(), on.join(", ")),
+            }
+        }
         Operator::Sort { keys } => format!(
             "order=[{}]",
             keys.iter()

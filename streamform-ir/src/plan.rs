@@ -516,6 +516,23 @@ pub enum Operator {
         /// The aggregate calls; each is one accumulator and one output column after the key.
         calls: Vec<AggCall>,
     },
+    /// A regular join of its two inputs (left, then right) on equal columns, with an
+    /// optional further condition (docs/joins.md): both sides kept, keyed by the join key;
+    /// each change of one side is matched against the other side's rows. Its schema is the
+    /// left input's columns, then the right's, a right column named like an earlier column
+    /// renamed as Flink's planner does (`customer_id0`).
+    Join {
+        /// Which unmatched rows are kept, padded with nulls.
+        kind: JoinKind,
+        /// The equal columns: (left input's column, right input's column), in ON's order.
+        on: Vec<(String, String)>,
+        /// The rest of ON, over the join's output columns; `None` when ON is only equalities.
+        filter: Option<Expr>,
+    },
+    /// UNION ALL: passes on every change of each of its inputs (two or more, with the same
+    /// column types; its schema takes the first input's names), stateless (docs/sql.md,
+    /// "Several inputs").
+    Union,
     /// ORDER BY over a bounded input: emits the sorted rows when the input ends (docs/concepts.md).
     Sort {
         /// The ORDER BY keys, most significant first.
@@ -530,6 +547,110 @@ pub enum Operator {
         /// The model's `sink:` destination; `None` when it declares none.
         target: Option<SinkTarget>,
     },
+}
+
+/// Which rows of a regular join without a match are kept (padded with nulls).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum JoinKind {
+    /// Only matched rows.
+    Inner,
+    /// Every left row, padded while it has no match.
+    Left,
+    /// Every right row, padded while it has no match.
+    Right,
+    /// Every row of both sides, padded while it has no match.
+    Full,
+}
+
+impl JoinKind {
+    /// `inner`, `left`, `right` or `full`, as definitions and explain write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            JoinKind::Inner => "inner",
+            JoinKind::Left => "left",
+            JoinKind::Right => "right",
+            JoinKind::Full => "full",
+        }
+    }
+
+    /// Whether the left side keeps its unmatched rows.
+    pub fn left_outer(self) -> bool {
+        matches!(self, JoinKind::Left | JoinKind::Full)
+    }
+
+    /// Whether the right side keeps its unmatched rows.
+    pub fn right_outer(self) -> bool {
+        matches!(self, JoinKind::Right | JoinKind::Full)
+    }
+}
+
+/// The name of the accumulator counting a stored outer row's matches (Flink keeps it to
+/// know when to pad the row again).
+pub const JOIN_MATCHES: &str = "matches";
+
+impl KeyedState {
+    /// What a Join stores (docs/joins.md): per join key (written `left=right` column pairs),
+    /// each side's rows, their columns named `left.<column>` and `right.<column>`, and for a
+    /// side that keeps unmatched rows, each row's count of matches (`left.matches`).
+    pub fn join(
+        kind: JoinKind,
+        on: &[(String, String)],
+        left: &[Field],
+        right: &[Field],
+    ) -> KeyedState {
+        let side = |name: &str, fields: &[Field], outer: bool| {
+            let mut accs: Vec<Accumulator> = fields
+                .iter()
+                .map(|f| Accumulator {
+                    name: format!("{name}.{}", f.name),
+                    ty: f.ty,
+                })
+                .collect();
+            if outer {
+                accs.push(Accumulator {
+                    name: format!("{name}.{JOIN_MATCHES}"),
+                    ty: DataType::Int64,
+                });
+            }
+            accs
+        };
+        let mut accumulators = side("left", left, kind.left_outer());
+        accumulators.extend(side("right", right, kind.right_outer()));
+        KeyedState {
+            key: on.iter().map(|(l, r)| format!("{l}={r}")).collect(),
+            accumulators,
+            retention: Retention::Unbounded,
+            window: None,
+            retracting: false,
+        }
+    }
+}
+
+/// The output columns of a join: the left's, then the right's, a right column whose name an
+/// earlier column has renamed with the first free numeric suffix, as Flink's planner names
+/// them (`customer_id0`); nullable on a side that is padded.
+pub fn join_schema(kind: JoinKind, left: &[Field], right: &[Field]) -> Vec<Field> {
+    let mut out: Vec<Field> = left
+        .iter()
+        .map(|f| Field {
+            nullable: f.nullable || kind.right_outer(),
+            ..f.clone()
+        })
+        .collect();
+    for f in right {
+        let mut name = f.name.clone();
+        let mut n = 0;
+        while out.iter().any(|o| o.name == name) {
+            name = format!("{}{n}", f.name);
+            n += 1;
+        }
+        out.push(Field {
+            name,
+            ty: f.ty,
+            nullable: f.nullable || kind.left_outer(),
+        });
+    }
+    out
 }
 
 /// The kind part of a node id.
@@ -551,14 +672,20 @@ pub enum NodeKind {
     Deduplicate,
     /// A [`Operator::Window`]; `window` in ids.
     Window,
+    /// An [`Operator::Union`]; `union` in ids.
+    Union,
+    /// An [`Operator::Join`]; `join` in ids.
+    Join,
 }
 
 impl NodeKind {
     /// Every kind, in the order ids list them.
-    pub const ALL: [NodeKind; 8] = [
+    pub const ALL: [NodeKind; 10] = [
         NodeKind::Source,
         NodeKind::Filter,
         NodeKind::Project,
+        NodeKind::Union,
+        NodeKind::Join,
         NodeKind::Aggregate,
         NodeKind::Window,
         NodeKind::Deduplicate,
@@ -582,6 +709,8 @@ impl NodeKind {
             NodeKind::Sink => "sink",
             NodeKind::Deduplicate => "deduplicate",
             NodeKind::Window => "window",
+            NodeKind::Union => "union",
+            NodeKind::Join => "join",
         }
     }
 
@@ -596,6 +725,8 @@ impl NodeKind {
             NodeKind::Sink => "Sink",
             NodeKind::Deduplicate => "Deduplicate",
             NodeKind::Window => "Window",
+            NodeKind::Union => "Union",
+            NodeKind::Join => "Join",
         }
     }
 }
@@ -611,6 +742,8 @@ impl Operator {
             Operator::Sort { .. } => NodeKind::Sort,
             Operator::Deduplicate { .. } => NodeKind::Deduplicate,
             Operator::Window { .. } => NodeKind::Window,
+            Operator::Union => NodeKind::Union,
+            Operator::Join { .. } => NodeKind::Join,
             Operator::Sink { .. } => NodeKind::Sink,
         }
     }
@@ -669,9 +802,9 @@ pub struct Node {
     pub id: NodeId,
     /// What the node does.
     pub op: Operator,
-    /// The nodes it reads, in order: an earlier node of its model, or the Sink of a model it
-    /// reads through `ref()`; none for a Source. Today every node but a Source reads exactly
-    /// one (a model is a chain); the plan is a graph so that a node may read several.
+    /// The nodes it reads, in order: earlier nodes of its model, or the Sink of a model it
+    /// reads through `ref()`; none for a Source. A Union reads two or more, every other node
+    /// but a Source exactly one: a model's nodes form a graph in topological order.
     pub inputs: Vec<NodeId>,
     /// The output columns, in order.
     pub schema: Vec<Field>,
@@ -686,13 +819,22 @@ pub struct Node {
     pub time: Option<String>,
 }
 
-/// What a model's first operator reads.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// A relation a model reads.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Input {
-    /// `source('name')`: the chain starts with a Source node.
+    /// `source('name')`: read through a Source node of the model.
     Source(String),
-    /// `ref('name')`: the first operator reads that model's Sink.
+    /// `ref('name')`: an operator of the model reads that model's Sink.
     Model(String),
+}
+
+impl Input {
+    /// The source's or the model's name.
+    pub fn name(&self) -> &str {
+        match self {
+            Input::Source(n) | Input::Model(n) => n,
+        }
+    }
 }
 
 /// One model's lowered plan: its nodes from first operator to Sink.
@@ -700,13 +842,22 @@ pub enum Input {
 pub struct ModelPlan {
     /// The model's name: its file's stem.
     pub name: String,
-    /// What the model's first operator reads.
-    pub input: Input,
-    /// The nodes in plan order; never empty, and the last one is the Sink.
+    /// The relations the model reads, each once, in the order its SQL first names them.
+    pub inputs: Vec<Input>,
+    /// The nodes in topological order (each after the nodes it reads); never empty, and the
+    /// last one is the Sink.
     pub nodes: Vec<Node>,
 }
 
 impl ModelPlan {
+    /// The models this one reads through `ref()`, in order.
+    pub fn models_read(&self) -> impl Iterator<Item = &str> {
+        self.inputs.iter().filter_map(|i| match i {
+            Input::Model(m) => Some(m.as_str()),
+            Input::Source(_) => None,
+        })
+    }
+
     /// The Sink, whose schema and changelog are the model's contract with readers.
     pub fn sink(&self) -> &Node {
         self.nodes

@@ -133,6 +133,22 @@ impl fmt::Display for DataType {
     }
 }
 
+impl DataType {
+    /// The type as a model's SQL writes it in a CAST: `INT`, `BIGINT`, `DOUBLE`,
+    /// `DECIMAL(10, 2)`, `STRING`, `BOOLEAN`, `TIMESTAMP`.
+    pub fn sql_name(self) -> String {
+        match self {
+            DataType::Int32 => "INT".into(),
+            DataType::Int64 => "BIGINT".into(),
+            DataType::Float64 => "DOUBLE".into(),
+            DataType::Decimal { precision, scale } => format!("DECIMAL({precision}, {scale})"),
+            DataType::String => "STRING".into(),
+            DataType::Boolean => "BOOLEAN".into(),
+            DataType::Timestamp => "TIMESTAMP".into(),
+        }
+    }
+}
+
 /// Flink's rule for fitting a decimal result wider than 38 digits (`adjustPrecisionScale`):
 /// keep the integral digits and shrink the scale, but never below `min(scale, 6)`.
 fn adjust_precision_scale(precision: u32, scale: u32) -> DataType {

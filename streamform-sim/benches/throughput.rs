@@ -1,7 +1,8 @@
 //! Throughput of the simulator on the docs' customer_metrics model (Source → Aggregate
 //! group by customer_id, sum(amount) decimal(38,9) → Project → Sink): 1,000,000 events over
 //! 10,000 customers; and the same events on event time through a 1-minute tumbling window
-//! (count and sum per customer and minute; 10,000 events a minute). Run with
+//! (count and sum per customer and minute; 10,000 events a minute); and an inner join of two
+//! 500,000-event streams over 10,000 keys. Run with
 //! `cargo bench -p streamform-sim -- --sample-size 10`.
 
 #[path = "../tests/common/mod.rs"]
@@ -100,5 +101,71 @@ fn window_throughput(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, throughput, window_throughput);
+/// 500,000 events on each side of a join over 10,000 keys, taken in turns: the key
+/// scrambled, and a value from 0 to 49 on each side.
+fn join_events() -> Vec<(usize, Vec<Value>)> {
+    (0..EVENTS as u64)
+        .map(|i| {
+            let key = (i.wrapping_mul(7919) / 2) % CUSTOMERS;
+            let value = (i.wrapping_mul(2_654_435_761) >> 7) % 50;
+            (
+                (i % 2) as usize,
+                vec![Value::Int64(key as i64), Value::Int64(value as i64)],
+            )
+        })
+        .collect()
+}
+
+/// An inner join on the key whose condition also asks for equal values: each arriving row
+/// is compared with the other side's rows of its key (50 of them at the end), and about
+/// one pair in 50 matches.
+fn joined() -> streamform_ir::ModelPlan {
+    use streamform_ir::{BinaryOp, DataType, Expr, JoinKind, Operator};
+    let side = |source: &str| {
+        common::from_source(
+            "pairs",
+            source,
+            &[("k", DataType::Int64), ("v", DataType::Int64)],
+            common::kafka(source),
+        )
+    };
+    let mut plan = side("left")
+        .join_with(side("right"), JoinKind::Inner, &[("k", "k")])
+        .sink();
+    let column = |name: &str| Expr::Column {
+        name: name.into(),
+        ty: DataType::Int64,
+    };
+    for node in &mut plan.nodes {
+        if let Operator::Join { filter, .. } = &mut node.op {
+            *filter = Some(common::bin(BinaryOp::Eq, column("v"), column("v0")));
+        }
+    }
+    plan
+}
+
+fn join_throughput(c: &mut Criterion) {
+    let plan = [joined()];
+    let events = join_events();
+    let run = |plan: &[streamform_ir::ModelPlan]| {
+        let mut sim = streamform_sim::Simulator::new(plan).expect("builds");
+        for (side, row) in &events {
+            sim.push_to(*side, row).expect("runs");
+        }
+        sim.finish().expect("runs")
+    };
+    let matched = run(&plan).changes.len();
+    let mut group = c.benchmark_group("inner_join");
+    group.throughput(Throughput::Elements(EVENTS as u64));
+    group.bench_function("2 x 500k events, 10k keys", |b| {
+        b.iter(|| {
+            let out = run(black_box(&plan));
+            assert_eq!(out.changes.len(), matched);
+            out
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, throughput, window_throughput, join_throughput);
 criterion_main!(benches);

@@ -25,7 +25,8 @@ use std::borrow::Cow;
 use std::fmt;
 
 use streamform_ir::{
-    DataType, Field, Input, LateEvents, ModelPlan, NodeId, Operator, Retention, State, Value,
+    DataType, Field, Input, LateEvents, ModelPlan, Node, NodeId, NodeKind, Operator, Retention,
+    State, Value,
 };
 
 use crate::operator::{Fault, InputShape, Out, Rec, Stage, StageKind};
@@ -240,6 +241,9 @@ pub struct OpenWindows {
     pub count: usize,
     /// The watermark at which the first of them would fire (its end minus 1 ms).
     pub first_fires_at: i64,
+    /// The event-time sources upstream of the node that saw no event and no watermark, so
+    /// held its watermark back (docs/sql.md, "Several inputs"), by name.
+    pub held_back_by: Vec<String>,
 }
 
 /// Why a chain cannot be simulated or a run failed (docs/sql.md: an overflow or a division by zero
@@ -366,43 +370,66 @@ impl SourceColumn {
     }
 }
 
-/// A running simulation of one chain of models (docs/fixtures.md, "Fixtures for models that
-/// read models": each model reads the previous one's Sink, and its changelog crosses the
-/// edge).
+/// A running simulation of the models a model reads, down to it (docs/fixtures.md,
+/// "Fixtures for models that read models"; docs/sql.md, "Several inputs"): their plans form
+/// a graph from the sources they read to the target model's Sink, a model's changelog
+/// crossing each `ref()` edge.
 ///
-/// Built by [`Simulator::new`], fed by [`Simulator::push`], ended by
-/// [`Simulator::finish`]. After an error every further `push` or `finish` returns the same
-/// error.
+/// Built by [`Simulator::new`], fed by [`Simulator::push`] (or [`Simulator::push_to`] a
+/// named source), ended by [`Simulator::finish`]. After an error every further `push` or
+/// `finish` returns the same error.
 pub struct Simulator {
-    /// Model names, in chain order; stages refer to them by index.
+    /// Model names, in plan order; stages refer to them by index.
     models: Vec<String>,
-    source_name: String,
-    source: Vec<SourceColumn>,
-    /// Whether the source is an upsert source, read as a table that changes: its events are
-    /// its keys' new rows, and it takes deletes ([`Simulator::push_delete`]).
-    upsert: bool,
-    /// Whether the source ends (a file): its end is then a final watermark.
-    bounded: bool,
-    /// Every node after the Source, across all models, in order.
+    /// The sources read, in the order their first Source node appears.
+    feeds: Vec<Feed>,
+    /// Every node after a Source (and an upsert Source's normalization), across all models,
+    /// in topological order.
     stages: Vec<Stage>,
+    /// Per stage, where what it emits goes: (stage, input port), in order. Empty for the
+    /// target model's Sink, whose records are the run's changelog.
+    consumers: Vec<Vec<(usize, u8)>>,
+    /// Per stage, the same in short for the driver's loop.
+    hops: Vec<Hop>,
+    /// The target model's Sink.
+    target: usize,
+    /// Per stage, the feeds upstream of it: its watermark is the least of their clocks.
+    upstream: Vec<Vec<usize>>,
+    /// Per stage, the last watermark it was handed.
+    handed: Vec<i64>,
     changes: Changelog,
     /// Events delivered (late events dropped are not).
     events: usize,
     /// Events pushed, delivered or dropped: the number an error names.
     arrived: usize,
-    /// The source's clock, when it runs on event time.
-    clock: Option<Clock>,
     failed: Option<SimError>,
     /// What an operator emits on a watermark or at the end, kept between calls so that a
     /// window firing many rows reuses one buffer.
     out: Out<'static>,
-    /// The stages that do anything on a watermark, in chain order.
+    /// The stages that do anything on a watermark, in topological order.
     watching: Vec<usize>,
 }
 
-/// The event-time clock of the chain's one source: its watermark is the later of the
-/// largest event time seen minus the delay and the last explicit watermark, and never
-/// decreases.
+/// One source the plans read: its columns, how its events are told apart, its clock, and
+/// the stages each of its Source nodes feeds.
+struct Feed {
+    name: String,
+    /// The first model reading it, which its events' errors name.
+    model: usize,
+    columns: Vec<SourceColumn>,
+    /// Whether it is an upsert source, read as a table that changes: its events are its
+    /// keys' new rows, and it takes deletes ([`Simulator::push_delete`]).
+    upsert: bool,
+    /// Whether it ends (a file): its end is then a final watermark.
+    bounded: bool,
+    /// Its event-time clock; `None` on processing time, which never moves a watermark.
+    clock: Option<Clock>,
+    /// The (stage, port) pairs its events go to, one per reader of each of its Source nodes.
+    entries: Vec<(usize, u8)>,
+}
+
+/// The event-time clock of a source: its watermark is the later of the largest event time
+/// seen minus the delay and the last explicit watermark, and never decreases.
 struct Clock {
     /// The event-time column's index in the source's events.
     column: usize,
@@ -417,7 +444,7 @@ struct Clock {
 /// What became of an event handed to [`Simulator::push`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Arrival {
-    /// It went through the chain (on time, or late and kept).
+    /// It went through the plans (on time, or late and kept).
     Delivered,
     /// It arrived behind the watermark on a source with `late_events: drop`: not
     /// delivered.
@@ -426,207 +453,109 @@ pub enum Arrival {
     DroppedByWindow(NodeId),
 }
 
+/// Where a node's output is, while the graph is built.
+#[derive(Clone, Copy)]
+enum Place {
+    /// The Source node of this feed (an append source: its events are the node's output).
+    Feed(usize),
+    /// This stage's output.
+    Stage(usize),
+}
+
 impl Simulator {
-    /// Compiles `chain`: the models from the one whose input is `Input::Source` down to the
-    /// target model, each reading the previous one's Sink (`Input::Model(prev.name)`).
-    /// Columns are resolved to row indices here, once.
+    /// Compiles `plans`: the target model last, every model before the models that read it
+    /// (each `Input::Model` of a plan names an earlier plan), every plan but the target read
+    /// by a later one. Columns are resolved to row indices here, once.
     ///
     /// # Errors
-    /// A [`SimError`] with `event` 0 when the chain is malformed: empty; the first model
-    /// does not read a source or does not start with a matching Source node; a later model
-    /// does not read its predecessor; a model has no nodes, does not end in a Sink, or has a
-    /// Sink or Source elsewhere; a node's id kind differs from its operator; an expression
-    /// names a column its input lacks or types it differently; a pass-through node's schema
-    /// differs from its input; an Aggregate whose keyed state differs from its calls or
-    /// whose accumulator types break docs/sql.md's rules; an Aggregate or Sort over an updating input, or a
-    /// Sort over an unbounded input (docs/concepts.md).
-    pub fn new(chain: &[ModelPlan]) -> Result<Simulator, SimError> {
-        let Some(first) = chain.first() else {
+    /// A [`SimError`] with `event` 0 when the plans are malformed: none; a model reads a
+    /// model that is not before it, or no later model reads it; a model reads no source and
+    /// no model; a model has no nodes, does not end in a Sink, or has a Sink elsewhere; a
+    /// Source node reads something or names a source its model does not read; a node reads
+    /// no node, a node that is not before it, or (but a Union) more than one; a node's id
+    /// kind differs from its operator; an expression names a column its input lacks or
+    /// types it differently; a pass-through node's schema differs from its input; a Union's
+    /// inputs differ in their types; an Aggregate whose keyed state differs from its calls
+    /// or whose accumulator types break docs/sql.md's rules; an Aggregate or Sort over an
+    /// updating input, or a Sort over an unbounded input (docs/concepts.md); a retention
+    /// with no event-time source upstream.
+    pub fn new(plans: &[ModelPlan]) -> Result<Simulator, SimError> {
+        if plans.is_empty() {
             return Err(shape_error(
                 "",
                 "the chain is empty; it needs at least one model",
             ));
-        };
-        let Input::Source(source_name) = &first.input else {
+        }
+        let mut b = Builder::default();
+        for (mi, plan) in plans.iter().enumerate() {
+            b.model(mi, plan, plans)?;
+        }
+        let target_plan = plans.last().expect("not empty");
+        let Some(&Place::Stage(target)) = b.places.get(&target_plan.sink().id) else {
             return Err(shape_error(
-                &first.name,
-                "the first model of a chain must read a source, this one reads a model",
+                &target_plan.name,
+                "the model must end in a Sink",
             ));
         };
-        let Some(source_node) = first.nodes.first() else {
-            return Err(shape_error(&first.name, "the model has no nodes"));
-        };
-        match &source_node.op {
-            Operator::Source { name, .. } if name == source_name => {}
-            Operator::Source { name, .. } => {
-                return Err(shape_error(
-                    &first.name,
-                    format!(
-                        "the model reads source `{source_name}` but its Source node is `{name}`"
-                    ),
-                ));
-            }
-            _ => {
-                return Err(shape_error(
-                    &first.name,
-                    format!(
-                        "the model reads source `{source_name}` but does not start with a Source node"
-                    ),
-                ));
-            }
-        }
-        let source = source_node
-            .schema
-            .iter()
-            .map(|f: &Field| SourceColumn {
-                name: f.name.clone(),
-                ty: f.ty,
-                decimal_limit: match f.ty {
-                    DataType::Decimal { precision, .. } => 10u128.pow(u32::from(precision)),
-                    _ => 0,
-                },
-            })
-            .collect();
-
-        let mut stages = Vec::new();
-        let upsert = source_node.changelog.is_updating();
-        if upsert {
-            stages.push(Stage::normalize(source_node).map_err(|f| build_error(&first.name, f))?);
-        }
-        let mut models = Vec::with_capacity(chain.len());
-        let mut prev = source_node;
-        for (mi, plan) in chain.iter().enumerate() {
-            if mi > 0 {
-                let predecessor = &chain[mi - 1].name;
-                if plan.input != Input::Model(predecessor.clone()) {
-                    return Err(shape_error(
-                        &plan.name,
-                        format!(
-                            "the model must read its predecessor in the chain, `{predecessor}`"
-                        ),
-                    ));
-                }
-            }
-            let skip = usize::from(mi == 0);
-            if plan.nodes.len() <= skip {
+        for (mi, plan) in plans.iter().enumerate().take(plans.len() - 1) {
+            if !plans[mi + 1..]
+                .iter()
+                .any(|p| p.models_read().any(|m| m == plan.name))
+            {
                 return Err(shape_error(
                     &plan.name,
-                    "the model has no operators; it must end in a Sink",
+                    format!(
+                        "no model after `{}` reads it, so its changes would reach no one",
+                        plan.name
+                    ),
                 ));
             }
-            let last = plan.nodes.len() - 1;
-            for (ni, node) in plan.nodes.iter().enumerate().skip(skip) {
-                let is_sink = matches!(node.op, Operator::Sink { .. });
-                if is_sink != (ni == last) {
-                    let msg = if is_sink {
-                        format!("node `{}`: a Sink must be the model's last node", node.id)
-                    } else {
-                        format!("node `{}`: the model must end in a Sink", node.id)
-                    };
-                    return Err(shape_error(&plan.name, msg));
-                }
-                if let Operator::Sink { model, .. } = &node.op
-                    && *model != plan.name
-                {
-                    return Err(shape_error(
-                        &plan.name,
-                        format!("node `{}`: the Sink belongs to model `{model}`", node.id),
-                    ));
-                }
-                if node.id.model != plan.name {
-                    return Err(shape_error(
-                        &plan.name,
-                        format!(
-                            "node `{}` does not belong to model `{}`",
-                            node.id, plan.name
-                        ),
-                    ));
-                }
-                // The driver runs a chain: each node reads the node before it.
-                if node.inputs.as_slice() != std::slice::from_ref(&prev.id) {
-                    return Err(shape_error(
-                        &plan.name,
-                        format!(
-                            "node `{}` must read `{}`, the node before it in the chain",
-                            node.id, prev.id
-                        ),
-                    ));
-                }
-                let input = InputShape {
-                    schema: &prev.schema,
-                    changelog: &prev.changelog,
-                    boundedness: prev.boundedness,
-                };
-                let stage =
-                    Stage::build(mi, node, &input).map_err(|f| build_error(&plan.name, f))?;
-                stages.push(stage);
-                prev = node;
-            }
-            models.push(plan.name.clone());
         }
-        let clock = match &source_node.op {
-            Operator::Source {
-                event_time: Some(t),
-                ..
-            } => {
-                let column = source_node
-                    .schema
-                    .iter()
-                    .position(|f| f.name == t.column && f.ty == DataType::Timestamp)
-                    .ok_or_else(|| {
-                        shape_error(
-                            &first.name,
-                            format!(
-                                "the event-time column `{}` is not a timestamp column of source `{source_name}`",
-                                t.column
-                            ),
-                        )
-                    })?;
-                Some(Clock {
-                    column,
-                    name: t.column.clone(),
-                    delay: i64::try_from(t.watermark).unwrap_or(i64::MAX),
-                    late: t.late,
-                    watermark: i64::MIN,
-                })
-            }
-            _ => None,
-        };
-        if clock.is_none()
-            && let Some(node) = chain.iter().flat_map(|p| &p.nodes).find(
-                |n| matches!(&n.state, State::Keyed(k) if k.retention != Retention::Unbounded),
-            )
-        {
-            return Err(shape_error(
-                &node.id.model,
-                format!(
-                    "node `{}` has a retention, but source `{source_name}` runs on processing time",
-                    node.id
-                ),
-            ));
-        }
+        let Builder {
+            feeds,
+            stages,
+            consumers,
+            upstream,
+            ..
+        } = b;
+        let hops = consumers
+            .iter()
+            .enumerate()
+            .map(|(i, c)| match c.as_slice() {
+                [(stage, port)] => Hop::One(*stage, *port),
+                [] if i == target => Hop::Target,
+                _ => Hop::Fan,
+            })
+            .collect();
         Ok(Simulator {
-            models,
-            source_name: source_name.clone(),
-            upsert,
-            bounded: source_node.boundedness == streamform_ir::Boundedness::Bounded,
-            source,
+            models: plans.iter().map(|p| p.name.clone()).collect(),
+            hops,
+            feeds,
+            target,
             changes: Changelog::default(),
             events: 0,
             arrived: 0,
-            clock,
             failed: None,
             out: Out::new(),
             watching: (0..stages.len())
                 .filter(|&i| stages[i].watches_watermark())
                 .collect(),
+            handed: vec![i64::MIN; stages.len()],
             stages,
+            consumers,
+            upstream,
         })
     }
 
-    /// Delivers one source event: `event` holds one value per column of the first model's
-    /// Source node schema, in that order (`Value::Null` for a missing value). The target
-    /// model's Sink emissions are accumulated for [`Simulator::finish`].
+    /// The names of the sources the plans read, in the order [`Simulator::push_to`] numbers
+    /// them: the order their first Source node appears.
+    pub fn sources(&self) -> Vec<&str> {
+        self.feeds.iter().map(|f| f.name.as_str()).collect()
+    }
+
+    /// Delivers one event of the plans' only source: `event` holds one value per column of
+    /// the Source node's schema, in that order (`Value::Null` for a missing value). The
+    /// target model's Sink emissions are accumulated for [`Simulator::finish`].
     ///
     /// On an event-time source, an event strictly behind the watermark is late: with
     /// `late_events: drop` it is not delivered ([`Arrival::Dropped`]), with `keep` it is
@@ -634,49 +563,115 @@ impl Simulator {
     /// minus the delay, if that is later, and keyed state whose retention has passed expires.
     ///
     /// # Errors
-    /// A [`SimError`] naming the event (1-based, counting every event pushed): the event has
-    /// the wrong number of values or a value of the wrong type (naming the source column),
-    /// or no event time on an event-time source; or an operator failed (overflow, division
-    /// by zero, a failed cast; docs/sql.md). The simulator is then failed: later calls return the
-    /// same error.
+    /// A [`SimError`] naming the event (1-based, counting every event pushed): the plans read
+    /// several sources (use [`Simulator::push_to`]); the event has the wrong number of
+    /// values or a value of the wrong type (naming the source column), or no event time on
+    /// an event-time source; or an operator failed (overflow, division by zero, a failed
+    /// cast; docs/sql.md). The simulator is then failed: later calls return the same error.
     pub fn push(&mut self, event: &[Value]) -> Result<Arrival, SimError> {
-        self.push_as(Op::Insert, event)
+        let feed = self.only_feed()?;
+        self.push_as(feed, Op::Insert, event)
     }
 
-    /// Delivers a tombstone of an upsert source: `key` holds one value per column of the
-    /// Source node's schema, the key's columns set and every other column null. The key's
-    /// row is deleted, or nothing happens when it holds none (docs/changing-tables.md).
+    /// Delivers one event of source number `source` (in [`Simulator::sources`]' order), as
+    /// [`Simulator::push`] does.
+    ///
+    /// # Errors
+    /// As [`Simulator::push`]; and a [`Failure::Plan`] error for a source number the plans
+    /// do not have.
+    pub fn push_to(&mut self, source: usize, event: &[Value]) -> Result<Arrival, SimError> {
+        let feed = self.feed(source)?;
+        self.push_as(feed, Op::Insert, event)
+    }
+
+    /// Delivers a tombstone of the plans' only source, an upsert source: `key` holds one
+    /// value per column of the Source node's schema, the key's columns set and every other
+    /// column null. The key's row is deleted, or nothing happens when it holds none
+    /// (docs/changing-tables.md).
     ///
     /// # Errors
     /// As [`Simulator::push`]; and a [`Failure::Plan`] error on a source that is not an
     /// upsert source, which has no keys to delete.
     pub fn push_delete(&mut self, key: &[Value]) -> Result<Arrival, SimError> {
-        if !self.upsert && self.failed.is_none() {
+        let feed = self.only_feed()?;
+        self.push_delete_to(feed, key)
+    }
+
+    /// Delivers a tombstone of source number `source`, as [`Simulator::push_delete`] does.
+    ///
+    /// # Errors
+    /// As [`Simulator::push_delete`] and [`Simulator::push_to`].
+    pub fn push_delete_to(&mut self, source: usize, key: &[Value]) -> Result<Arrival, SimError> {
+        let feed = self.feed(source)?;
+        if !self.feeds[feed].upsert && self.failed.is_none() {
             let e = SimError {
                 failure: Failure::Plan,
-                model: self.models[0].clone(),
+                model: self.models[self.feeds[feed].model].clone(),
                 column: None,
                 event: self.arrived + 1,
                 message: format!(
                     "source `{}` is an append source, which has no keys to delete",
-                    self.source_name
+                    self.feeds[feed].name
                 ),
             };
             return Err(self.fail(e));
         }
-        self.push_as(Op::Delete, key)
+        self.push_as(feed, Op::Delete, key)
     }
 
-    fn push_as(&mut self, op: Op, event: &[Value]) -> Result<Arrival, SimError> {
+    /// The only feed, or the error that says the plans read several.
+    fn only_feed(&mut self) -> Result<usize, SimError> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        if self.feeds.len() == 1 {
+            return Ok(0);
+        }
+        let names: Vec<String> = self.feeds.iter().map(|f| format!("`{}`", f.name)).collect();
+        Err(self.misuse(format!(
+            "the plans read several sources ({}); each event must name its source",
+            names.join(", ")
+        )))
+    }
+
+    /// Fails the run for a call the plans cannot take, naming the next event and the target
+    /// model.
+    fn misuse(&mut self, message: String) -> SimError {
+        let e = SimError {
+            failure: Failure::Plan,
+            model: self.models[self.models.len() - 1].clone(),
+            column: None,
+            event: self.arrived + 1,
+            message,
+        };
+        self.fail(e)
+    }
+
+    /// Feed number `source`, or the error that says there is none.
+    fn feed(&mut self, source: usize) -> Result<usize, SimError> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        if source < self.feeds.len() {
+            return Ok(source);
+        }
+        let read = self.feeds.len();
+        Err(self.misuse(format!(
+            "there is no source number {source}: the plans read {read}"
+        )))
+    }
+
+    fn push_as(&mut self, feed: usize, op: Op, event: &[Value]) -> Result<Arrival, SimError> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
         self.arrived += 1;
-        let row = match self.check_event(event) {
+        let row = match self.check_event(feed, event) {
             Ok(row) => row,
             Err(e) => return Err(self.fail(e)),
         };
-        let time = match &self.clock {
+        let f = &self.feeds[feed];
+        let time = match &f.clock {
             None => None,
             Some(clock) => match &row[clock.column] {
                 Value::Timestamp(t) => {
@@ -688,12 +683,12 @@ impl Simulator {
                 _ => {
                     let e = SimError {
                         failure: Failure::MissingEventTime,
-                        model: self.models[0].clone(),
+                        model: self.models[f.model].clone(),
                         column: Some(clock.name.clone()),
                         event: self.arrived,
                         message: format!(
                             "event {} has no `{}`; source `{}` runs on event time, so every event needs one",
-                            self.arrived, clock.name, self.source_name
+                            self.arrived, clock.name, f.name
                         ),
                     };
                     return Err(self.fail(e));
@@ -702,18 +697,41 @@ impl Simulator {
         };
         self.events += 1;
         let mut late = None;
-        if let Err((stage, fault)) = drive(
-            &mut self.stages,
-            0,
-            Rec {
-                op,
-                row,
-                before: None,
-            },
-            time,
-            &mut self.changes,
-            &mut late,
-        ) {
+        let mut graph = Graph {
+            stages: &mut self.stages,
+            consumers: &self.consumers,
+            hops: &self.hops,
+            target: self.target,
+            changes: &mut self.changes,
+            late: &mut late,
+        };
+        let entries = &self.feeds[feed].entries;
+        let delivered = match entries.as_slice() {
+            // The common case: one reader, the event passed on borrowed.
+            [(stage, port)] => graph.drive(
+                *stage,
+                *port,
+                Rec {
+                    op,
+                    row,
+                    before: None,
+                },
+                time,
+            ),
+            many => many.iter().try_for_each(|&(stage, port)| {
+                graph.drive(
+                    stage,
+                    port,
+                    Rec {
+                        op,
+                        row: row.clone(),
+                        before: None,
+                    },
+                    time,
+                )
+            }),
+        };
+        if let Err((stage, fault)) = delivered {
             let e = self.error_at(stage, fault);
             return Err(self.fail(e));
         }
@@ -725,19 +743,19 @@ impl Simulator {
             }
             None => Arrival::Delivered,
         };
-        if let (Some(t), Some(clock)) = (time, &self.clock) {
+        if let (Some(t), Some(clock)) = (time, &self.feeds[feed].clock) {
             let to = t.saturating_sub(clock.delay);
-            if let Err(e) = self.advance(to) {
+            if let Err(e) = self.advance(Some(feed), to) {
                 return Err(self.fail(e));
             }
         }
         Ok(arrival)
     }
 
-    /// Moves the watermark to `to` (milliseconds since the epoch) if that is later, as a
-    /// fixture's `- watermark:` item does: windows it makes final emit their rows, and keyed
-    /// state whose retention has passed expires. Nothing happens on a source that runs on
-    /// processing time.
+    /// Moves the watermark of every source to `to` (milliseconds since the epoch) if that is
+    /// later, as a fixture's `- watermark:` item does: windows it makes final emit their
+    /// rows, and keyed state whose retention has passed expires. Nothing happens on a source
+    /// that runs on processing time.
     ///
     /// # Errors
     /// An error recorded earlier, or an operator failure while the rows the watermark made
@@ -746,33 +764,79 @@ impl Simulator {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
-        self.advance(to).map_err(|e| self.fail(e))
+        self.advance(None, to).map_err(|e| self.fail(e))
     }
 
-    /// The current watermark on an event-time source; `None` before anything moved it, or
-    /// on processing time.
+    /// Moves the watermark of source number `source` to `to`, as a fixture's `- watermark:`
+    /// item naming that source does; a node's watermark is the least of its sources', so
+    /// one source moving may move none.
+    ///
+    /// # Errors
+    /// As [`Simulator::advance_watermark`] and [`Simulator::push_to`].
+    pub fn advance_source_watermark(&mut self, source: usize, to: i64) -> Result<(), SimError> {
+        let feed = self.feed(source)?;
+        self.advance(Some(feed), to).map_err(|e| self.fail(e))
+    }
+
+    /// The current watermark: the least of the event-time sources' clocks; `None` before
+    /// every one of them moved, or when every source runs on processing time.
     pub fn watermark(&self) -> Option<i64> {
-        self.clock
-            .as_ref()
-            .map(|c| c.watermark)
+        self.feeds
+            .iter()
+            .filter_map(|f| f.clock.as_ref().map(|c| c.watermark))
+            .min()
             .filter(|w| *w != i64::MIN)
     }
 
-    /// Hands the watermark to every operator in chain order; what one emits flows through
-    /// the operators after it before they receive the watermark themselves.
-    fn advance(&mut self, to: i64) -> Result<(), SimError> {
-        let Some(clock) = &mut self.clock else {
-            return Ok(());
-        };
-        if to <= clock.watermark {
+    /// The event-time sources whose clock has not moved (no event and no watermark yet),
+    /// which hold back the watermark of every node they reach.
+    pub fn silent_sources(&self) -> Vec<&str> {
+        self.feeds
+            .iter()
+            .filter(|f| f.clock.as_ref().is_some_and(|c| c.watermark == i64::MIN))
+            .map(|f| f.name.as_str())
+            .collect()
+    }
+
+    /// Moves the clock of `feed` (of every feed, for `None`) to `to` where that is later,
+    /// then hands each watching stage, in topological order, the least clock of the feeds
+    /// upstream of it when that moved; what one emits flows through the stages after it
+    /// before they receive the watermark themselves.
+    fn advance(&mut self, feed: Option<usize>, to: i64) -> Result<(), SimError> {
+        let mut moved = false;
+        for (i, f) in self.feeds.iter_mut().enumerate() {
+            if feed.is_some_and(|only| only != i) {
+                continue;
+            }
+            if let Some(clock) = &mut f.clock
+                && to > clock.watermark
+            {
+                clock.watermark = to;
+                moved = true;
+            }
+        }
+        if !moved {
             return Ok(());
         }
-        clock.watermark = to;
         let mut out = std::mem::replace(&mut self.out, Out::new());
         let result = (0..self.watching.len()).try_for_each(|w| {
             let i = self.watching[w];
+            let watermark = self.upstream[i]
+                .iter()
+                .map(|&f| {
+                    self.feeds[f]
+                        .clock
+                        .as_ref()
+                        .map_or(i64::MIN, |c| c.watermark)
+                })
+                .min()
+                .unwrap_or(i64::MIN);
+            if watermark <= self.handed[i] {
+                return Ok(());
+            }
+            self.handed[i] = watermark;
             self.stages[i]
-                .on_watermark(to, &mut out)
+                .on_watermark(watermark, &mut out)
                 .map_err(|f| self.error_at(i, f))?;
             self.flow(i, &mut out)
         });
@@ -782,28 +846,32 @@ impl Simulator {
         result
     }
 
-    /// Delivers what stage `i` emitted to the stages after it.
+    /// Delivers what stage `i` emitted to its consumers.
     fn flow(&mut self, i: usize, out: &mut Out<'static>) -> Result<(), SimError> {
         let mut late = None;
+        let mut graph = Graph {
+            stages: &mut self.stages,
+            consumers: &self.consumers,
+            hops: &self.hops,
+            target: self.target,
+            changes: &mut self.changes,
+            late: &mut late,
+        };
+        let mut result = Ok(());
         for (rec, time) in out.drain() {
-            drive(
-                &mut self.stages[i + 1..],
-                i + 1,
-                rec,
-                time,
-                &mut self.changes,
-                &mut late,
-            )
-            .map_err(|(stage, fault)| self.error_at(stage, fault))?;
+            result = graph.deliver(i, rec, time);
+            if result.is_err() {
+                break;
+            }
         }
-        Ok(())
+        result.map_err(|(stage, fault)| self.error_at(stage, fault))
     }
 
     /// Ends the input. An unbounded source (Kafka) never ends, so its windows emit nothing
     /// (a run's end is not a watermark) and are counted in [`Output::open_windows`]; a
     /// bounded one (a file) ends with the final watermark Flink sends when a file is read
     /// to its end, which fires every open window. Then every Sort emits its buffered rows,
-    /// sorted, through the rest of the chain. Returns the target model's changelog and the
+    /// sorted, through the rest of the plans. Returns the target model's changelog and the
     /// number of events delivered.
     ///
     /// # Errors
@@ -813,8 +881,10 @@ impl Simulator {
         if let Some(e) = self.failed.take() {
             return Err(e);
         }
-        if self.bounded {
-            self.advance(i64::MAX)?;
+        for f in 0..self.feeds.len() {
+            if self.feeds[f].bounded {
+                self.advance(Some(f), i64::MAX)?;
+            }
         }
         for i in 0..self.stages.len() {
             let mut out = Out::new();
@@ -826,7 +896,8 @@ impl Simulator {
         let open_windows = self
             .stages
             .iter()
-            .filter_map(|s| {
+            .enumerate()
+            .filter_map(|(i, s)| {
                 match &s.kind {
                     StageKind::Window(w) => w.open(),
                     StageKind::Session(w) => w.open(),
@@ -836,6 +907,12 @@ impl Simulator {
                     node: s.id.clone(),
                     count,
                     first_fires_at,
+                    held_back_by: self.upstream[i]
+                        .iter()
+                        .map(|&f| &self.feeds[f])
+                        .filter(|f| f.clock.as_ref().is_some_and(|c| c.watermark == i64::MIN))
+                        .map(|f| f.name.clone())
+                        .collect(),
                 })
             })
             .collect();
@@ -851,8 +928,8 @@ impl Simulator {
     /// key (lexicographic [`Value::sort_cmp`]); for a window node, the key is the values of
     /// its grouping columns that are not the window's, then the window's end. Each accumulator value's variant is the one
     /// of its fingerprint type (`Value::Decimal` at the accumulator's scale for a decimal
-    /// sum, `Value::Int64` for a count) or `Value::Null`. `None` when the chain has no keyed
-    /// node with that id.
+    /// sum, `Value::Int64` for a count) or `Value::Null`. `None` when the plans have no
+    /// keyed node with that id.
     pub fn keyed_state(&self, id: &NodeId) -> Option<Vec<(Vec<Value>, Vec<Value>)>> {
         self.stages
             .iter()
@@ -863,6 +940,7 @@ impl Simulator {
                 StageKind::Session(w) => Some(w.snapshot()),
                 StageKind::Deduplicate(d) => Some(d.snapshot()),
                 StageKind::Normalize(n) => Some(n.snapshot()),
+                StageKind::Join(j) => Some(j.snapshot()),
                 _ => None,
             })
     }
@@ -872,35 +950,45 @@ impl Simulator {
         self.events
     }
 
-    /// Checks `event` against the Source schema; decimals at another scale are converted
-    /// exactly to the column's scale.
-    fn check_event<'e>(&self, event: &'e [Value]) -> Result<Cow<'e, [Value]>, SimError> {
-        if event.len() != self.source.len() {
+    /// Number of records the target model's Sink emitted so far.
+    pub fn changes_emitted(&self) -> usize {
+        self.changes.len()
+    }
+
+    /// Checks `event` against the columns of feed `feed`; decimals at another scale are
+    /// converted exactly to the column's scale.
+    fn check_event<'e>(
+        &self,
+        feed: usize,
+        event: &'e [Value],
+    ) -> Result<Cow<'e, [Value]>, SimError> {
+        let f = &self.feeds[feed];
+        if event.len() != f.columns.len() {
             return Err(SimError {
                 failure: Failure::Event,
-                model: self.models[0].clone(),
+                model: self.models[f.model].clone(),
                 column: None,
                 event: self.arrived,
                 message: format!(
                     "the event has {} values but source `{}` declares {} columns",
                     event.len(),
-                    self.source_name,
-                    self.source.len()
+                    f.name,
+                    f.columns.len()
                 ),
             });
         }
         let mut row = Cow::Borrowed(event);
-        for (i, (v, col)) in event.iter().zip(&self.source).enumerate() {
+        for (i, (v, col)) in event.iter().zip(&f.columns).enumerate() {
             match col.conform(v) {
                 Conform::Ok => {}
                 Conform::Replace(v) => row.to_mut()[i] = v,
                 Conform::Wrong(message) => {
                     return Err(SimError {
                         failure: Failure::Event,
-                        model: self.models[0].clone(),
+                        model: self.models[f.model].clone(),
                         column: Some(col.name.clone()),
                         event: self.arrived,
-                        message: format!("source `{}`: {message}", self.source_name),
+                        message: format!("source `{}`: {message}", f.name),
                     });
                 }
             }
@@ -924,46 +1012,397 @@ impl Simulator {
     }
 }
 
-/// Runs `rec` through `stages` (the first of which is stage number `first` of the chain),
-/// depth first: every record an operator emits reaches the end of the chain before the next
-/// one leaves it. What leaves the last stage is appended to `changes`; a stage that drops
-/// the record as late is recorded in `late`. A failure names its stage's number.
-#[inline]
-fn drive<'a>(
-    stages: &mut [Stage],
-    first: usize,
-    mut rec: Rec<'a>,
-    time: Option<i64>,
-    changes: &mut Changelog,
-    late: &mut Option<usize>,
-) -> Result<(), (usize, Fault)> {
-    // While each operator returns one record and buffers none, the record moves on in this
-    // loop; after one that fans out, each record goes through the rest of the chain in turn.
-    let mut out = Out::new();
-    for i in 0..stages.len() {
-        let next = stages[i]
-            .on_change(rec, time, &mut out)
-            .map_err(|f| (first + i, f))?;
-        if out.take_late() {
-            late.get_or_insert(first + i);
+/// The graph while it is built from the plans, model by model.
+#[derive(Default)]
+struct Builder {
+    feeds: Vec<Feed>,
+    stages: Vec<Stage>,
+    consumers: Vec<Vec<(usize, u8)>>,
+    upstream: Vec<Vec<usize>>,
+    /// Where each node built so far has its output.
+    places: std::collections::HashMap<NodeId, Place>,
+}
+
+impl Builder {
+    /// Adds the nodes of `plan`, model number `mi` of `plans`.
+    fn model(&mut self, mi: usize, plan: &ModelPlan, plans: &[ModelPlan]) -> Result<(), SimError> {
+        let name = &plan.name;
+        if plan.inputs.is_empty() {
+            return Err(shape_error(name, "the model reads no source and no model"));
         }
-        if !out.is_empty() {
-            let rest = &mut stages[i + 1..];
-            if let Some(next) = next {
-                drive(rest, first + i + 1, next, time, changes, late)?;
+        for m in plan.models_read() {
+            if !plans[..mi].iter().any(|p| p.name == m) {
+                return Err(shape_error(
+                    name,
+                    format!("the model reads `{m}`, which must come before it in the plans"),
+                ));
             }
-            for (more, at) in out.drain() {
-                drive(rest, first + i + 1, more, at, changes, late)?;
+        }
+        if plan.nodes.is_empty() {
+            return Err(shape_error(
+                name,
+                "the model has no operators; it must end in a Sink",
+            ));
+        }
+        let last = plan.nodes.len() - 1;
+        for (ni, node) in plan.nodes.iter().enumerate() {
+            let is_sink = matches!(node.op, Operator::Sink { .. });
+            if is_sink != (ni == last) {
+                let msg = if is_sink {
+                    format!("node `{}`: a Sink must be the model's last node", node.id)
+                } else {
+                    format!("node `{}`: the model must end in a Sink", node.id)
+                };
+                return Err(shape_error(name, msg));
+            }
+            if let Operator::Sink { model, .. } = &node.op
+                && model != name
+            {
+                return Err(shape_error(
+                    name,
+                    format!("node `{}`: the Sink belongs to model `{model}`", node.id),
+                ));
+            }
+            if node.id.model != *name {
+                return Err(shape_error(
+                    name,
+                    format!("node `{}` does not belong to model `{name}`", node.id),
+                ));
+            }
+            if let Operator::Source { name: source, .. } = &node.op {
+                self.source(mi, plan, node, source)?;
+                continue;
+            }
+            self.operator(mi, plan, node, plans)?;
+        }
+        Ok(())
+    }
+
+    /// A Source node: its feed (shared with the other Source nodes of the same source), and
+    /// the normalization in front of its readers when the source is an upsert source.
+    fn source(
+        &mut self,
+        mi: usize,
+        plan: &ModelPlan,
+        node: &Node,
+        source: &str,
+    ) -> Result<(), SimError> {
+        if !node.inputs.is_empty() {
+            return Err(shape_error(
+                &plan.name,
+                format!("node `{}`: a Source reads nothing", node.id),
+            ));
+        }
+        if !plan.inputs.contains(&Input::Source(source.to_string())) {
+            return Err(shape_error(
+                &plan.name,
+                format!(
+                    "node `{}` reads source `{source}`, which the model does not list among what it reads",
+                    node.id
+                ),
+            ));
+        }
+        let feed = match self.feeds.iter().position(|f| f.name == source) {
+            Some(f) => {
+                let same = self.feeds[f].columns.len() == node.schema.len()
+                    && self.feeds[f]
+                        .columns
+                        .iter()
+                        .zip(&node.schema)
+                        .all(|(c, f)| c.name == f.name && c.ty == f.ty);
+                if !same {
+                    return Err(shape_error(
+                        &plan.name,
+                        format!(
+                            "node `{}` reads source `{source}` with other columns than an earlier Source node of it",
+                            node.id
+                        ),
+                    ));
+                }
+                f
+            }
+            None => {
+                self.feeds.push(feed_of(mi, plan, node, source)?);
+                self.feeds.len() - 1
+            }
+        };
+        let place = if node.changelog.is_updating() {
+            let stage = Stage::normalize(mi, node).map_err(|f| build_error(&plan.name, f))?;
+            let i = self.add(stage, vec![feed]);
+            self.feeds[feed].entries.push((i, 0));
+            Place::Stage(i)
+        } else {
+            Place::Feed(feed)
+        };
+        self.places.insert(node.id.clone(), place);
+        Ok(())
+    }
+
+    /// A node after a Source: compiled against what it reads, and connected to it.
+    fn operator(
+        &mut self,
+        mi: usize,
+        plan: &ModelPlan,
+        node: &Node,
+        plans: &[ModelPlan],
+    ) -> Result<(), SimError> {
+        let name = &plan.name;
+        let want = match node.op {
+            Operator::Union => "two or more nodes",
+            Operator::Join { .. } => "exactly two nodes",
+            _ => "exactly one node",
+        };
+        let count_ok = match node.op {
+            Operator::Union => node.inputs.len() >= 2,
+            Operator::Join { .. } => node.inputs.len() == 2,
+            _ => node.inputs.len() == 1,
+        };
+        if !count_ok {
+            return Err(shape_error(
+                name,
+                format!(
+                    "node `{}` reads {} nodes; a {} reads {want}",
+                    node.id,
+                    node.inputs.len(),
+                    node.op.kind().title()
+                ),
+            ));
+        }
+        let mut read: Vec<(&Node, Place)> = Vec::with_capacity(node.inputs.len());
+        for input in &node.inputs {
+            let found = self.places.get(input).copied().and_then(|place| {
+                let owner = if input.model == *name {
+                    Some(plan)
+                } else if input.kind == NodeKind::Sink
+                    && plan.models_read().any(|m| m == input.model)
+                {
+                    plans[..mi].iter().find(|p| p.name == input.model)
+                } else {
+                    None
+                };
+                owner
+                    .and_then(|p| p.nodes.iter().find(|n| &n.id == input))
+                    .map(|n| (n, place))
+            });
+            match found {
+                Some(r) => read.push(r),
+                None => {
+                    return Err(shape_error(
+                        name,
+                        format!(
+                            "node `{}` must read `{input}`, a node before it in its model or the Sink of a model it reads",
+                            node.id
+                        ),
+                    ));
+                }
+            }
+        }
+        let shapes: Vec<InputShape<'_>> = read
+            .iter()
+            .map(|(n, _)| InputShape {
+                schema: &n.schema,
+                changelog: &n.changelog,
+                boundedness: n.boundedness,
+            })
+            .collect();
+        let stage = Stage::build(mi, node, &shapes).map_err(|f| build_error(name, f))?;
+        let mut upstream: Vec<usize> = Vec::new();
+        for (_, place) in &read {
+            let feeds = match *place {
+                Place::Feed(f) => vec![f],
+                Place::Stage(s) => self.upstream[s].clone(),
+            };
+            for f in feeds {
+                if !upstream.contains(&f) {
+                    upstream.push(f);
+                }
+            }
+        }
+        if let State::Keyed(k) = &node.state
+            && k.retention != Retention::Unbounded
+            && let Some(&f) = upstream.iter().find(|&&f| self.feeds[f].clock.is_none())
+        {
+            return Err(shape_error(
+                name,
+                format!(
+                    "node `{}` has a retention, but source `{}` runs on processing time",
+                    node.id, self.feeds[f].name
+                ),
+            ));
+        }
+        let i = self.add(stage, upstream);
+        for (port, (_, place)) in read.iter().enumerate() {
+            let port = u8::try_from(port).map_err(|_| {
+                shape_error(
+                    name,
+                    format!("node `{}` reads more than 255 nodes", node.id),
+                )
+            })?;
+            match *place {
+                Place::Feed(f) => self.feeds[f].entries.push((i, port)),
+                Place::Stage(s) => self.consumers[s].push((i, port)),
+            }
+        }
+        self.places.insert(node.id.clone(), Place::Stage(i));
+        Ok(())
+    }
+
+    fn add(&mut self, stage: Stage, upstream: Vec<usize>) -> usize {
+        self.stages.push(stage);
+        self.consumers.push(Vec::new());
+        self.upstream.push(upstream);
+        self.stages.len() - 1
+    }
+}
+
+/// The feed of the first Source node of `source`: its columns, kind and clock.
+fn feed_of(mi: usize, plan: &ModelPlan, node: &Node, source: &str) -> Result<Feed, SimError> {
+    let Operator::Source { event_time, .. } = &node.op else {
+        unreachable!("called for Source nodes")
+    };
+    let clock = match event_time {
+        Some(t) => {
+            let column = node
+                .schema
+                .iter()
+                .position(|f| f.name == t.column && f.ty == DataType::Timestamp)
+                .ok_or_else(|| {
+                    shape_error(
+                        &plan.name,
+                        format!(
+                            "the event-time column `{}` is not a timestamp column of source `{source}`",
+                            t.column
+                        ),
+                    )
+                })?;
+            Some(Clock {
+                column,
+                name: t.column.clone(),
+                delay: i64::try_from(t.watermark).unwrap_or(i64::MAX),
+                late: t.late,
+                watermark: i64::MIN,
+            })
+        }
+        None => None,
+    };
+    Ok(Feed {
+        name: source.to_string(),
+        model: mi,
+        columns: node
+            .schema
+            .iter()
+            .map(|f: &Field| SourceColumn {
+                name: f.name.clone(),
+                ty: f.ty,
+                decimal_limit: match f.ty {
+                    DataType::Decimal { precision, .. } => 10u128.pow(u32::from(precision)),
+                    _ => 0,
+                },
+            })
+            .collect(),
+        upsert: node.changelog.is_updating(),
+        bounded: node.boundedness == streamform_ir::Boundedness::Bounded,
+        clock,
+        entries: Vec::new(),
+    })
+}
+
+/// Where a stage's records go, in short: to one consumer, to the changelog (the target's
+/// Sink), or to the list of consumers (several, or none).
+#[derive(Clone, Copy)]
+enum Hop {
+    One(usize, u8),
+    Target,
+    Fan,
+}
+
+/// The stages and their edges, borrowed for one delivery.
+struct Graph<'g> {
+    stages: &'g mut [Stage],
+    consumers: &'g [Vec<(usize, u8)>],
+    hops: &'g [Hop],
+    target: usize,
+    changes: &'g mut Changelog,
+    /// The first stage that dropped the delivered change as late.
+    late: &'g mut Option<usize>,
+}
+
+impl Graph<'_> {
+    /// Runs `rec` into stage `at` on input `port`, depth first: every record a stage emits
+    /// reaches the target's Sink (through each consumer in turn) before the next one leaves
+    /// it. What the target's Sink emits is appended to the changelog; a stage that drops the
+    /// record as late is recorded. A failure names its stage's number.
+    #[inline]
+    fn drive<'a>(
+        &mut self,
+        mut at: usize,
+        mut port: u8,
+        mut rec: Rec<'a>,
+        time: Option<i64>,
+    ) -> Result<(), (usize, Fault)> {
+        // While each stage returns one record, buffers none and has one consumer, the record
+        // moves on in this loop; a fan-out, or a stage read by several, hands each record to
+        // each consumer in turn.
+        let mut out = Out::new();
+        let (stages, hops) = (&mut *self.stages, self.hops);
+        loop {
+            let next = stages[at]
+                .on_change(port, rec, time, &mut out)
+                .map_err(|f| (at, f))?;
+            if out.take_late() {
+                self.late.get_or_insert(at);
+            }
+            if out.is_empty() {
+                match (hops[at], next) {
+                    (_, None) => return Ok(()),
+                    (Hop::One(consumer, p), Some(next)) => {
+                        rec = next;
+                        (at, port) = (consumer, p);
+                        continue;
+                    }
+                    (Hop::Target, Some(next)) => {
+                        self.changes
+                            .push(next.op, &next.row, next.before.as_deref());
+                        return Ok(());
+                    }
+                    (Hop::Fan, Some(next)) => return self.deliver(at, next, time),
+                }
+            }
+            if let Some(next) = next {
+                self.deliver(at, next, time)?;
+            }
+            for (more, t) in out.drain() {
+                self.deliver(at, more, t)?;
             }
             return Ok(());
         }
-        match next {
-            Some(next) => rec = next,
-            None => return Ok(()),
+    }
+
+    /// Hands `rec`, emitted by stage `from`, to each of its consumers in order, or to the
+    /// changelog when `from` is the target's Sink.
+    fn deliver<'a>(
+        &mut self,
+        from: usize,
+        rec: Rec<'a>,
+        time: Option<i64>,
+    ) -> Result<(), (usize, Fault)> {
+        let consumers = self.consumers;
+        match consumers[from].as_slice() {
+            [] => {
+                if from == self.target {
+                    self.changes.push(rec.op, &rec.row, rec.before.as_deref());
+                }
+                Ok(())
+            }
+            [(c, p)] => self.drive(*c, *p, rec, time),
+            [rest @ .., (last, lp)] => {
+                for &(c, p) in rest {
+                    self.drive(c, p, rec.clone(), time)?;
+                }
+                self.drive(*last, *lp, rec, time)
+            }
         }
     }
-    changes.push(rec.op, &rec.row, rec.before.as_deref());
-    Ok(())
 }
 
 /// Runs `chain` over `events` in one call: [`Simulator::new`], [`Simulator::push`] for every

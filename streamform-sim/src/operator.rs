@@ -27,6 +27,7 @@ use crate::operators::{
     aggregate::Aggregate,
     deduplicate::Deduplicate,
     filter::Filter,
+    join::Join,
     normalize::Normalize,
     project::Project,
     session::SessionAggregate,
@@ -37,6 +38,7 @@ use crate::{Failure, Op};
 
 /// A change in flight between operators. Rows are borrowed from the event where no operator
 /// rebuilt them.
+#[derive(Clone)]
 pub(crate) struct Rec<'a> {
     pub op: Op,
     pub row: Cow<'a, [Value]>,
@@ -111,6 +113,18 @@ pub(crate) trait Operator {
         time: Option<i64>,
         out: &mut Out<'a>,
     ) -> Result<Option<Rec<'a>>, Fault>;
+
+    /// One change from input `port` (left 0, right 1 for a join); an operator that reads
+    /// one input takes it as [`Operator::on_change`].
+    fn on_input<'a>(
+        &mut self,
+        _port: u8,
+        rec: Rec<'a>,
+        time: Option<i64>,
+        out: &mut Out<'a>,
+    ) -> Result<Option<Rec<'a>>, Fault> {
+        self.on_change(rec, time, out)
+    }
 
     /// The watermark reached `watermark` (it only moves forward): emit what it makes final,
     /// drop state it expires.
@@ -218,6 +232,10 @@ pub(crate) enum StageKind {
     Session(SessionAggregate),
     Deduplicate(Deduplicate),
     Sort(Sort),
+    /// UNION ALL: every change of every input passes on unchanged.
+    Union,
+    /// A regular join; its input port says which side a change comes from.
+    Join(Join),
     /// A model's Sink: with the key columns of its upsert sink, where a null key stops the
     /// run as Flink's NOT NULL enforcer stops the job (docs/concepts.md, "Append, upsert
     /// and keys"); empty when the model writes nowhere or appends.
@@ -225,14 +243,20 @@ pub(crate) enum StageKind {
 }
 
 impl Stage {
-    /// Compiles `node` (anything but a Source) against what it reads.
+    /// Compiles `node` (anything but a Source) against what it reads, one shape per input
+    /// (the driver checked how many the operator takes).
     ///
     /// # Errors
     /// A [`Fault`] describing a node the simulator cannot run: unknown columns, a schema
     /// that does not match the operator, an accumulator whose type breaks docs/sql.md's rules or differs from
     /// the node's state fingerprint, an Aggregate, window or Sort over an updating input, a
-    /// Sort over an unbounded input.
-    pub(crate) fn build(model: usize, node: &Node, input: &InputShape<'_>) -> Result<Stage, Fault> {
+    /// Sort over an unbounded input, a Union whose inputs' types differ from its own.
+    pub(crate) fn build(
+        model: usize,
+        node: &Node,
+        inputs: &[InputShape<'_>],
+    ) -> Result<Stage, Fault> {
+        let input = &inputs[0];
         if node.op.kind() != node.id.kind {
             return Err(Fault::plain(format!(
                 "node `{}` is a {} operator, but its id says {}",
@@ -274,6 +298,15 @@ impl Stage {
                 StageKind::Deduplicate(Deduplicate::build(node, key, input)?)
             }
             IrOperator::Sort { keys } => StageKind::Sort(Sort::build(node, keys, input)?),
+            IrOperator::Join { kind, on, filter } => {
+                StageKind::Join(Join::build(node, *kind, on, filter.as_ref(), inputs)?)
+            }
+            IrOperator::Union => {
+                for (i, shape) in inputs.iter().enumerate() {
+                    same_types(node, i, shape.schema)?;
+                }
+                StageKind::Union
+            }
             IrOperator::Sink {
                 materialized,
                 target,
@@ -301,19 +334,22 @@ impl Stage {
         })
     }
 
-    /// The normalization of the upsert Source node `node`, the chain's first stage.
-    pub(crate) fn normalize(node: &Node) -> Result<Stage, Fault> {
+    /// The normalization of the upsert Source node `node` of model number `model`, the
+    /// first stage its readers read.
+    pub(crate) fn normalize(model: usize, node: &Node) -> Result<Stage, Fault> {
         Ok(Stage {
-            model: 0,
+            model,
             id: node.id.clone(),
             kind: StageKind::Normalize(Normalize::build(node)?),
         })
     }
 
-    /// Hands one change to the operator (see [`Operator::on_change`]).
+    /// Hands one change to the operator (see [`Operator::on_change`]), arrived on input
+    /// `port` (0 but for an operator that reads several).
     #[inline]
     pub(crate) fn on_change<'a>(
         &mut self,
+        port: u8,
         rec: Rec<'a>,
         time: Option<i64>,
         out: &mut Out<'a>,
@@ -327,6 +363,8 @@ impl Stage {
             StageKind::Session(w) => w.on_change(rec, time, out),
             StageKind::Deduplicate(d) => d.on_change(rec, time, out),
             StageKind::Sort(s) => s.on_change(rec, time, out),
+            StageKind::Union => Ok(Some(rec)),
+            StageKind::Join(j) => j.on_input(port, rec, time, out),
             StageKind::Sink(keys) => {
                 if let Some((_, column)) = keys.iter().find(|(i, _)| rec.row[*i].is_null()) {
                     return Err(Fault {
@@ -359,6 +397,8 @@ impl Stage {
             | StageKind::Filter(_)
             | StageKind::Project(_)
             | StageKind::Sort(_)
+            | StageKind::Union
+            | StageKind::Join(_)
             | StageKind::Sink(_) => Ok(()),
         }
     }
@@ -401,6 +441,24 @@ pub(crate) fn same_schema(node: &Node, input: &[Field]) -> Result<(), Fault> {
             node.id,
             streamform_ir::identity::schema_fingerprint(&node.schema),
             streamform_ir::identity::schema_fingerprint(input)
+        )))
+    }
+}
+
+/// A Union's input number `i` must have the Union's column types, in order (its names are
+/// the first input's, and nullability may differ).
+fn same_types(node: &Node, i: usize, input: &[Field]) -> Result<(), Fault> {
+    let same = node.schema.len() == input.len()
+        && node.schema.iter().zip(input).all(|(a, b)| a.ty == b.ty);
+    if same {
+        Ok(())
+    } else {
+        Err(Fault::plain(format!(
+            "node `{}`: input {} has the types {}, not the union's {}",
+            node.id,
+            i + 1,
+            streamform_ir::identity::schema_fingerprint(input),
+            streamform_ir::identity::schema_fingerprint(&node.schema)
         )))
     }
 }

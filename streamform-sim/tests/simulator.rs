@@ -1260,12 +1260,16 @@ fn malformed_chains_are_refused_with_event_zero() {
     let err = Simulator::new(&chain[1..]).err().unwrap();
     assert_eq!(err.model, "customer_metrics");
     assert_eq!(err.event, 0);
-    // Each model must read its predecessor.
+    // Each model must come after the models it reads.
     let err = Simulator::new(&[chain[0].clone(), chain[2].clone()])
         .err()
         .unwrap();
     assert_eq!(err.model, "big_customers");
-    assert!(err.message.contains("`clean_orders`"), "{}", err.message);
+    assert!(
+        err.message.contains("`customer_metrics`"),
+        "{}",
+        err.message
+    );
     // A model must end in its Sink.
     let mut cut = chain[0].clone();
     cut.nodes.pop();
@@ -2325,4 +2329,402 @@ fn an_upsert_source_keeps_each_keys_current_row() {
     let err = sim.push_delete(&[i64v(1)]).unwrap_err();
     assert_eq!(err.failure, streamform_sim::Failure::Plan);
     assert!(err.message.contains("append source"), "{}", err.message);
+}
+
+// Several inputs (docs/sql.md, "Several inputs"): a UNION ALL of two sources, a source read
+// twice, the watermark of a node with several inputs, events that must name their source.
+
+fn clicks(model: &str, source: &str) -> Model {
+    from_source(
+        model,
+        source,
+        &[("page", DataType::String), ("n", DataType::Int64)],
+        kafka(source),
+    )
+}
+
+fn click(page: &str, n: i64) -> Vec<Value> {
+    vec![Value::String(page.into()), i64v(n)]
+}
+
+#[test]
+fn a_union_passes_each_input_change_on_in_delivery_order() {
+    let plan = clicks("all_clicks", "web")
+        .union_with(clicks("all_clicks", "app").filter(|m| gt(m.col("n"), lit_i64(1))))
+        .sink();
+    let ids: Vec<String> = plan.nodes.iter().map(|n| n.id.to_string()).collect();
+    assert_eq!(
+        ids,
+        [
+            "all_clicks::source::0",
+            "all_clicks::source::1",
+            "all_clicks::filter::0",
+            "all_clicks::union::0",
+            "all_clicks::sink::0"
+        ]
+    );
+    let mut sim = Simulator::new(std::slice::from_ref(&plan)).unwrap();
+    assert_eq!(sim.sources(), ["web", "app"]);
+    sim.push_to(1, &click("/a", 1)).unwrap(); // filtered out on the app side
+    sim.push_to(0, &click("/b", 1)).unwrap();
+    sim.push_to(1, &click("/c", 2)).unwrap();
+    sim.push_to(0, &click("/d", 3)).unwrap();
+    let out = sim.finish().unwrap();
+    assert_eq!(
+        out.changes.to_vec(),
+        [
+            ins(click("/b", 1)),
+            ins(click("/c", 2)),
+            ins(click("/d", 3))
+        ]
+    );
+    assert_eq!(out.events_processed, 4);
+}
+
+#[test]
+fn a_source_read_twice_delivers_each_event_to_both_readers_in_plan_order() {
+    let plan = clicks("twice", "web")
+        .project(|m| vec![(m.col("page"), "page"), (m.col("n"), "n")])
+        .union_with(clicks("twice", "web").filter(|m| gt(m.col("n"), lit_i64(1))))
+        .sink();
+    let mut sim = Simulator::new(std::slice::from_ref(&plan)).unwrap();
+    assert_eq!(sim.sources(), ["web"]);
+    sim.push(&click("/a", 1)).unwrap();
+    sim.push(&click("/b", 2)).unwrap();
+    assert_eq!(
+        sim.finish().unwrap().changes.to_vec(),
+        [
+            ins(click("/a", 1)),
+            ins(click("/b", 2)),
+            ins(click("/b", 2))
+        ]
+    );
+}
+
+#[test]
+fn events_of_several_sources_must_name_their_source() {
+    let plan = clicks("u", "web").union_with(clicks("u", "app")).sink();
+    let mut sim = Simulator::new(std::slice::from_ref(&plan)).unwrap();
+    let err = sim.push(&click("/a", 1)).unwrap_err();
+    assert_eq!(err.failure, Failure::Plan);
+    assert_eq!(
+        err.message,
+        "the plans read several sources (`web`, `app`); each event must name its source"
+    );
+    let mut sim = Simulator::new(std::slice::from_ref(&plan)).unwrap();
+    let err = sim.push_to(2, &click("/a", 1)).unwrap_err();
+    assert_eq!(err.message, "there is no source number 2: the plans read 2");
+}
+
+#[test]
+fn a_union_whose_inputs_differ_in_type_is_refused() {
+    let other = from_source(
+        "u",
+        "app",
+        &[("page", DataType::String), ("n", DataType::Int32)],
+        kafka("app"),
+    );
+    let mut plan = clicks("u", "web").union_with(other).sink();
+    // The union's own schema is the first input's.
+    plan.nodes[2].schema[1].ty = DataType::Int64;
+    let err = Simulator::new(&[plan]).err().unwrap();
+    assert_eq!(err.failure, Failure::Plan);
+    assert!(
+        err.message.contains("input 2 has the types"),
+        "{}",
+        err.message
+    );
+}
+
+fn timed_clicks(model: &str, source: &str) -> Model {
+    from_source(
+        model,
+        source,
+        &[("page", DataType::String), ("ts", DataType::Timestamp)],
+        kafka(source),
+    )
+    .event_time("ts", 0, LateEvents::Drop)
+}
+
+fn at_ms(page: &str, ms: i64) -> Vec<Value> {
+    vec![Value::String(page.into()), Value::Timestamp(ms)]
+}
+
+#[test]
+fn a_window_after_a_union_waits_for_the_slower_source() {
+    // The union's watermark is the least of its sources': a source that has seen nothing
+    // holds the window back, as on Flink without an idle timeout.
+    let plan = timed_clicks("per_page", "web")
+        .union_with(timed_clicks("per_page", "app"))
+        .window(
+            streamform_ir::WindowKind::Tumble { size: 10_000 },
+            &["page", "window_start", "window_end"],
+            &[(AggFunc::Count, None)],
+        )
+        .sink();
+    let mut sim = Simulator::new(std::slice::from_ref(&plan)).unwrap();
+    sim.push_to(0, &at_ms("/a", 1_000)).unwrap();
+    sim.push_to(0, &at_ms("/a", 25_000)).unwrap();
+    // web is at 25 s, app has seen nothing: the window [0, 10 s) stays open.
+    assert_eq!(sim.watermark(), None);
+    assert_eq!(sim.silent_sources(), ["app"]);
+    sim.push_to(1, &at_ms("/a", 5_000)).unwrap();
+    // app at 5 s: still before the window's end.
+    assert_eq!(sim.watermark(), Some(5_000));
+    assert!(sim.silent_sources().is_empty());
+    sim.advance_source_watermark(1, 12_000).unwrap();
+    assert_eq!(sim.watermark(), Some(12_000));
+    let out = sim.finish().unwrap();
+    assert_eq!(out.changes.len(), 1);
+    let row = out.changes.get(0).unwrap().row.to_vec();
+    assert_eq!(row[0], Value::String("/a".into()));
+    assert_eq!(
+        row[3],
+        i64v(2),
+        "two rows of [0, 10 s), one from each source"
+    );
+    assert_eq!(out.open_windows.len(), 1);
+    // An app event behind app's own watermark is late there, whatever web's clock says.
+    let mut sim = Simulator::new(std::slice::from_ref(&plan)).unwrap();
+    sim.push_to(1, &at_ms("/a", 20_000)).unwrap();
+    assert_eq!(
+        sim.push_to(1, &at_ms("/a", 19_999)).unwrap(),
+        Arrival::Dropped
+    );
+    assert_eq!(sim.push_to(0, &at_ms("/a", 1)).unwrap(), Arrival::Delivered);
+}
+
+#[test]
+fn a_union_with_an_updating_input_passes_its_updates_and_an_aggregate_retracts_them() {
+    let prices = from_source(
+        "u",
+        "prices",
+        &[("page", DataType::String), ("n", DataType::Int64)],
+        kafka("prices"),
+    )
+    .upsert(&["page"]);
+    let plan = clicks("u", "web")
+        .union_with(prices)
+        .aggregate(&[], &[(AggFunc::Sum, Some("n"))])
+        .sink();
+    assert_eq!(plan.nodes[2].changelog, streamform_ir::Changelog::Retract);
+    let mut sim = Simulator::new(std::slice::from_ref(&plan)).unwrap();
+    sim.push_to(0, &click("/a", 1)).unwrap();
+    sim.push_to(1, &click("/p", 10)).unwrap();
+    sim.push_to(1, &click("/p", 20)).unwrap();
+    sim.push_delete_to(1, &[Value::String("/p".into()), Value::Null])
+        .unwrap();
+    let sums: Vec<(Op, Value)> = sim
+        .finish()
+        .unwrap()
+        .changes
+        .iter()
+        .map(|c| (c.op, c.row[0].clone()))
+        .collect();
+    assert_eq!(
+        sums,
+        [
+            (Op::Insert, i64v(1)),
+            (Op::Update, i64v(11)),
+            // The update 10 → 20 is a retraction then an addition, each with its output.
+            (Op::Update, i64v(1)),
+            (Op::Update, i64v(21)),
+            (Op::Update, i64v(1)),
+        ]
+    );
+}
+
+#[test]
+fn a_model_that_no_later_model_reads_is_refused() {
+    let a = clicks("a", "web").sink();
+    let b = clicks("b", "web").sink();
+    let err = Simulator::new(&[a, b]).err().unwrap();
+    assert_eq!(err.model, "a");
+    assert!(
+        err.message.contains("no model after `a` reads it"),
+        "{}",
+        err.message
+    );
+}
+
+// Regular joins (docs/joins.md). The sequence is the one verified on Flink 2.2 with two
+// append inputs L(id, lv) and R(id, rv): L1a, R1x, L1b, R1y, L2c, R2z, R2w, R4q, L3d, then
+// L1a again. Flink emits one event's matches in its state backend's order (y before x for
+// the last L1a); the simulator in the order the other side's rows arrived.
+
+fn join_side(model: &str, source: &str, value: &str) -> Model {
+    from_source(
+        model,
+        source,
+        &[("id", DataType::Int64), (value, DataType::String)],
+        kafka(source),
+    )
+}
+
+fn join_events() -> Vec<(usize, Vec<Value>)> {
+    let l = |id: i64, v: &str| (0, vec![i64v(id), Value::String(v.into())]);
+    let r = |id: i64, v: &str| (1, vec![i64v(id), Value::String(v.into())]);
+    vec![
+        l(1, "a"),
+        r(1, "x"),
+        l(1, "b"),
+        r(1, "y"),
+        l(2, "c"),
+        r(2, "z"),
+        r(2, "w"),
+        r(4, "q"),
+        l(3, "d"),
+        l(1, "a"),
+    ]
+}
+
+/// The join's changelog as (op, "1ax") strings, a null as `∅`.
+fn joined(kind: streamform_ir::JoinKind) -> Vec<String> {
+    let plan = join_side("j", "l", "lv")
+        .join_with(join_side("j", "r", "rv"), kind, &[("id", "id")])
+        .sink();
+    let mut sim = Simulator::new(std::slice::from_ref(&plan)).unwrap();
+    for (source, row) in join_events() {
+        sim.push_to(source, &row).unwrap();
+    }
+    sim.finish()
+        .unwrap()
+        .changes
+        .iter()
+        .map(|c| {
+            let text = |v: &Value| match v {
+                Value::Null => "∅".to_string(),
+                Value::Int64(i) => i.to_string(),
+                Value::String(s) => s.to_string(),
+                other => other.render(),
+            };
+            let id = if c.row[0].is_null() {
+                &c.row[2]
+            } else {
+                &c.row[0]
+            };
+            let op = match c.op {
+                Op::Insert => "+I",
+                Op::Delete => "-D",
+                Op::Update => "+U",
+            };
+            format!("{op} {}{}{}", text(id), text(&c.row[1]), text(&c.row[3]))
+        })
+        .collect()
+}
+
+#[test]
+fn an_inner_join_of_two_append_inputs_inserts_each_match() {
+    assert_eq!(
+        joined(streamform_ir::JoinKind::Inner),
+        [
+            "+I 1ax", "+I 1bx", "+I 1ay", "+I 1by", "+I 2cz", "+I 2cw", "+I 1ax", "+I 1ay"
+        ]
+    );
+}
+
+#[test]
+fn a_left_join_pads_an_unmatched_left_row_and_deletes_the_padding_at_its_first_match() {
+    assert_eq!(
+        joined(streamform_ir::JoinKind::Left),
+        [
+            "+I 1a∅", "-D 1a∅", "+I 1ax", "+I 1bx", "+I 1ay", "+I 1by", "+I 2c∅", "-D 2c∅",
+            "+I 2cz", "+I 2cw", "+I 3d∅", "+I 1ax", "+I 1ay"
+        ]
+    );
+}
+
+#[test]
+fn a_right_join_pads_the_right_rows_without_a_match() {
+    assert_eq!(
+        joined(streamform_ir::JoinKind::Right),
+        [
+            "+I 1ax", "+I 1bx", "+I 1ay", "+I 1by", "+I 2cz", "+I 2cw", "+I 4∅q", "+I 1ax",
+            "+I 1ay"
+        ]
+    );
+}
+
+#[test]
+fn a_full_join_also_pads_the_right_rows_without_a_match() {
+    assert_eq!(
+        joined(streamform_ir::JoinKind::Full),
+        [
+            "+I 1a∅", "-D 1a∅", "+I 1ax", "+I 1bx", "+I 1ay", "+I 1by", "+I 2c∅", "-D 2c∅",
+            "+I 2cz", "+I 2cw", "+I 4∅q", "+I 3d∅", "+I 1ax", "+I 1ay"
+        ]
+    );
+}
+
+#[test]
+fn a_null_join_key_never_matches_and_an_outer_side_pads_it() {
+    let plan = join_side("j", "l", "lv")
+        .join_with(
+            join_side("j", "r", "rv"),
+            streamform_ir::JoinKind::Full,
+            &[("id", "id")],
+        )
+        .sink();
+    let mut sim = Simulator::new(std::slice::from_ref(&plan)).unwrap();
+    sim.push_to(0, &[Value::Null, Value::String("a".into())])
+        .unwrap();
+    sim.push_to(1, &[Value::Null, Value::String("x".into())])
+        .unwrap();
+    let out = sim.finish().unwrap().changes.to_vec();
+    assert_eq!(
+        out,
+        [
+            ins(vec![
+                Value::Null,
+                Value::String("a".into()),
+                Value::Null,
+                Value::Null
+            ]),
+            ins(vec![
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::String("x".into())
+            ]),
+        ]
+    );
+}
+
+#[test]
+fn a_join_names_a_right_column_named_like_a_left_one_as_flink_does() {
+    let plan = join_side("j", "l", "lv")
+        .join_with(
+            join_side("j", "r", "rv"),
+            streamform_ir::JoinKind::Left,
+            &[("id", "id")],
+        )
+        .sink();
+    assert_eq!(
+        plan.nodes[3]
+            .schema
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect::<Vec<_>>(),
+        ["id", "lv", "id0", "rv"]
+    );
+    // The right side of a LEFT JOIN may be null.
+    assert!(plan.nodes[3].schema[2..].iter().all(|f| f.nullable));
+}
+
+#[test]
+fn a_join_over_an_updating_input_is_refused_until_it_is_supported() {
+    let plan = join_side("j", "l", "lv")
+        .join_with(
+            join_side("j", "r", "rv").upsert(&["id"]),
+            streamform_ir::JoinKind::Inner,
+            &[("id", "id")],
+        )
+        .sink();
+    let err = Simulator::new(&[plan]).err().unwrap();
+    assert_eq!(err.failure, Failure::Plan);
+    assert!(
+        err.message.contains("its right input carries updates"),
+        "{}",
+        err.message
+    );
 }

@@ -379,13 +379,20 @@ pub fn fixture_run(run: &FixtureRun, runs: &[FixtureRun]) -> String {
             }
         );
     }
-    for (node, count, at) in &run.open_windows {
+    for (node, count, at, held) in &run.open_windows {
         let _ = writeln!(
             out,
             "{} still open in `{node}` at the end, so not emitted: the first fires when the watermark reaches {}",
             plural(*count, "window"),
             streamform_ir::time::format_rfc3339(*at)
         );
+        for source in held {
+            let _ = writeln!(
+                out,
+                "  source `{}` sent no event and no watermark, which holds the watermark there back: give it an event or a `- watermark:` item naming it",
+                printable(source)
+            );
+        }
     }
     if run.passed {
         return out;
@@ -523,7 +530,7 @@ pub fn graph_text(db: &Database, project: Project) -> String {
         .map(|s| Input::Source(s.name.clone()))
         .collect();
     while let Some(parent) = parents.pop() {
-        for (m, _) in readers.iter().filter(|(_, i)| *i == parent) {
+        for (m, _) in readers.iter().filter(|(_, i)| i.contains(&parent)) {
             if !drawn.contains(&m.as_str()) {
                 drawn.push(m);
                 parents.push(Input::Model(m.clone()));
@@ -537,11 +544,15 @@ pub fn graph_text(db: &Database, project: Project) -> String {
     if !undrawn.is_empty() {
         out.push_str("\nnot under a declared source\n");
         for m in undrawn {
-            let reads = match readers.iter().find(|(r, _)| r == m) {
-                Some((_, Input::Source(s))) => {
+            let reads = match readers
+                .iter()
+                .find(|(r, _)| r == m)
+                .and_then(|(_, inputs)| inputs.first())
+            {
+                Some(Input::Source(s)) => {
                     format!("reads source('{}'), not declared", printable(s))
                 }
-                Some((_, Input::Model(r))) => format!("reads ref('{}'), not drawn", printable(r)),
+                Some(Input::Model(r)) => format!("reads ref('{}'), not drawn", printable(r)),
                 None => "its SQL does not say what it reads".to_string(),
             };
             let _ = writeln!(out, "{:<24} {reads}", printable(m));
@@ -550,36 +561,57 @@ pub fn graph_text(db: &Database, project: Project) -> String {
     out
 }
 
-fn readers(db: &Database, project: Project) -> Vec<(String, Input)> {
+/// Each model in dependency order with what it reads, first relation first.
+fn readers(db: &Database, project: Project) -> Vec<(String, Vec<Input>)> {
     let order = &dependency_graph(db, project).order;
     let files = model_files(db, project);
     order
         .iter()
-        .filter_map(|m| Some((m.clone(), db::model_reads(db, *files.get(m)?).clone()?)))
+        .filter_map(|m| Some((m.clone(), db::model_reads(db, *files.get(m)?).clone())))
+        .filter(|(_, inputs)| !inputs.is_empty())
         .collect()
 }
 
+/// `source('x')` or `ref('m')`, as a model reads it.
+fn read_text(input: &Input) -> String {
+    match input {
+        Input::Source(s) => format!("source('{}')", printable(s)),
+        Input::Model(m) => format!("ref('{}')", printable(m)),
+    }
+}
+
+/// The models reading `parent`, each drawn with its readers below it under the first
+/// relation it reads; under the others (a UNION ALL's second input), one line says where.
 fn tree(
     db: &Database,
     project: Project,
-    readers: &[(String, Input)],
+    readers: &[(String, Vec<Input>)],
     parent: &Input,
     indent: &str,
     out: &mut String,
 ) {
-    let children: Vec<&String> = readers
+    let children: Vec<(&String, &Vec<Input>)> = readers
         .iter()
-        .filter(|(_, i)| i == parent)
-        .map(|(m, _)| m)
+        .filter(|(_, inputs)| inputs.contains(parent))
+        .map(|(m, inputs)| (m, inputs))
         .collect();
-    for (i, child) in children.iter().enumerate() {
+    for (i, (child, inputs)) in children.iter().enumerate() {
         let last = i + 1 == children.len();
         let label = format!("{indent}{}{child}", if last { "└─ " } else { "├─ " });
+        if inputs.first() != Some(parent) {
+            let first = inputs.first().map(read_text).unwrap_or_default();
+            let _ = writeln!(out, "{label:<24} drawn under {first}");
+            continue;
+        }
         let (mat, sink) = declared(db, project, child);
-        let line = match sink {
+        let mut line = match sink {
             Some(t) => format!("{label:<24} {:<21} {}", mat.summary(), sink_text(&t)),
             None => format!("{label:<24} {}", mat.summary()),
         };
+        if inputs.len() > 1 {
+            let others: Vec<String> = inputs[1..].iter().map(read_text).collect();
+            line = format!("{}  (also reads {})", line.trim_end(), others.join(", "));
+        }
         let _ = writeln!(out, "{}", line.trim_end());
         let next = format!("{indent}{}", if last { "   " } else { "│  " });
         tree(
@@ -621,7 +653,7 @@ pub fn graph_dot(db: &Database, project: Project) -> String {
             dot_id(&label).replace("\\\\n", "\\n")
         );
     }
-    for (m, input) in readers(db, project) {
+    for (m, inputs) in readers(db, project) {
         let (mat, sink) = declared(db, project, &m);
         let node = format!("model:{m}");
         let label = format!("{m}\\n{}", mat.summary());
@@ -631,11 +663,13 @@ pub fn graph_dot(db: &Database, project: Project) -> String {
             dot_id(&node),
             dot_id(&label).replace("\\\\n", "\\n")
         );
-        let from = match &input {
-            Input::Source(s) => format!("source:{s}"),
-            Input::Model(p) => format!("model:{p}"),
-        };
-        let _ = writeln!(out, "  {} -> {};", dot_id(&from), dot_id(&node));
+        for input in &inputs {
+            let from = match input {
+                Input::Source(s) => format!("source:{s}"),
+                Input::Model(p) => format!("model:{p}"),
+            };
+            let _ = writeln!(out, "  {} -> {};", dot_id(&from), dot_id(&node));
+        }
         if let Some(t) = sink {
             let sink_node = format!("sink:{m}");
             let label = format!("{} {}", t.connector.name(), location(&t.connector));

@@ -59,7 +59,10 @@ fn expected(plans: &[ModelPlan], reaching: &BTreeSet<String>) -> BTreeSet<String
                 ) => {
                     out.insert(node.id.to_string());
                 }
-                (_, NodeKind::Aggregate | NodeKind::Window | NodeKind::Deduplicate) => {
+                (
+                    _,
+                    NodeKind::Aggregate | NodeKind::Window | NodeKind::Deduplicate | NodeKind::Join,
+                ) => {
                     out.insert(node.id.to_string());
                 }
                 _ => {}
@@ -82,9 +85,7 @@ fn reaching(plans: &[ModelPlan]) -> BTreeSet<String> {
         );
         if sinks || out.contains(&plan.name) {
             out.insert(plan.name.clone());
-            if let streamform_ir::Input::Model(m) = &plan.input {
-                out.insert(m.clone());
-            }
+            out.extend(plan.models_read().map(str::to_string));
         }
     }
     out
@@ -177,6 +178,35 @@ fn order_status_pins_its_upsert_source_normalization_apart_from_the_scan() {
             "status_counts::sink::0"
         ]
     );
+}
+
+/// A UNION ALL is stateless: every source's scan, the aggregate and the window over the
+/// union, each join (by the sinks it feeds) and the sinks are pinned.
+#[test]
+fn order_enrichment_pins_its_sources_and_joins() {
+    pins_every_stateful_node_on("order-enrichment", &VERSIONS);
+    for version in VERSIONS {
+        assert_eq!(
+            identities(version, "order-enrichment"),
+            [
+                "all_orders::sink::0",
+                "channel_totals::aggregate::0",
+                "channel_totals::sink::0",
+                "enriched_orders::join::0",
+                "enriched_orders::sink::0",
+                "order_payments::aggregate::0",
+                "order_payments::join::0",
+                "order_payments::sink::0",
+                "orders_per_minute::sink::0",
+                "orders_per_minute::window::0",
+                "source:app_orders",
+                "source:customers",
+                "source:payments",
+                "source:web_orders"
+            ],
+            "{version}"
+        );
+    }
 }
 
 #[test]

@@ -212,7 +212,7 @@ impl Lowering<'_> {
             return Ok(());
         }
         self.changelog = Changelog::Upsert(group_by.clone());
-        self.dropped_key = None;
+        self.unkeyed = None;
         self.push(
             Operator::Aggregate { group_by, calls },
             schema,

@@ -14,7 +14,7 @@ use datafusion_expr::{
     TableSource, Volatility, WindowUDF,
 };
 use datafusion_sql::planner::ContextProvider;
-use sqlparser::ast::{Ident, ObjectName, ObjectNamePart, Query, Statement, TableFactor};
+use sqlparser::ast::{Ident, ObjectName, ObjectNamePart, Query, TableFactor};
 use streamform_ir::{AggFunc, DataType, Field};
 
 pub(super) fn arrow_type(t: DataType) -> ArrowType {
@@ -156,8 +156,8 @@ impl datafusion_expr::planner::ExprPlanner for Planner {
 }
 
 pub(super) struct Catalog {
-    table: String,
-    schema: Arc<ArrowSchema>,
+    /// Each relation the model reads, by its plain name, with its columns.
+    tables: HashMap<String, Arc<ArrowSchema>>,
     options: ConfigOptions,
     aggregates: HashMap<&'static str, Arc<AggregateUDF>>,
     functions: HashMap<&'static str, Arc<ScalarUDF>>,
@@ -165,10 +165,16 @@ pub(super) struct Catalog {
 }
 
 impl Catalog {
-    pub(super) fn new(table: &str, fields: &[Field]) -> Catalog {
-        let arrow: Vec<ArrowField> = fields
+    pub(super) fn new(tables: &[(String, Vec<Field>)]) -> Catalog {
+        let tables = tables
             .iter()
-            .map(|f| ArrowField::new(&f.name, arrow_type(f.ty), f.nullable))
+            .map(|(name, fields)| {
+                let arrow: Vec<ArrowField> = fields
+                    .iter()
+                    .map(|f| ArrowField::new(&f.name, arrow_type(f.ty), f.nullable))
+                    .collect();
+                (name.clone(), Arc::new(ArrowSchema::new(arrow)))
+            })
             .collect();
         let aggregates = crate::surface::AGGREGATE_FUNCTIONS
             .iter()
@@ -186,8 +192,7 @@ impl Catalog {
                 date_part: functions["date_part"].clone(),
             })];
         Catalog {
-            table: table.to_string(),
-            schema: Arc::new(ArrowSchema::new(arrow)),
+            tables,
             options: ConfigOptions::default(),
             aggregates,
             functions,
@@ -201,8 +206,8 @@ impl ContextProvider for Catalog {
         &self,
         name: TableReference,
     ) -> datafusion_common::Result<Arc<dyn TableSource>> {
-        if name.table() == self.table {
-            Ok(Arc::new(LogicalTableSource::new(self.schema.clone())))
+        if let Some(schema) = self.tables.get(name.table()) {
+            Ok(Arc::new(LogicalTableSource::new(schema.clone())))
         } else {
             datafusion_common::plan_err!("unknown relation `{name}`")
         }
@@ -246,60 +251,12 @@ impl ContextProvider for Catalog {
     }
 }
 
-/// The SELECT whose FROM reads the model's relation: the query's own, or, through derived
-/// tables in FROM, the innermost one.
-fn reading_select(q: &mut Query) -> Option<&mut sqlparser::ast::Select> {
-    let sqlparser::ast::SetExpr::Select(s) = q.body.as_mut() else {
-        return None;
-    };
-    if matches!(
-        s.from.first().map(|t| &t.relation),
-        Some(TableFactor::Derived { .. })
-    ) {
-        let Some(TableFactor::Derived { subquery, .. }) =
-            s.from.first_mut().map(|t| &mut t.relation)
-        else {
-            return None;
-        };
-        return reading_select(subquery);
-    }
-    Some(s)
-}
-
-/// Replaces `source('x')` / `ref('m')` in FROM, or the window table function that reads
-/// it, with the plain name, for DataFusion (whose catalog gives a window table's name the
-/// window's columns too).
-pub(super) fn with_plain_relation(query: &Query, name: &str) -> Query {
+/// Replaces every `source('x')` / `ref('m')` in FROM (in each branch of a UNION ALL and in
+/// each subquery), or the window table function that reads it, with the plain name `x` /
+/// `m`, for DataFusion (whose catalog gives a window table's name the window's columns too).
+pub(super) fn with_plain_relation(query: &Query) -> Query {
     let mut q = query.clone();
-    if let Some(s) = reading_select(&mut q)
-        && let Some(relation) = s.from.first_mut().map(|t| &mut t.relation)
-        && let TableFactor::TableFunction { alias, .. } = relation
-        && let Ok(plain) = sqlparser::parser::Parser::parse_sql(
-            &sqlparser::dialect::GenericDialect {},
-            "SELECT * FROM t",
-        )
-        && let Some(Statement::Query(plain)) = plain.into_iter().next()
-        && let sqlparser::ast::SetExpr::Select(plain) = *plain.body
-        && let Some(from) = plain.from.into_iter().next()
-    {
-        // The window table's alias (`... AS w`) names the plain relation, so `w.page`
-        // reads as on a source.
-        let alias = alias.take();
-        *relation = from.relation;
-        if let TableFactor::Table { alias: plain, .. } = relation {
-            *plain = alias;
-        }
-    }
-    if let Some(s) = reading_select(&mut q)
-        && let Some(TableFactor::Table {
-            name: table, args, ..
-        }) = s.from.first_mut().map(|t| &mut t.relation)
-    {
-        *table = ObjectName(vec![ObjectNamePart::Identifier(Ident::with_quote(
-            '"', name,
-        ))]);
-        *args = None;
-    }
+    plain_in_body(q.body.as_mut());
     let _ = sqlparser::ast::visit_expressions_mut(&mut q, |e| {
         if let Some(case) = as_case(e) {
             *e = case;
@@ -317,6 +274,98 @@ pub(super) fn with_plain_relation(query: &Query, name: &str) -> Query {
         std::ops::ControlFlow::<()>::Continue(())
     });
     q
+}
+
+fn plain_in_body(body: &mut sqlparser::ast::SetExpr) {
+    use sqlparser::ast::SetExpr;
+    match body {
+        SetExpr::SetOperation { left, right, .. } => {
+            plain_in_body(left);
+            plain_in_body(right);
+        }
+        SetExpr::Query(q) => plain_in_body(q.body.as_mut()),
+        SetExpr::Select(s) => {
+            for t in &mut s.from {
+                plain_relation(&mut t.relation);
+                for j in &mut t.joins {
+                    plain_relation(&mut j.relation);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// One FROM item: a read by its plain name, a window table over a read as that name (the
+/// window table's alias kept, so `w.page` reads as on a source), a subquery rewritten within.
+fn plain_relation(relation: &mut TableFactor) {
+    match relation {
+        TableFactor::Derived { subquery, .. } => plain_in_body(subquery.body.as_mut()),
+        TableFactor::Table { name, args, .. } if args.is_some() => {
+            if let Some(read) = read_name(args.as_ref().map(|a| a.args.as_slice())) {
+                *name = plain_name(&read);
+                *args = None;
+            }
+        }
+        TableFactor::TableFunction {
+            expr: sqlparser::ast::Expr::Function(f),
+            alias,
+        } => {
+            // The window's input, `TABLE source('x')`, is its first argument.
+            let read = match &f.args {
+                sqlparser::ast::FunctionArguments::List(list) => {
+                    list.args.first().and_then(|a| quoted_read(&a.to_string()))
+                }
+                _ => None,
+            };
+            if let Some(read) = read {
+                *relation = TableFactor::Table {
+                    name: plain_name(&read),
+                    alias: alias.take(),
+                    args: None,
+                    with_hints: Vec::new(),
+                    version: None,
+                    with_ordinality: false,
+                    partitions: Vec::new(),
+                    json_path: None,
+                    sample: None,
+                    index_hints: Vec::new(),
+                };
+            }
+        }
+        _ => {}
+    }
+}
+
+fn plain_name(name: &str) -> ObjectName {
+    ObjectName(vec![ObjectNamePart::Identifier(Ident::with_quote(
+        '"', name,
+    ))])
+}
+
+/// The name a `source('x')` / `ref('m')` call's arguments hold.
+fn read_name(args: Option<&[sqlparser::ast::FunctionArg]>) -> Option<String> {
+    use sqlparser::ast::{Expr, FunctionArg, FunctionArgExpr, Value};
+    match args? {
+        [FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Value(v)))] => match &v.value {
+            Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => Some(s.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The name in `TABLE source('x')` or `TABLE ref('m')`, as a window's argument prints.
+fn quoted_read(text: &str) -> Option<String> {
+    let lower = text.to_ascii_lowercase();
+    let at = lower
+        .find("source(")
+        .map(|i| i + 7)
+        .or_else(|| lower.find("ref(").map(|i| i + 4))?;
+    let rest = text[at..].trim_start();
+    let quote = rest.chars().next().filter(|c| *c == '\'' || *c == '"')?;
+    let end = rest[1..].find(quote)?;
+    Some(rest[1..1 + end].to_string())
 }
 
 /// The planned name of `FLOOR(t TO unit)` and of `CEIL(t TO unit)`, which DataFusion's

@@ -49,6 +49,13 @@ pub(super) fn type_problem(
     at: Option<&str>,
 ) -> Option<(Code, String, String)> {
     let raw = datafusion_message(e);
+    if raw.contains("UNION queries have different number of columns") {
+        return Some((
+            Code::OutputColumns,
+            "UNION ALL: the SELECTs list different numbers of columns".into(),
+            "each SELECT of a UNION ALL lists the same number of columns, in the same order".into(),
+        ));
+    }
     if let Some(rest) = raw.strip_prefix("Source table contains ") {
         // `FROM source('x') AS s(a, b)` with another number of names than columns.
         let numbers: Vec<&str> = rest
@@ -250,29 +257,44 @@ pub(super) fn our_type_names(text: &str) -> String {
     written
 }
 
-/// Where in the query the planner failed, found by planning parts of it: the first select
-/// item that fails with the items before it (WHERE, HAVING and ORDER BY left out), else the
-/// WHERE, else the HAVING.
+/// Where in the query the planner failed, found by planning parts of it: in a UNION ALL, the
+/// SELECT that fails on its own (or the second, when only the union fails); in a SELECT, the
+/// first select item that fails with the items before it (WHERE, HAVING and ORDER BY left
+/// out), else the WHERE, else the HAVING.
 pub(super) fn failing_part(
     planner: &SqlToRel<'_, Catalog>,
     query: &Query,
-    table: &str,
     text: &str,
 ) -> Option<std::ops::Range<usize>> {
     use sqlparser::ast::{SetExpr, Spanned};
+    let plans = |q: &Query| {
+        let statement = Statement::Query(Box::new(with_plain_relation(q)));
+        planner.sql_statement_to_plan(statement).is_ok()
+    };
+    // In a UNION ALL, the first SELECT that does not plan on its own, or else the SELECT
+    // after the operator (the union itself failed: its columns differ).
+    if let SetExpr::SetOperation { left, right, .. } = query.body.as_ref() {
+        return [left, right]
+            .into_iter()
+            .find_map(|branch| {
+                let mut one = query.clone();
+                one.body = branch.clone();
+                one.order_by = None;
+                (!plans(&one))
+                    .then(|| failing_part(planner, &one, text))
+                    .flatten()
+            })
+            .or_else(|| crate::sql::byte_span(text, right.span()));
+    }
     let SetExpr::Select(select) = query.body.as_ref() else {
         return None;
-    };
-    let plans = |q: &Query| {
-        let statement = Statement::Query(Box::new(with_plain_relation(q, table)));
-        planner.sql_statement_to_plan(statement).is_ok()
     };
     // A subquery in FROM that does not plan on its own holds the failing part.
     if let Some(sqlparser::ast::TableFactor::Derived { subquery, .. }) =
         select.from.first().map(|t| &t.relation)
         && !plans(subquery)
     {
-        return failing_part(planner, subquery, table, text);
+        return failing_part(planner, subquery, text);
     }
     for i in 0..select.projection.len() {
         let mut one = query.clone();

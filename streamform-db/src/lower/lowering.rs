@@ -31,11 +31,33 @@ pub(super) struct Lowering<'a> {
     /// schema then has the window's three columns after the input's, which no node before
     /// the window has.
     pub(super) window: Option<&'a crate::window::WindowRead>,
-    /// The key column a projection dropped from an updating input, which made the changelog
-    /// retracting (until an aggregation keys it again).
-    pub(super) dropped_key: Option<String>,
-    /// The Sink of the model this one reads through `ref()`; `None` when it reads a source.
-    pub(super) upstream: Option<streamform_ir::NodeId>,
+    /// Why the changelog is retracting, without a key (until an aggregation keys it again).
+    pub(super) unkeyed: Option<Unkeyed>,
+    /// The node the next node reads: the last one added to the current branch, or the Sink
+    /// of the model a scan reads through `ref()`; `None` before the first scan.
+    pub(super) current: Option<streamform_ir::NodeId>,
+}
+
+/// Why a changelog is retracting: it has updates but no key that identifies its rows.
+#[derive(Debug, Clone)]
+pub(super) enum Unkeyed {
+    /// A projection dropped this key column of its updating input.
+    DroppedKey(String),
+    /// A UNION ALL of an updating input: its rows no longer have one key.
+    Union,
+    /// An outer join: a padded row is deleted when its match arrives.
+    OuterJoin(streamform_ir::JoinKind),
+}
+
+/// The output of one branch of the model, while another is lowered (docs/sql.md, "Several
+/// inputs").
+pub(super) struct Stream {
+    pub(super) current: Option<streamform_ir::NodeId>,
+    pub(super) schema: Vec<Field>,
+    pub(super) changelog: Changelog,
+    pub(super) boundedness: Boundedness,
+    pub(super) time: Option<String>,
+    pub(super) clock: bool,
 }
 
 /// Where a query's select items, WHERE and HAVING are in the model's text.
@@ -101,7 +123,32 @@ impl Lowering<'_> {
         Diagnostic::error(code, format!("model `{}`: {message}", self.model)).with_help(help)
     }
 
+    /// The current branch's output, taken so that another branch can be lowered.
+    pub(super) fn take_stream(&mut self) -> Stream {
+        Stream {
+            current: self.current.take(),
+            schema: std::mem::take(&mut self.schema),
+            changelog: std::mem::replace(&mut self.changelog, Changelog::Append),
+            boundedness: self.boundedness,
+            time: self.time.take(),
+            clock: self.clock,
+        }
+    }
+
+    /// Adds a node reading the current output (the node before it in the branch).
     pub(super) fn push(&mut self, op: Operator, schema: Vec<Field>, state: State) {
+        let inputs = self.current.iter().cloned().collect();
+        self.push_reading(op, schema, state, inputs);
+    }
+
+    /// Adds a node reading `inputs`, which becomes the current output.
+    pub(super) fn push_reading(
+        &mut self,
+        op: Operator,
+        schema: Vec<Field>,
+        state: State,
+        inputs: Vec<streamform_ir::NodeId>,
+    ) {
         let id = assign_id(self.model, &self.nodes, op.kind());
         // Before its window, a node's rows do not have the window's columns yet.
         let own: Vec<Field> = match self.window {
@@ -112,12 +159,7 @@ impl Lowering<'_> {
                 .collect(),
             None => schema.clone(),
         };
-        // A chain: each node reads the one before it; the first reads the upstream model's
-        // Sink, or nothing when it is the Source.
-        let inputs = match self.nodes.last() {
-            Some(previous) => vec![previous.id.clone()],
-            None => self.upstream.iter().cloned().collect(),
-        };
+        self.current = Some(id.clone());
         self.nodes.push(Node {
             id,
             op,

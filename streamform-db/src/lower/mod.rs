@@ -11,7 +11,7 @@ use datafusion_expr::LogicalPlan;
 use datafusion_sql::planner::{ParserOptions, SqlToRel};
 use sqlparser::ast::{Query, Statement};
 use streamform_ir::{
-    Boundedness, Changelog, DataType, Field, Input, KeyedState, Materialized, ModelPlan, NodeKind,
+    Boundedness, Changelog, DataType, Field, KeyedState, Materialized, ModelPlan, NodeKind,
     Operator, Retention, State,
 };
 
@@ -24,10 +24,12 @@ mod contract;
 mod errors;
 mod expr;
 mod filter;
+mod join;
 mod lowering;
 mod project;
 mod scan;
 mod sort;
+mod union;
 mod window;
 
 use catalog::{Catalog, with_plain_relation};
@@ -37,10 +39,43 @@ use window::keys_every_window;
 pub use contract::{Contract, Declared, Upstream};
 use lowering::{Lowered, Lowering, source_fields};
 
+/// Each relation a model reads, by the plain name its scan has.
+pub type Upstreams<'a> = [(String, Upstream<'a>)];
+
 impl Lowering<'_> {
-    fn plan(&mut self, plan: &LogicalPlan, upstream: &Upstream<'_>) -> Lowered<()> {
+    fn plan(&mut self, plan: &LogicalPlan, upstream: &Upstreams<'_>) -> Lowered<()> {
         match plan {
-            LogicalPlan::TableScan(_) => self.scan(upstream),
+            LogicalPlan::TableScan(scan) => {
+                let name = scan.table_name.table();
+                match upstream.iter().find(|(n, _)| n == name) {
+                    Some((_, up)) => self.scan(up),
+                    None => Err(self.err(
+                        Code::Internal,
+                        format!("the planner read `{name}`, which the model does not read"),
+                        "this is a bug in Streamform, please report it with the model",
+                    )),
+                }
+            }
+            LogicalPlan::Join(j) => {
+                self.aggregated = false;
+                self.plan(&j.left, upstream)?;
+                let left = self.take_stream();
+                self.aggregated = false;
+                self.plan(&j.right, upstream)?;
+                let right = self.take_stream();
+                self.aggregated = false;
+                self.join(j, left, right)
+            }
+            LogicalPlan::Union(u) => {
+                let mut branches = Vec::with_capacity(u.inputs.len());
+                for input in &u.inputs {
+                    self.aggregated = false;
+                    self.plan(input, upstream)?;
+                    branches.push(self.take_stream());
+                }
+                self.aggregated = false;
+                self.union(branches)
+            }
             LogicalPlan::SubqueryAlias(a) => self.plan(&a.input, upstream),
             LogicalPlan::Filter(f) => {
                 self.plan(&f.input, upstream)?;
@@ -78,18 +113,30 @@ pub fn lower_model(
     text: &str,
     query: &Query,
     reads: &Reads,
-    upstream: &Upstream<'_>,
+    upstream: &Upstreams<'_>,
     declared: &Declared<'_>,
 ) -> Result<ModelPlan, Diagnostic> {
-    let input_fields: Vec<Field> = match upstream {
-        Upstream::Source(def) => source_fields(def),
-        Upstream::Model(_, c) => c.schema.clone(),
+    let fields_of = |up: &Upstream<'_>| -> Vec<Field> {
+        match up {
+            Upstream::Source(def) => source_fields(def),
+            Upstream::Model(_, c) => c.schema.clone(),
+        }
     };
-    let table = match &reads.input {
-        Input::Source(n) | Input::Model(n) => n.clone(),
+    let window = reads.window();
+    if let (Some(w), true) = (window, reads.relations.len() > 1) {
+        return Err(Diagnostic::error(
+            Code::UnsupportedSql,
+            format!("model `{model}`: a window in a model that reads several relations is not supported yet"),
+        )
+        .with_span(w.span.clone())
+        .with_help("put the UNION ALL in a model of its own and read it with TABLE ref('<model>') in the window"));
+    }
+    let input_fields = match upstream {
+        [(_, up)] => fields_of(up),
+        _ => Vec::new(),
     };
     let mut planned_fields = input_fields.clone();
-    if let Some(w) = &reads.window {
+    if let Some(w) = window {
         if let Some(clash) = input_fields
             .iter()
             .find(|f| streamform_ir::WINDOW_COLUMNS.contains(&f.name.as_str()))
@@ -107,7 +154,14 @@ pub fn lower_model(
             nullable: false,
         }));
     }
-    let catalog = Catalog::new(&table, &planned_fields);
+    let tables: Vec<(String, Vec<Field>)> = match upstream {
+        [(name, _)] => vec![(name.clone(), planned_fields.clone())],
+        _ => upstream
+            .iter()
+            .map(|(name, up)| (name.clone(), fields_of(up)))
+            .collect(),
+    };
+    let catalog = Catalog::new(&tables);
     let options = ParserOptions::new()
         .with_parse_float_as_decimal(true)
         .with_enable_ident_normalization(false);
@@ -116,7 +170,7 @@ pub fn lower_model(
         ..options
     };
     let planner = SqlToRel::new_with_options(&catalog, options);
-    let statement = Statement::Query(Box::new(with_plain_relation(query, &table)));
+    let statement = Statement::Query(Box::new(with_plain_relation(query)));
     let plan = planner.sql_statement_to_plan(statement).map_err(|e| {
         let span = e.diagnostic().and_then(|d| d.span).map(|s| {
             let start =
@@ -128,10 +182,11 @@ pub fn lower_model(
         // Past an aggregation the planner points at the FROM relation, whatever failed:
         // no position is better, and the query's parts are tried below.
         let span = span.filter(|at| {
-            reads
-                .span
-                .as_ref()
-                .is_none_or(|from| at.end <= from.start || at.start >= from.end)
+            reads.relations.iter().all(|r| {
+                r.span
+                    .as_ref()
+                    .is_none_or(|from| at.end <= from.start || at.start >= from.end)
+            })
         });
         // The planner's own advice, unless it names a function Streamform does not have
         // (for a column outside GROUP BY it suggests ANY_VALUE).
@@ -151,7 +206,9 @@ pub fn lower_model(
         let short = e.diagnostic().zip(span.clone()).map(|(d, at)| {
             // The planner qualifies columns with the relation's name, which the model
             // never wrote (it wrote source('orders')).
-            let message = d.message.replace(&format!("'{table}."), "'");
+            let message = upstream.iter().fold(d.message.clone(), |m, (name, _)| {
+                m.replace(&format!("'{name}."), "'")
+            });
             format!("`{}`: {}", text[at].trim(), message.trim_end_matches('.'))
         });
         let (code, message, help) = unknown_column(&e, &planned_fields)
@@ -165,7 +222,7 @@ pub fn lower_model(
                 )
             });
         // Without a position from the planner, find the part of the query it failed on.
-        let span = span.or_else(|| failing_part(&planner, query, &table, text));
+        let span = span.or_else(|| failing_part(&planner, query, text));
         Diagnostic::error(code, format!("model `{model}`: {message}"))
             .with_span(span)
             .with_help(help)
@@ -177,25 +234,18 @@ pub fn lower_model(
         schema: Vec::new(),
         changelog: Changelog::Append,
         boundedness: Boundedness::Unbounded,
-        from_span: reads.span.clone(),
+        from_span: reads.first().span.clone(),
         time: None,
         clock: false,
         query,
         aggregated: false,
-        window: reads.window.as_ref(),
-        dropped_key: None,
-        upstream: match &reads.input {
-            Input::Model(m) => Some(streamform_ir::NodeId {
-                model: m.clone(),
-                kind: NodeKind::Sink,
-                ordinal: 0,
-            }),
-            Input::Source(_) => None,
-        },
+        window,
+        unkeyed: None,
+        current: None,
     };
     l.plan(&plan, upstream).map_err(|d| {
         if d.span.is_none() {
-            d.with_span(reads.span.clone())
+            d.with_span(reads.first().span.clone())
         } else {
             d
         }
@@ -237,7 +287,7 @@ pub fn lower_model(
     }
     Ok(ModelPlan {
         name: model.to_string(),
-        input: reads.input.clone(),
+        inputs: reads.inputs(),
         nodes: l.nodes,
     })
 }
@@ -251,6 +301,14 @@ fn retain(l: &mut Lowering<'_>, ms: u64) -> Result<(), Diagnostic> {
             .anchored(Anchor::ModelRetention(model.to_string()))
             .with_help(help))
     };
+    if l.nodes.iter().any(|n| n.id.kind == NodeKind::Join) {
+        return err(
+            format!(
+                "model `{model}` declares retention, but it joins, and retention over a join is not supported yet"
+            ),
+            "remove `retention:`; a regular join keeps both sides until their rows are retracted (docs/joins.md)",
+        );
+    }
     if l.nodes
         .iter()
         .any(|n| matches!(&n.state, State::Keyed(k) if k.retracting))
@@ -309,15 +367,39 @@ fn sink_changelog(l: &Lowering<'_>, declared: &Declared<'_>) -> Result<Changelog
     };
     let has_aggregate = l.nodes.iter().any(|n| n.id.kind == NodeKind::Aggregate);
     if l.changelog == Changelog::Retract {
-        let key = l.dropped_key.as_deref().unwrap_or_default();
-        return Err(Diagnostic::error(
-            Code::UpdatingInput,
-            format!(
-                "model `{model}`: the SELECT list drops `{key}`, the key of its updating input"
-            ),
-        )
-        .with_span(l.from_span.clone())
-        .with_help("keep the key columns in the SELECT list"));
+        return Err(match &l.unkeyed {
+            Some(lowering::Unkeyed::OuterJoin(kind)) => Diagnostic::error(
+                Code::UpdatingInput,
+                format!(
+                    "model `{model}`: a {} JOIN pads rows without a match and deletes them when their match arrives, so its rows have no key a model could output",
+                    kind.name().to_uppercase()
+                ),
+            )
+            .with_span(l.from_span.clone())
+            .with_help("aggregate over the join (GROUP BY), which takes the deletes back, or write an inner JOIN, which only inserts"),
+            Some(lowering::Unkeyed::Union) => Diagnostic::error(
+                Code::UpdatingInput,
+                format!(
+                    "model `{model}`: UNION ALL of an updating input gives rows without a key, which a model cannot output"
+                ),
+            )
+            .with_span(l.from_span.clone())
+            .with_help("aggregate over the UNION ALL (GROUP BY), which takes its updates back, or union only append inputs"),
+            _ => {
+                let key = match &l.unkeyed {
+                    Some(lowering::Unkeyed::DroppedKey(k)) => k.as_str(),
+                    _ => "",
+                };
+                Diagnostic::error(
+                    Code::UpdatingInput,
+                    format!(
+                        "model `{model}`: the SELECT list drops `{key}`, the key of its updating input"
+                    ),
+                )
+                .with_span(l.from_span.clone())
+                .with_help("keep the key columns in the SELECT list")
+            }
+        });
     }
     match (declared.materialized, &l.changelog) {
         (Materialized::Append, Changelog::Upsert(key)) if has_aggregate && key.is_empty() => Err(config_err(

@@ -84,7 +84,7 @@ impl Lowering<'_> {
                 }) {
                     Some(name) => out_key.push(name),
                     None => {
-                        self.dropped_key = Some(k.clone());
+                        self.unkeyed = Some(Unkeyed::DroppedKey(k.clone()));
                         break;
                     }
                 }

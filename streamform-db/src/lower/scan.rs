@@ -26,6 +26,8 @@ impl Lowering<'_> {
                         State::Stateless
                     }
                 };
+                // A Source reads nothing, whatever branch came before it.
+                self.current = None;
                 self.push(
                     Operator::Source {
                         name: def.name.clone(),
@@ -37,7 +39,12 @@ impl Lowering<'_> {
                     state,
                 );
             }
-            Upstream::Model(_, c) => {
+            Upstream::Model(m, c) => {
+                self.current = Some(streamform_ir::NodeId {
+                    model: m.to_string(),
+                    kind: streamform_ir::NodeKind::Sink,
+                    ordinal: 0,
+                });
                 self.boundedness = c.boundedness;
                 self.changelog = c.changelog.clone();
                 self.schema = c.schema.clone();

@@ -2,6 +2,7 @@
 //! pins the plans Flink compiled for the example projects.
 
 use super::*;
+use streamform_ir::Input;
 
 /// A compiled plan of `nodes` (type, table or call names) joined in a line.
 fn plan(nodes: &[(&str, &[&str])]) -> String {
@@ -68,7 +69,7 @@ fn model(name: &str, input: Input, kinds: &[NodeKind], sink: bool) -> ModelPlan 
     ));
     ModelPlan {
         name: name.into(),
-        input,
+        inputs: vec![input],
         nodes,
     }
 }
@@ -251,7 +252,7 @@ fn an_untagged_stateful_node_is_the_one_node_of_its_kind_feeding_the_same_sinks(
             false,
         ),
     );
-    two[2].input = Input::Model("other".into());
+    two[2].inputs = vec![Input::Model("other".into())];
     assert_eq!(
         pin(&compiled, &two, &tables(), str::to_string),
         Err(PinError::Unidentified(vec![

@@ -1344,3 +1344,146 @@ fn the_retracting_rows_of_the_rule_table() {
         "the input stops updating"
     );
 }
+
+/// A model `j` joining source `l(id, lv)` with source `r(id, rv)` filtered by `rv <> ''`,
+/// of `kind`, on `id = id` and, if given, a further condition.
+fn join_app(kind: crate::plan::JoinKind, condition: Option<&str>, right_filter: &str) -> Manifest {
+    use crate::expr::{BinaryOp, Expr};
+    use crate::plan::*;
+    let field = |name: &str, ty: crate::types::DataType| Field {
+        name: name.into(),
+        ty,
+        nullable: true,
+    };
+    let side = |value: &str| {
+        vec![
+            field("id", crate::types::DataType::Int64),
+            field(value, crate::types::DataType::String),
+        ]
+    };
+    let id = |kind: NodeKind, ordinal: u32| NodeId {
+        model: "j".into(),
+        kind,
+        ordinal,
+    };
+    let source = |name: &str, value: &str, ordinal: u32| Node {
+        id: id(NodeKind::Source, ordinal),
+        op: Operator::Source {
+            name: name.into(),
+            connector: Connector::Kafka { topic: name.into() },
+            format: "json".into(),
+            event_time: None,
+        },
+        inputs: Vec::new(),
+        schema: side(value),
+        boundedness: Boundedness::Unbounded,
+        changelog: Changelog::Append,
+        state: State::Stateless,
+        time: None,
+    };
+    let (left, right) = (side("lv"), side("rv"));
+    let filter = Node {
+        id: id(NodeKind::Filter, 0),
+        op: Operator::Filter {
+            predicate: Expr::Binary {
+                op: BinaryOp::NotEq,
+                left: Box::new(Expr::Column {
+                    name: "rv".into(),
+                    ty: crate::types::DataType::String,
+                }),
+                right: Box::new(Expr::Literal {
+                    value: crate::value::Value::String(right_filter.into()),
+                    ty: crate::types::DataType::String,
+                }),
+                ty: crate::types::DataType::Boolean,
+            },
+        },
+        inputs: vec![id(NodeKind::Source, 1)],
+        schema: right.clone(),
+        boundedness: Boundedness::Unbounded,
+        changelog: Changelog::Append,
+        state: State::Stateless,
+        time: None,
+    };
+    let on = vec![("id".to_string(), "id".to_string())];
+    let schema = join_schema(kind, &left, &right);
+    let join = Node {
+        id: id(NodeKind::Join, 0),
+        op: Operator::Join {
+            kind,
+            on: on.clone(),
+            filter: condition.map(|c| Expr::Column {
+                name: c.into(),
+                ty: crate::types::DataType::Boolean,
+            }),
+        },
+        inputs: vec![id(NodeKind::Source, 0), id(NodeKind::Filter, 0)],
+        schema: schema.clone(),
+        boundedness: Boundedness::Unbounded,
+        changelog: Changelog::Append,
+        state: State::Keyed(KeyedState::join(kind, &on, &left, &right)),
+        time: None,
+    };
+    let sink = Node {
+        id: id(NodeKind::Sink, 0),
+        op: Operator::Sink {
+            model: "j".into(),
+            materialized: Materialized::Append,
+            target: None,
+        },
+        inputs: vec![id(NodeKind::Join, 0)],
+        schema,
+        boundedness: Boundedness::Unbounded,
+        changelog: Changelog::Append,
+        state: State::Stateless,
+        time: None,
+    };
+    Manifest::from_plans(&[ModelPlan {
+        name: "j".into(),
+        inputs: vec![Input::Source("l".into()), Input::Source("r".into())],
+        nodes: vec![
+            source("l", "lv", 0),
+            source("r", "rv", 1),
+            filter,
+            join,
+            sink,
+        ],
+    }])
+}
+
+#[test]
+fn the_join_rows_of_the_rule_table() {
+    use crate::plan::JoinKind::*;
+    let verdict = |running: Manifest, desired: Manifest| {
+        verdict_of(&diff(&running, &desired, &Hints::default()), "j::join::0")
+    };
+    assert_eq!(
+        verdict(join_app(Left, None, ""), join_app(Left, None, "")),
+        None,
+        "nothing changed"
+    );
+    assert_eq!(
+        verdict(join_app(Left, None, ""), join_app(Inner, None, "")),
+        Some((
+            StateIncompatible,
+            vec!["STATE INCOMPATIBLE: the join's stored rows change shape (its kind, its key or a side's columns); Flink keeps each side's rows in a layout of their own, which a savepoint cannot carry across".into()]
+        )),
+        "a LEFT JOIN becomes an inner one"
+    );
+    assert_eq!(
+        verdict(join_app(Inner, None, ""), join_app(Inner, Some("ok"), "")),
+        Some((
+            BackfillRequired,
+            vec!["BACKFILL REQUIRED: the join's condition changed; the rows it already emitted were matched under the previous one".into()]
+        )),
+        "a condition added beside the key"
+    );
+    assert_eq!(
+        verdict(join_app(Inner, None, ""), join_app(Inner, None, "x")),
+        Some((
+            BackfillRequired,
+            vec!["BACKFILL REQUIRED: input definition changed upstream at `j::filter::0`; existing state was accumulated under the previous definition".into()]
+        )),
+        "the right side's filter changed"
+    );
+}

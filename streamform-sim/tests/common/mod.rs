@@ -32,7 +32,7 @@ pub fn file(path: &str) -> Connector {
 /// A model under construction: its nodes so far and what the next node reads.
 pub struct Model {
     name: String,
-    input: Input,
+    inputs: Vec<Input>,
     nodes: Vec<Node>,
     /// The upstream model's Sink, for a model reading `ref()` (until it has its own nodes).
     upstream: Option<Node>,
@@ -71,7 +71,7 @@ pub fn from_source(
     };
     Model {
         name: model.into(),
-        input: Input::Source(source.into()),
+        inputs: vec![Input::Source(source.into())],
         nodes: vec![node],
         upstream: None,
     }
@@ -81,7 +81,7 @@ pub fn from_source(
 pub fn from_model(model: &str, upstream: &ModelPlan) -> Model {
     Model {
         name: model.into(),
-        input: Input::Model(upstream.name.clone()),
+        inputs: vec![Input::Model(upstream.name.clone())],
         nodes: Vec::new(),
         upstream: Some(upstream.sink().clone()),
     }
@@ -326,6 +326,116 @@ impl Model {
         (key, calls, schema, state)
     }
 
+    /// Adds the nodes of `other`, a branch built for the same model, renumbered after this
+    /// model's as lowering numbers a second branch, and what it reads; returns the node the
+    /// branch ends in.
+    fn graft(&mut self, other: Model) -> Node {
+        assert_eq!(self.name, other.name, "a branch of the same model");
+        let mut renamed = std::collections::HashMap::new();
+        for mut n in other.nodes.iter().cloned() {
+            let id = assign_id(&self.name, &self.nodes, n.id.kind);
+            renamed.insert(n.id.clone(), id.clone());
+            n.inputs = n
+                .inputs
+                .iter()
+                .map(|i| renamed.get(i).cloned().unwrap_or_else(|| i.clone()))
+                .collect();
+            n.id = id;
+            self.nodes.push(n);
+        }
+        for i in other.inputs {
+            if !self.inputs.contains(&i) {
+                self.inputs.push(i);
+            }
+        }
+        match other.nodes.is_empty() {
+            false => self.nodes.last().expect("just added").clone(),
+            true => other.upstream.expect("a branch reads something"),
+        }
+    }
+
+    /// UNION ALL of what this model has built so far and `other`, a branch built for the
+    /// same model (from its own source or model): the branch's nodes are renumbered after
+    /// this model's, as lowering numbers a second branch, and a Union reads both. Its
+    /// changelog is append over append inputs, retracting otherwise; its time attribute
+    /// is kept only when both sides carry it under the same name.
+    pub fn union_with(mut self, other: Model) -> Model {
+        let left = self.last().clone();
+        let right = self.graft(other);
+        let schema: Vec<Field> = left
+            .schema
+            .iter()
+            .zip(&right.schema)
+            .map(|(l, r)| Field {
+                nullable: l.nullable || r.nullable,
+                ..l.clone()
+            })
+            .collect();
+        let changelog = if left.changelog.is_updating() || right.changelog.is_updating() {
+            Changelog::Retract
+        } else {
+            Changelog::Append
+        };
+        let time = left.time.clone().filter(|t| right.time.as_ref() == Some(t));
+        let boundedness = if left.boundedness == right.boundedness {
+            left.boundedness
+        } else {
+            streamform_ir::Boundedness::Unbounded
+        };
+        let node = Node {
+            inputs: vec![left.id.clone(), right.id.clone()],
+            id: assign_id(&self.name, &self.nodes, NodeKind::Union),
+            op: Operator::Union,
+            schema,
+            boundedness,
+            changelog,
+            state: State::Stateless,
+            time,
+        };
+        self.nodes.push(node);
+        self
+    }
+
+    /// A regular join of what this model has built so far (left) and `other` (right), a
+    /// branch built for the same model, on `on`'s equal columns: the branch's nodes are
+    /// renumbered after this model's, as lowering numbers them.
+    pub fn join_with(
+        mut self,
+        other: Model,
+        kind: streamform_ir::JoinKind,
+        on: &[(&str, &str)],
+    ) -> Model {
+        let left = self.last().clone();
+        let right = self.graft(other);
+        let on: Vec<(String, String)> = on
+            .iter()
+            .map(|(l, r)| (l.to_string(), r.to_string()))
+            .collect();
+        let schema = streamform_ir::join_schema(kind, &left.schema, &right.schema);
+        let state = State::Keyed(KeyedState::join(kind, &on, &left.schema, &right.schema));
+        let changelog = if kind == streamform_ir::JoinKind::Inner {
+            Changelog::Append
+        } else {
+            Changelog::Retract
+        };
+        let node = Node {
+            inputs: vec![left.id.clone(), right.id.clone()],
+            id: assign_id(&self.name, &self.nodes, NodeKind::Join),
+            op: Operator::Join {
+                kind,
+                on,
+                filter: None,
+            },
+            schema,
+            boundedness: left.boundedness,
+            changelog,
+            state,
+            time: None,
+        };
+        self.nodes.push(node);
+        self
+    }
+
     /// The last row per key (docs/sql.md), as lowering plans an upsert model over an append input.
     pub fn deduplicate(self, key: &[&str]) -> Model {
         let schema = self.schema();
@@ -375,7 +485,7 @@ impl Model {
         let m = self.push(NodeKind::Sink, op, schema, changelog, State::Stateless);
         ModelPlan {
             name: m.name,
-            input: m.input,
+            inputs: m.inputs,
             nodes: m.nodes,
         }
     }

@@ -1,5 +1,5 @@
 SELECT customer_id, amount AS total_spend
 FROM source('orders')
-UNION ALL
+UNION
 SELECT customer_id, amount AS total_spend
 FROM source('orders')

@@ -1,0 +1,222 @@
+//! A regular join: the two sides' outputs as the inputs of one Join node (docs/joins.md).
+
+use datafusion_expr::{Expr as DfExpr, JoinType};
+use streamform_ir::{
+    Boundedness, Changelog, DataType, JoinKind, KeyedState, Operator, State, join_schema,
+};
+
+use crate::diagnostic::Code;
+
+use super::lowering::*;
+
+impl Lowering<'_> {
+    /// Joins `left` and `right` (each lowered already): ON's equalities between a left and
+    /// a right column are the join key, the rest of ON its filter. The output's columns are
+    /// the left's, then the right's (renamed where a name repeats, as Flink names them); it
+    /// appends for an inner join of append inputs, and retracts for an outer join (a padded
+    /// row is deleted when its match arrives); a regular join ends event time.
+    /// Where the first JOIN's ON condition is written, for an error about it.
+    fn on_span(&self) -> Option<std::ops::Range<usize>> {
+        use sqlparser::ast::{JoinConstraint, JoinOperator, SetExpr, Spanned, TableFactor};
+        fn find(body: &SetExpr) -> Option<&sqlparser::ast::Expr> {
+            let SetExpr::Select(s) = body else {
+                return match body {
+                    SetExpr::SetOperation { left, right, .. } => find(left).or_else(|| find(right)),
+                    _ => None,
+                };
+            };
+            let from = s.from.first()?;
+            for j in &from.joins {
+                if let JoinOperator::Join(JoinConstraint::On(e))
+                | JoinOperator::Inner(JoinConstraint::On(e))
+                | JoinOperator::Left(JoinConstraint::On(e))
+                | JoinOperator::LeftOuter(JoinConstraint::On(e))
+                | JoinOperator::Right(JoinConstraint::On(e))
+                | JoinOperator::RightOuter(JoinConstraint::On(e))
+                | JoinOperator::FullOuter(JoinConstraint::On(e)) = &j.join_operator
+                {
+                    return Some(e);
+                }
+            }
+            match &from.relation {
+                TableFactor::Derived { subquery, .. } => find(&subquery.body),
+                _ => None,
+            }
+        }
+        find(&self.query.body).and_then(|e| crate::sql::byte_span(self.text, e.span()))
+    }
+
+    pub(super) fn join(
+        &mut self,
+        j: &datafusion_expr::logical_plan::Join,
+        left: Stream,
+        right: Stream,
+    ) -> Lowered<()> {
+        let kind = match j.join_type {
+            JoinType::Inner => JoinKind::Inner,
+            JoinType::Left => JoinKind::Left,
+            JoinType::Right => JoinKind::Right,
+            JoinType::Full => JoinKind::Full,
+            other => {
+                return Err(self.err(
+                    Code::UnsupportedSql,
+                    format!("a {other} join is not supported yet"),
+                    "write an INNER, LEFT, RIGHT or FULL JOIN … ON",
+                ));
+            }
+        };
+        // The planner leaves ON whole in the filter: each conjunct `l = r` between a left
+        // and a right column is a key pair, the rest stays the filter.
+        let mut pairs: Vec<(DfExpr, DfExpr)> = j.on.clone();
+        let mut rest: Vec<DfExpr> = Vec::new();
+        if let Some(f) = &j.filter {
+            let side_of = |e: &DfExpr| match e {
+                DfExpr::Column(c) if j.left.schema().index_of_column(c).is_ok() => Some(0),
+                DfExpr::Column(c) if j.right.schema().index_of_column(c).is_ok() => Some(1),
+                _ => None,
+            };
+            for part in datafusion_expr::utils::split_conjunction(f) {
+                match part {
+                    DfExpr::BinaryExpr(b) if b.op == datafusion_expr::Operator::Eq => {
+                        match (side_of(&b.left), side_of(&b.right)) {
+                            (Some(0), Some(1)) => pairs.push((*b.left.clone(), *b.right.clone())),
+                            (Some(1), Some(0)) => pairs.push((*b.right.clone(), *b.left.clone())),
+                            _ => rest.push(part.clone()),
+                        }
+                    }
+                    _ => rest.push(part.clone()),
+                }
+            }
+        }
+        // An equality between an expression of each side is no key Flink can hash.
+        let sides_of = |e: &DfExpr| {
+            let mut sides = [false, false];
+            for c in e.column_refs() {
+                sides[0] |= j.left.schema().index_of_column(c).is_ok();
+                sides[1] |= j.right.schema().index_of_column(c).is_ok();
+            }
+            sides
+        };
+        let computed_key = rest.iter().any(|part| match part {
+            DfExpr::BinaryExpr(b) if b.op == datafusion_expr::Operator::Eq => {
+                let (l, r) = (sides_of(&b.left), sides_of(&b.right));
+                (l == [true, false] && r == [false, true])
+                    || (l == [false, true] && r == [true, false])
+            }
+            _ => false,
+        });
+        let filter_expr = datafusion_expr::utils::conjunction(rest.clone());
+        if pairs.is_empty() && computed_key {
+            return Err(self
+                .err(
+                    Code::UnsupportedSql,
+                    "the join's ON compares an expression of each side, and a join key must be a column on each side".into(),
+                    "compute the expression as a column in a subquery of its side, and join on that column",
+                )
+                .with_span(self.on_span()));
+        }
+        if pairs.is_empty() {
+            return Err(self.err(
+                Code::UnsupportedSql,
+                "the join's ON compares no column of one side with a column of the other; Flink runs a regular join only on equal columns".into(),
+                "add an equality between the two sides, ON o.customer_id = c.customer_id; the rest of the condition may stay beside it with AND",
+            )
+            .with_span(self.on_span()));
+        }
+        if let Some((side, stream)) = [("left", &left), ("right", &right)]
+            .into_iter()
+            .find(|(_, s)| s.changelog.is_updating())
+        {
+            return Err(self.err(
+                Code::UpdatingInput,
+                format!(
+                    "the join's {side} side carries updates ({}), and a join over updates is not supported yet",
+                    stream.changelog.title()
+                ),
+                "join append inputs: a source without `changelog: upsert`, or a model that appends",
+            ));
+        }
+        let mut on: Vec<(String, String)> = Vec::with_capacity(j.on.len());
+        for (l, r) in &pairs {
+            let (DfExpr::Column(lc), DfExpr::Column(rc)) = (l, r) else {
+                return Err(self.err(
+                    Code::UnsupportedSql,
+                    format!("the join compares `{l}` with `{r}`, and a join key must be a column on each side"),
+                    "compute the expression as a column in a subquery of its side, and join on that column",
+                ));
+            };
+            let side_column = |df: &datafusion_common::DFSchemaRef,
+                               stream: &Stream,
+                               c: &datafusion_common::Column| {
+                df.index_of_column(c)
+                    .ok()
+                    .and_then(|i| stream.schema.get(i).cloned())
+            };
+            let (Some(lf), Some(rf)) = (
+                side_column(j.left.schema(), &left, lc),
+                side_column(j.right.schema(), &right, rc),
+            ) else {
+                return Err(self.err(
+                    Code::Internal,
+                    format!("the join's columns `{lc}` and `{rc}` could not be resolved"),
+                    "this is a bug in Streamform's lowering, please report it with the model",
+                ));
+            };
+            if lf.ty != rf.ty {
+                return Err(self.err(
+                    Code::TypeMismatch,
+                    format!(
+                        "the join compares `{}` ({}) with `{}` ({}), of another type",
+                        lf.name, lf.ty, rf.name, rf.ty
+                    ),
+                    &format!(
+                        "CAST one side in a subquery so both have one type, e.g. CAST({} AS {})",
+                        rf.name,
+                        lf.ty.sql_name()
+                    ),
+                )
+                .with_span(self.on_span()));
+            }
+            on.push((lf.name, rf.name));
+        }
+        let schema = join_schema(kind, &left.schema, &right.schema);
+        // The filter reads the joined row, positionally as the planner's join schema.
+        self.schema = schema.clone();
+        let filter = match &filter_expr {
+            Some(f) => {
+                let e = self.expr(&j.schema, f)?;
+                if e.data_type() != DataType::Boolean {
+                    return Err(self.err(
+                        Code::TypeMismatch,
+                        format!("the join's condition `{e}` is {}, not a boolean", e.data_type()),
+                        "a join's ON is a boolean condition: equal columns, and any comparison beside them with AND",
+                    ));
+                }
+                Some(e)
+            }
+            None => None,
+        };
+        self.boundedness = if left.boundedness == Boundedness::Bounded
+            && right.boundedness == Boundedness::Bounded
+        {
+            Boundedness::Bounded
+        } else {
+            Boundedness::Unbounded
+        };
+        self.changelog = if kind == JoinKind::Inner {
+            Changelog::Append
+        } else {
+            Changelog::Retract
+        };
+        self.unkeyed = (kind != JoinKind::Inner).then_some(Unkeyed::OuterJoin(kind));
+        self.time = None;
+        self.clock = left.clock && right.clock;
+        let state = State::Keyed(KeyedState::join(kind, &on, &left.schema, &right.schema));
+        let inputs = [left.current, right.current]
+            .into_iter()
+            .flatten()
+            .collect();
+        self.push_reading(Operator::Join { kind, on, filter }, schema, state, inputs);
+        Ok(())
+    }
+}

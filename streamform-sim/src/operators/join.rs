@@ -1,0 +1,363 @@
+//! A regular join (docs/joins.md): each side's rows kept per join key, each change of one
+//! side matched against the other side's rows, with the emission rules of Flink's streaming
+//! join operator:
+//!
+//! - A row arriving on a side that pads (the left of a LEFT JOIN): with no match it is
+//!   inserted padded with nulls; with matches, each match is inserted joined.
+//! - A row arriving on a side that does not pad: each match is inserted joined; a match on
+//!   the other side that pads and had no match yet first has its padded row deleted.
+//! - A row retracted (a delete) is taken out of its side, and each joined row it made is
+//!   deleted (a padded one when it had no match); a match on a padding side that loses its
+//!   last match is inserted padded again.
+//!
+//! Rows whose join key holds a null never match. One change may produce several records
+//! (a fan-out): they come in one canonical order, the other side's rows in the order they
+//! arrived, and for each, the record that retracts a padded row before the joined row.
+//! Flink orders them by its state backend, and 2.0 and 2.2 differently; the differential
+//! test compares one change's records as a multiset (docs/joins.md, "Order").
+//!
+//! Over append inputs only, for now: an update reaching a join is a plan error, and
+//! lowering refuses such a join before.
+
+use std::collections::HashMap;
+
+use streamform_ir::{Expr, JoinKind, Node, Value};
+
+use crate::Op;
+use crate::eval::{CExpr, resolve};
+use crate::keyed::{KeyValues as Key, same_key_value};
+use crate::operator::{Fault, InputShape, Operator, Out, Rec};
+
+/// One stored row of a side: how many copies of it are kept, and (on a side that pads)
+/// how many rows of the other side it matches.
+#[derive(Debug)]
+struct Stored {
+    row: Vec<Value>,
+    count: u64,
+    matches: u64,
+}
+
+/// One side's rows per join key (compared as grouping keys are: a float by its bits, as
+/// Flink compares binary rows), each key's rows in the order they arrived.
+#[derive(Default)]
+struct Side {
+    rows: HashMap<Key, Vec<Stored>>,
+}
+
+/// Where `row` is among `rows`, by value.
+fn position(rows: &[Stored], row: &[Value]) -> Option<usize> {
+    rows.iter()
+        .position(|r| r.row.iter().zip(row).all(|(a, b)| same_key_value(a, b)))
+}
+
+pub(crate) struct Join {
+    kind: JoinKind,
+    /// Each side's join key columns, in ON's order.
+    keys: [Vec<usize>; 2],
+    widths: [usize; 2],
+    /// The rest of ON, over the joined row.
+    filter: Option<(CExpr, String)>,
+    sides: [Side; 2],
+}
+
+impl Join {
+    /// The join `node` reads `inputs` (left, then right): its key columns resolved on each,
+    /// its filter compiled against its own schema.
+    pub(crate) fn build(
+        node: &Node,
+        kind: JoinKind,
+        on: &[(String, String)],
+        filter: Option<&Expr>,
+        inputs: &[InputShape<'_>],
+    ) -> Result<Join, Fault> {
+        let [left, right] = inputs else {
+            return Err(Fault::plain(format!(
+                "node `{}`: a join reads two inputs, not {}",
+                node.id,
+                inputs.len()
+            )));
+        };
+        if let Some(updating) = inputs.iter().position(|i| i.changelog.is_updating()) {
+            return Err(Fault::plain(format!(
+                "node `{}`: its {} input carries updates, and a join over updates is not supported yet",
+                node.id,
+                ["left", "right"][updating]
+            )));
+        }
+        let expected = streamform_ir::join_schema(kind, left.schema, right.schema);
+        let same = expected.len() == node.schema.len()
+            && expected
+                .iter()
+                .zip(&node.schema)
+                .all(|(a, b)| a.name == b.name && a.ty == b.ty);
+        if !same {
+            return Err(Fault::plain(format!(
+                "node `{}`: its schema {} is not its inputs' columns {}",
+                node.id,
+                streamform_ir::identity::schema_fingerprint(&node.schema),
+                streamform_ir::identity::schema_fingerprint(&expected)
+            )));
+        }
+        let mut keys = [Vec::new(), Vec::new()];
+        for (l, r) in on {
+            let li = resolve(left.schema, l).map_err(|m| Fault::at(l, m))?;
+            let ri = resolve(right.schema, r).map_err(|m| Fault::at(r, m))?;
+            if left.schema[li].ty != right.schema[ri].ty {
+                return Err(Fault::at(
+                    l,
+                    format!(
+                        "the join compares `{l}` ({}) with `{r}` ({}), of another type",
+                        left.schema[li].ty, right.schema[ri].ty
+                    ),
+                ));
+            }
+            keys[0].push(li);
+            keys[1].push(ri);
+        }
+        if keys[0].is_empty() {
+            return Err(Fault::plain(format!(
+                "node `{}`: a join needs at least one pair of equal columns",
+                node.id
+            )));
+        }
+        let filter = match filter {
+            Some(f) => {
+                let text = f.to_string();
+                let compiled = CExpr::compile(f, &node.schema).map_err(|m| Fault::at(&text, m))?;
+                Some((compiled, text))
+            }
+            None => None,
+        };
+        Ok(Join {
+            kind,
+            keys,
+            widths: [left.schema.len(), right.schema.len()],
+            filter,
+            sides: [Side::default(), Side::default()],
+        })
+    }
+
+    /// Whether side `s` (0 left, 1 right) keeps its unmatched rows, padded.
+    fn pads(&self, s: usize) -> bool {
+        if s == 0 {
+            self.kind.left_outer()
+        } else {
+            self.kind.right_outer()
+        }
+    }
+
+    /// The joined row of `row` (from side `s`) and `other` (from the other side, `None`
+    /// for nulls), left columns first.
+    fn joined(&self, s: usize, row: &[Value], other: Option<&[Value]>) -> Vec<Value> {
+        let nulls = |w: usize| vec![Value::Null; w];
+        let other_width = self.widths[1 - s];
+        let other: Vec<Value> = other.map_or_else(|| nulls(other_width), <[Value]>::to_vec);
+        if s == 0 {
+            [row.to_vec(), other].concat()
+        } else {
+            [other, row.to_vec()].concat()
+        }
+    }
+
+    /// The padded row of `row`, stored on side `s`.
+    fn padded(&self, s: usize, row: &[Value]) -> Vec<Value> {
+        self.joined(s, row, None)
+    }
+
+    /// Whether `row` (side `s`) and `other` match: the filter holds on the joined row (the
+    /// keys are equal and not null already).
+    fn matches(&self, s: usize, row: &[Value], other: &[Value]) -> Result<bool, Fault> {
+        match &self.filter {
+            None => Ok(true),
+            Some((f, text)) => f
+                .test(&self.joined(s, row, Some(other)))
+                .map_err(|e| Fault::eval(text, &e)),
+        }
+    }
+
+    /// The key of `row` on side `s`, or `None` when a key column is null (it matches
+    /// nothing).
+    fn key(&self, s: usize, row: &[Value]) -> (Key, bool) {
+        let values: Vec<Value> = self.keys[s].iter().map(|&i| row[i].clone()).collect();
+        let null = values.iter().any(Value::is_null);
+        (Key(values), null)
+    }
+
+    /// The positions of the other side's rows (under `key`) that `row` from side `s`
+    /// matches, in arrival order.
+    fn find_matches(&self, s: usize, key: &Key, row: &[Value]) -> Result<Vec<usize>, Fault> {
+        let mut out = Vec::new();
+        if let Some(rows) = self.sides[1 - s].rows.get(key) {
+            for (i, stored) in rows.iter().enumerate() {
+                if self.matches(s, row, &stored.row)? {
+                    out.push(i);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// A row added on side `s`: stored, and its records emitted.
+    fn add(
+        &mut self,
+        s: usize,
+        row: &[Value],
+        out: &mut Vec<(Op, Vec<Value>)>,
+    ) -> Result<(), Fault> {
+        let (key, null) = self.key(s, row);
+        let found = if null {
+            Vec::new()
+        } else {
+            self.find_matches(s, &key, row)?
+        };
+        let other_pads = self.pads(1 - s);
+        for &m in &found {
+            let stored = &self.sides[1 - s].rows[&key][m];
+            let (other, copies, unmatched) =
+                (stored.row.clone(), stored.count, stored.matches == 0);
+            if other_pads && unmatched {
+                out.push((Op::Delete, self.padded(1 - s, &other)));
+            }
+            for _ in 0..copies {
+                out.push((Op::Insert, self.joined(s, row, Some(&other))));
+            }
+            if other_pads {
+                let stored = &mut self.sides[1 - s].rows.get_mut(&key).expect("found")[m];
+                stored.matches += 1;
+            }
+        }
+        let matched: u64 = found
+            .iter()
+            .map(|&m| self.sides[1 - s].rows[&key][m].count)
+            .sum();
+        if self.pads(s) && found.is_empty() {
+            out.push((Op::Insert, self.padded(s, row)));
+        }
+        let rows = self.sides[s].rows.entry(key).or_default();
+        match position(rows, row) {
+            Some(at) => rows[at].count += 1,
+            None => rows.push(Stored {
+                row: row.to_vec(),
+                count: 1,
+                matches: matched,
+            }),
+        }
+        Ok(())
+    }
+
+    /// A row retracted on side `s`: taken out, and its records emitted.
+    fn retract(
+        &mut self,
+        s: usize,
+        row: &[Value],
+        out: &mut Vec<(Op, Vec<Value>)>,
+    ) -> Result<(), Fault> {
+        let (key, null) = self.key(s, row);
+        let found = if null {
+            Vec::new()
+        } else {
+            self.find_matches(s, &key, row)?
+        };
+        if let Some(rows) = self.sides[s].rows.get_mut(&key)
+            && let Some(at) = position(rows, row)
+        {
+            rows[at].count -= 1;
+            if rows[at].count == 0 {
+                rows.remove(at);
+            }
+            if rows.is_empty() {
+                self.sides[s].rows.remove(&key);
+            }
+        }
+        if self.pads(s) && found.is_empty() {
+            out.push((Op::Delete, self.padded(s, row)));
+        }
+        let other_pads = self.pads(1 - s);
+        for &m in &found {
+            let stored = &self.sides[1 - s].rows[&key][m];
+            let (other, copies, last) = (stored.row.clone(), stored.count, stored.matches == 1);
+            for _ in 0..copies {
+                out.push((Op::Delete, self.joined(s, row, Some(&other))));
+            }
+            if other_pads {
+                if last {
+                    out.push((Op::Insert, self.padded(1 - s, &other)));
+                }
+                let stored = &mut self.sides[1 - s].rows.get_mut(&key).expect("found")[m];
+                stored.matches = stored.matches.saturating_sub(1);
+            }
+        }
+        Ok(())
+    }
+
+    /// The live state of each side as (join key, row followed by its count and matches)
+    /// pairs, left side first, each in key order.
+    pub(crate) fn snapshot(&self) -> Vec<(Vec<Value>, Vec<Value>)> {
+        let mut out = Vec::new();
+        for side in &self.sides {
+            let mut keys: Vec<&Key> = side.rows.keys().collect();
+            keys.sort_by(|a, b| crate::operator::cmp_rows(&a.0, &b.0));
+            for k in keys {
+                for stored in &side.rows[k] {
+                    let mut v = stored.row.clone();
+                    v.push(Value::Int64(stored.count as i64));
+                    v.push(Value::Int64(stored.matches as i64));
+                    out.push((k.0.clone(), v));
+                }
+            }
+        }
+        out
+    }
+}
+
+impl Operator for Join {
+    /// A change without a port is the left side's.
+    fn on_change<'a>(
+        &mut self,
+        rec: Rec<'a>,
+        time: Option<i64>,
+        out: &mut Out<'a>,
+    ) -> Result<Option<Rec<'a>>, Fault> {
+        self.on_input(0, rec, time, out)
+    }
+
+    /// One change from side `port` (0 left, 1 right): its records, the first returned and
+    /// the rest in `out`, in the canonical order.
+    fn on_input<'a>(
+        &mut self,
+        port: u8,
+        rec: Rec<'a>,
+        time: Option<i64>,
+        out: &mut Out<'a>,
+    ) -> Result<Option<Rec<'a>>, Fault> {
+        let s = usize::from(port.min(1));
+        let mut records = Vec::new();
+        match rec.op {
+            Op::Insert => self.add(s, &rec.row, &mut records)?,
+            Op::Delete => self.retract(s, &rec.row, &mut records)?,
+            Op::Update => {
+                return Err(Fault::plain(
+                    "an update reached a join, which takes only inserts and deletes for now",
+                ));
+            }
+        }
+        let mut records = records.into_iter();
+        let first = records.next().map(|(op, row)| Rec {
+            op,
+            row: row.into(),
+            before: None,
+        });
+        out.reserve(records.len());
+        for (op, row) in records {
+            out.emit(
+                Rec {
+                    op,
+                    row: row.into(),
+                    before: None,
+                },
+                time,
+            );
+        }
+        Ok(first)
+    }
+}

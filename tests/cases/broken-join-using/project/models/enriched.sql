@@ -1,0 +1,3 @@
+SELECT order_id, name
+FROM source('orders') AS o
+JOIN source('customers') AS c USING (customer_id)

@@ -1,0 +1,3 @@
+SELECT order_id, amount, ts FROM source('web_orders')
+UNION ALL
+SELECT order_id, amount, ts FROM source('app_orders')
