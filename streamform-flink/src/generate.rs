@@ -1185,8 +1185,20 @@ fn regular_join(
         streamform_ir::JoinKind::Right => "RIGHT JOIN",
         streamform_ir::JoinKind::Full => "FULL JOIN",
     };
+    // Retention as Flink's state TTL on both sides, keyed by their aliases.
+    let hint = match &node.state {
+        State::Keyed(k) if k.retention != Retention::Unbounded => {
+            let ttl = string_literal(&k.retention.to_string());
+            format!(
+                "/*+ STATE_TTL({} = {ttl}, {} = {ttl}) */ ",
+                string_literal(&format!("l{i}")),
+                string_literal(&format!("r{i}"))
+            )
+        }
+        _ => String::new(),
+    };
     format!(
-        "SELECT * FROM ({l}) AS {} {join} ({r}) AS {} ON {}",
+        "SELECT {hint}* FROM ({l}) AS {} {join} ({r}) AS {} ON {}",
         ident(&format!("l{i}")),
         ident(&format!("r{i}")),
         condition.join(" AND ")

@@ -393,12 +393,12 @@ impl Stage {
             StageKind::Window(w) => w.on_watermark(watermark, out),
             StageKind::Session(w) => w.on_watermark(watermark, out),
             StageKind::Deduplicate(d) => d.on_watermark(watermark, out),
+            StageKind::Join(j) => j.on_watermark(watermark, out),
             StageKind::Normalize(_)
             | StageKind::Filter(_)
             | StageKind::Project(_)
             | StageKind::Sort(_)
             | StageKind::Union
-            | StageKind::Join(_)
             | StageKind::Sink(_) => Ok(()),
         }
     }
@@ -406,13 +406,14 @@ impl Stage {
     /// Whether the operator does anything on a watermark (a window fires, keyed state
     /// expires): the driver hands watermarks to these stages only.
     pub(crate) fn watches_watermark(&self) -> bool {
-        matches!(
-            self.kind,
+        match &self.kind {
             StageKind::Aggregate(_)
-                | StageKind::Window(_)
-                | StageKind::Session(_)
-                | StageKind::Deduplicate(_)
-        )
+            | StageKind::Window(_)
+            | StageKind::Session(_)
+            | StageKind::Deduplicate(_) => true,
+            StageKind::Join(j) => j.expires(),
+            _ => false,
+        }
     }
 
     /// Tells the operator that its bounded input ended.

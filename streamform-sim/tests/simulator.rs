@@ -2728,3 +2728,55 @@ fn a_join_over_an_updating_input_is_refused_until_it_is_supported() {
         err.message
     );
 }
+
+#[test]
+fn a_join_with_retention_drops_rows_the_watermark_has_passed_without_a_record() {
+    // Flink's state TTL drops a row silently: the left row 1 expires, so the right row 1
+    // arriving later finds nothing, and the padded row stays as it was emitted.
+    let side = |source: &str, value: &str| {
+        from_source(
+            "j",
+            source,
+            &[
+                ("id", DataType::Int64),
+                (value, DataType::String),
+                ("ts", DataType::Timestamp),
+            ],
+            kafka(source),
+        )
+        .event_time("ts", 0, LateEvents::Drop)
+    };
+    let plan = side("l", "lv")
+        .join_with(
+            side("r", "rv"),
+            streamform_ir::JoinKind::Left,
+            &[("id", "id")],
+        )
+        .retention(10_000)
+        .sink();
+    let row =
+        |id: i64, v: &str, ms: i64| vec![i64v(id), Value::String(v.into()), Value::Timestamp(ms)];
+    let mut sim = Simulator::new(std::slice::from_ref(&plan)).unwrap();
+    sim.push_to(0, &row(1, "a", 0)).unwrap();
+    sim.push_to(1, &row(2, "x", 5_000)).unwrap();
+    sim.push_to(0, &row(9, "b", 20_000)).unwrap();
+    // The join's watermark is 5 s (the right side's): row 1 (until 10 s) is still kept.
+    let join = node("j", NodeKind::Join, 0);
+    assert_eq!(sim.keyed_state(&join).unwrap().len(), 3);
+    sim.advance_source_watermark(1, 20_000).unwrap();
+    // At 20 s, rows 1 (until 10 s) and 2 (until 15 s) are gone; row 9 stays until 30 s.
+    let kept: Vec<Vec<Value>> = sim
+        .keyed_state(&join)
+        .unwrap()
+        .into_iter()
+        .map(|(key, _)| key)
+        .collect();
+    assert_eq!(kept, [vec![i64v(9)]]);
+    sim.push_to(1, &row(1, "y", 21_000)).unwrap();
+    let ops: Vec<Op> = sim.finish().unwrap().changes.iter().map(|c| c.op).collect();
+    assert_eq!(
+        ops,
+        [Op::Insert, Op::Insert],
+        "1a∅ and 9b∅, nothing for the late match"
+    );
+}

@@ -301,14 +301,6 @@ fn retain(l: &mut Lowering<'_>, ms: u64) -> Result<(), Diagnostic> {
             .anchored(Anchor::ModelRetention(model.to_string()))
             .with_help(help))
     };
-    if l.nodes.iter().any(|n| n.id.kind == NodeKind::Join) {
-        return err(
-            format!(
-                "model `{model}` declares retention, but it joins, and retention over a join is not supported yet"
-            ),
-            "remove `retention:`; a regular join keeps both sides until their rows are retracted (docs/joins.md)",
-        );
-    }
     if l.nodes
         .iter()
         .any(|n| matches!(&n.state, State::Keyed(k) if k.retracting))
@@ -321,10 +313,20 @@ fn retain(l: &mut Lowering<'_>, ms: u64) -> Result<(), Diagnostic> {
         );
     }
     if !l.clock {
+        let several = l
+            .nodes
+            .iter()
+            .any(|n| matches!(n.id.kind, NodeKind::Join | NodeKind::Union));
         return err(
-            format!(
-                "model `{model}` declares retention, but no source upstream runs on event time"
-            ),
+            if several {
+                format!(
+                    "model `{model}` declares retention, but not every source upstream runs on event time"
+                )
+            } else {
+                format!(
+                    "model `{model}` declares retention, but no source upstream runs on event time"
+                )
+            },
             "retention is enforced in event time: declare `event_time:` on the source the model reads (sources.yml), or remove `retention:`",
         );
     }

@@ -28,13 +28,15 @@ use crate::eval::{CExpr, resolve};
 use crate::keyed::{KeyValues as Key, same_key_value};
 use crate::operator::{Fault, InputShape, Operator, Out, Rec};
 
-/// One stored row of a side: how many copies of it are kept, and (on a side that pads)
-/// how many rows of the other side it matches.
+/// One stored row of a side: how many copies of it are kept, (on a side that pads) how
+/// many rows of the other side it matches, and the latest event time it arrived at (with
+/// retention).
 #[derive(Debug)]
 struct Stored {
     row: Vec<Value>,
     count: u64,
     matches: u64,
+    time: Option<i64>,
 }
 
 /// One side's rows per join key (compared as grouping keys are: a float by its bits, as
@@ -58,6 +60,12 @@ pub(crate) struct Join {
     /// The rest of ON, over the joined row.
     filter: Option<(CExpr, String)>,
     sides: [Side; 2],
+    /// The declared retention in milliseconds: a row is dropped once the watermark reaches
+    /// the latest time it arrived at plus this, without a record, as Flink's state TTL
+    /// drops it (docs/joins.md, "Retention").
+    retention: Option<i64>,
+    /// The earliest time a stored row expires at; `i64::MAX` when none can.
+    next_expiry: i64,
 }
 
 impl Join {
@@ -128,12 +136,21 @@ impl Join {
             }
             None => None,
         };
+        let retention = match &node.state {
+            streamform_ir::State::Keyed(k) => match k.retention {
+                streamform_ir::Retention::After(ms) => Some(i64::try_from(ms).unwrap_or(i64::MAX)),
+                streamform_ir::Retention::Unbounded => None,
+            },
+            streamform_ir::State::Stateless => None,
+        };
         Ok(Join {
             kind,
             keys,
             widths: [left.schema.len(), right.schema.len()],
             filter,
             sides: [Side::default(), Side::default()],
+            retention,
+            next_expiry: i64::MAX,
         })
     }
 
@@ -197,11 +214,42 @@ impl Join {
         Ok(out)
     }
 
-    /// A row added on side `s`: stored, and its records emitted.
+    /// Whether the join drops rows by the watermark (it declares a retention).
+    pub(crate) fn expires(&self) -> bool {
+        self.retention.is_some()
+    }
+
+    /// Drops every stored row whose latest arrival plus the retention the watermark has
+    /// reached; nothing is emitted for them. The state is walked only when a row is due.
+    pub(crate) fn expire(&mut self, watermark: i64) {
+        let Some(retention) = self.retention else {
+            return;
+        };
+        if watermark < self.next_expiry {
+            return;
+        }
+        let mut next = i64::MAX;
+        for side in &mut self.sides {
+            side.rows.retain(|_, rows| {
+                rows.retain(|r| {
+                    let at = r.time.map_or(i64::MAX, |t| t.saturating_add(retention));
+                    if at > watermark {
+                        next = next.min(at);
+                    }
+                    at > watermark
+                });
+                !rows.is_empty()
+            });
+        }
+        self.next_expiry = next;
+    }
+
+    /// A row added on side `s` at event time `time`: stored, and its records emitted.
     fn add(
         &mut self,
         s: usize,
         row: &[Value],
+        time: Option<i64>,
         out: &mut Vec<(Op, Vec<Value>)>,
     ) -> Result<(), Fault> {
         let (key, null) = self.key(s, row);
@@ -233,13 +281,20 @@ impl Join {
         if self.pads(s) && found.is_empty() {
             out.push((Op::Insert, self.padded(s, row)));
         }
+        if let (Some(retention), Some(t)) = (self.retention, time) {
+            self.next_expiry = self.next_expiry.min(t.saturating_add(retention));
+        }
         let rows = self.sides[s].rows.entry(key).or_default();
         match position(rows, row) {
-            Some(at) => rows[at].count += 1,
+            Some(at) => {
+                rows[at].count += 1;
+                rows[at].time = rows[at].time.max(time);
+            }
             None => rows.push(Stored {
                 row: row.to_vec(),
                 count: 1,
                 matches: matched,
+                time,
             }),
         }
         Ok(())
@@ -321,6 +376,11 @@ impl Operator for Join {
         self.on_input(0, rec, time, out)
     }
 
+    fn on_watermark(&mut self, watermark: i64, _out: &mut Out<'static>) -> Result<(), Fault> {
+        self.expire(watermark);
+        Ok(())
+    }
+
     /// One change from side `port` (0 left, 1 right): its records, the first returned and
     /// the rest in `out`, in the canonical order.
     fn on_input<'a>(
@@ -333,7 +393,7 @@ impl Operator for Join {
         let s = usize::from(port.min(1));
         let mut records = Vec::new();
         match rec.op {
-            Op::Insert => self.add(s, &rec.row, &mut records)?,
+            Op::Insert => self.add(s, &rec.row, time, &mut records)?,
             Op::Delete => self.retract(s, &rec.row, &mut records)?,
             Op::Update => {
                 return Err(Fault::plain(
