@@ -2780,3 +2780,42 @@ fn a_join_with_retention_drops_rows_the_watermark_has_passed_without_a_record() 
         "1a∅ and 9b∅, nothing for the late match"
     );
 }
+
+#[test]
+fn a_join_condition_beside_the_key_decides_what_matches_and_an_outer_side_pads_the_rest() {
+    use streamform_ir::{BinaryOp, Expr, JoinKind, Operator};
+    let mut plan = join_side("j", "l", "lv")
+        .join_with(join_side("j", "r", "rv"), JoinKind::Left, &[("id", "id")])
+        .sink();
+    let column = |name: &str| Expr::Column {
+        name: name.into(),
+        ty: DataType::String,
+    };
+    for node in &mut plan.nodes {
+        if let Operator::Join { filter, .. } = &mut node.op {
+            // The pairs whose right value is not `y`.
+            *filter = Some(bin(
+                BinaryOp::NotEq,
+                column("rv"),
+                Expr::Literal {
+                    value: Value::String("y".into()),
+                    ty: DataType::String,
+                },
+            ));
+        }
+    }
+    let mut sim = Simulator::new(std::slice::from_ref(&plan)).unwrap();
+    let l = |id: i64, v: &str| vec![i64v(id), Value::String(v.into())];
+    sim.push_to(0, &l(1, "a")).unwrap();
+    // y does not meet the condition: a stays padded.
+    sim.push_to(1, &l(1, "y")).unwrap();
+    sim.push_to(1, &l(1, "x")).unwrap();
+    let out: Vec<String> = sim
+        .finish()
+        .unwrap()
+        .changes
+        .iter()
+        .map(|c| format!("{} {:?}", c.op, c.row[3]))
+        .collect();
+    assert_eq!(out, ["insert Null", "delete Null", "insert String(\"x\")"]);
+}

@@ -43,7 +43,25 @@ struct Stored {
 /// Flink compares binary rows), each key's rows in the order they arrived.
 #[derive(Default)]
 struct Side {
-    rows: HashMap<Key, Vec<Stored>>,
+    rows: HashMap<Key, Vec<Stored>, rustc_hash::FxBuildHasher>,
+}
+
+/// The joined row of `row` (from side `s`) and `other` (from the other side, nulls for
+/// `None`), left columns first; `widths` are the sides' widths.
+fn joined(widths: [usize; 2], s: usize, row: &[Value], other: Option<&[Value]>) -> Vec<Value> {
+    let mut out = Vec::with_capacity(widths[0] + widths[1]);
+    let other_side = |out: &mut Vec<Value>| match other {
+        Some(o) => out.extend_from_slice(o),
+        None => out.resize(out.len() + widths[1 - s], Value::Null),
+    };
+    if s == 0 {
+        out.extend_from_slice(row);
+        other_side(&mut out);
+    } else {
+        other_side(&mut out);
+        out.extend_from_slice(row);
+    }
+    out
 }
 
 /// Where `row` is among `rows`, by value.
@@ -66,6 +84,10 @@ pub(crate) struct Join {
     retention: Option<i64>,
     /// The earliest time a stored row expires at; `i64::MAX` when none can.
     next_expiry: i64,
+    /// The joined row a filter is tested on, reused from candidate to candidate.
+    scratch: Vec<Value>,
+    /// Per side, the columns of its rows (by position in the row) the filter reads.
+    read: [Vec<usize>; 2],
 }
 
 impl Join {
@@ -128,6 +150,21 @@ impl Join {
                 node.id
             )));
         }
+        let mut read = [Vec::new(), Vec::new()];
+        if let Some(f) = filter {
+            for name in f.columns() {
+                if let Some(at) = node.schema.iter().position(|c| c.name == name) {
+                    let (side, column) = if at < left.schema.len() {
+                        (0, at)
+                    } else {
+                        (1, at - left.schema.len())
+                    };
+                    if !read[side].contains(&column) {
+                        read[side].push(column);
+                    }
+                }
+            }
+        }
         let filter = match filter {
             Some(f) => {
                 let text = f.to_string();
@@ -151,6 +188,8 @@ impl Join {
             sides: [Side::default(), Side::default()],
             retention,
             next_expiry: i64::MAX,
+            scratch: Vec::new(),
+            read,
         })
     }
 
@@ -160,35 +199,6 @@ impl Join {
             self.kind.left_outer()
         } else {
             self.kind.right_outer()
-        }
-    }
-
-    /// The joined row of `row` (from side `s`) and `other` (from the other side, `None`
-    /// for nulls), left columns first.
-    fn joined(&self, s: usize, row: &[Value], other: Option<&[Value]>) -> Vec<Value> {
-        let nulls = |w: usize| vec![Value::Null; w];
-        let other_width = self.widths[1 - s];
-        let other: Vec<Value> = other.map_or_else(|| nulls(other_width), <[Value]>::to_vec);
-        if s == 0 {
-            [row.to_vec(), other].concat()
-        } else {
-            [other, row.to_vec()].concat()
-        }
-    }
-
-    /// The padded row of `row`, stored on side `s`.
-    fn padded(&self, s: usize, row: &[Value]) -> Vec<Value> {
-        self.joined(s, row, None)
-    }
-
-    /// Whether `row` (side `s`) and `other` match: the filter holds on the joined row (the
-    /// keys are equal and not null already).
-    fn matches(&self, s: usize, row: &[Value], other: &[Value]) -> Result<bool, Fault> {
-        match &self.filter {
-            None => Ok(true),
-            Some((f, text)) => f
-                .test(&self.joined(s, row, Some(other)))
-                .map_err(|e| Fault::eval(text, &e)),
         }
     }
 
@@ -202,13 +212,33 @@ impl Join {
 
     /// The positions of the other side's rows (under `key`) that `row` from side `s`
     /// matches, in arrival order.
-    fn find_matches(&self, s: usize, key: &Key, row: &[Value]) -> Result<Vec<usize>, Fault> {
+    ///
+    /// The filter, when there is one, is tested on each candidate's joined row, built in
+    /// one reused buffer: `row`'s columns stay in place and only the other side's are
+    /// written for each candidate.
+    fn find_matches(&mut self, s: usize, key: &Key, row: &[Value]) -> Result<Vec<usize>, Fault> {
         let mut out = Vec::new();
-        if let Some(rows) = self.sides[1 - s].rows.get(key) {
-            for (i, stored) in rows.iter().enumerate() {
-                if self.matches(s, row, &stored.row)? {
-                    out.push(i);
-                }
+        let Some(rows) = self.sides[1 - s].rows.get(key) else {
+            return Ok(out);
+        };
+        let Some((filter, text)) = &self.filter else {
+            return Ok((0..rows.len()).collect());
+        };
+        let scratch = &mut self.scratch;
+        scratch.clear();
+        let own = if s == 0 { 0 } else { self.widths[0] };
+        let other_at = if s == 0 { self.widths[0] } else { 0 };
+        scratch.resize(self.widths[0] + self.widths[1], Value::Null);
+        for &c in &self.read[s] {
+            scratch[own + c] = row[c].clone();
+        }
+        for (i, stored) in rows.iter().enumerate() {
+            // Only the columns the filter reads; the others stay null.
+            for &c in &self.read[1 - s] {
+                scratch[other_at + c].clone_from(&stored.row[c]);
+            }
+            if filter.test(scratch).map_err(|e| Fault::eval(text, &e))? {
+                out.push(i);
             }
         }
         Ok(out)
@@ -258,28 +288,25 @@ impl Join {
         } else {
             self.find_matches(s, &key, row)?
         };
-        let other_pads = self.pads(1 - s);
-        for &m in &found {
-            let stored = &self.sides[1 - s].rows[&key][m];
-            let (other, copies, unmatched) =
-                (stored.row.clone(), stored.count, stored.matches == 0);
-            if other_pads && unmatched {
-                out.push((Op::Delete, self.padded(1 - s, &other)));
-            }
-            for _ in 0..copies {
-                out.push((Op::Insert, self.joined(s, row, Some(&other))));
-            }
-            if other_pads {
-                let stored = &mut self.sides[1 - s].rows.get_mut(&key).expect("found")[m];
-                stored.matches += 1;
+        let (widths, other_pads) = (self.widths, self.pads(1 - s));
+        let mut matched = 0;
+        if let Some(others) = self.sides[1 - s].rows.get_mut(&key) {
+            for &m in &found {
+                let stored = &mut others[m];
+                if other_pads && stored.matches == 0 {
+                    out.push((Op::Delete, joined(widths, 1 - s, &stored.row, None)));
+                }
+                for _ in 0..stored.count {
+                    out.push((Op::Insert, joined(widths, s, row, Some(&stored.row))));
+                }
+                if other_pads {
+                    stored.matches += 1;
+                }
+                matched += stored.count;
             }
         }
-        let matched: u64 = found
-            .iter()
-            .map(|&m| self.sides[1 - s].rows[&key][m].count)
-            .sum();
         if self.pads(s) && found.is_empty() {
-            out.push((Op::Insert, self.padded(s, row)));
+            out.push((Op::Insert, joined(widths, s, row, None)));
         }
         if let (Some(retention), Some(t)) = (self.retention, time) {
             self.next_expiry = self.next_expiry.min(t.saturating_add(retention));
@@ -324,22 +351,22 @@ impl Join {
                 self.sides[s].rows.remove(&key);
             }
         }
+        let (widths, other_pads) = (self.widths, self.pads(1 - s));
         if self.pads(s) && found.is_empty() {
-            out.push((Op::Delete, self.padded(s, row)));
+            out.push((Op::Delete, joined(widths, s, row, None)));
         }
-        let other_pads = self.pads(1 - s);
-        for &m in &found {
-            let stored = &self.sides[1 - s].rows[&key][m];
-            let (other, copies, last) = (stored.row.clone(), stored.count, stored.matches == 1);
-            for _ in 0..copies {
-                out.push((Op::Delete, self.joined(s, row, Some(&other))));
-            }
-            if other_pads {
-                if last {
-                    out.push((Op::Insert, self.padded(1 - s, &other)));
+        if let Some(others) = self.sides[1 - s].rows.get_mut(&key) {
+            for &m in &found {
+                let stored = &mut others[m];
+                for _ in 0..stored.count {
+                    out.push((Op::Delete, joined(widths, s, row, Some(&stored.row))));
                 }
-                let stored = &mut self.sides[1 - s].rows.get_mut(&key).expect("found")[m];
-                stored.matches = stored.matches.saturating_sub(1);
+                if other_pads {
+                    if stored.matches == 1 {
+                        out.push((Op::Insert, joined(widths, 1 - s, &stored.row, None)));
+                    }
+                    stored.matches = stored.matches.saturating_sub(1);
+                }
             }
         }
         Ok(())
