@@ -1777,3 +1777,14 @@ fn enriched_orders_on_flink_match_the_simulator_with_an_inner_join() {
 fn order_payments_on_flink_match_the_simulator_with_a_left_join() {
     differential("order-enrichment", "tests/order_payments.yml");
 }
+
+/// A UNION ALL of an appending source and an upsert source under an aggregate: the union
+/// passes the table's updates and deletes on, and the aggregate takes them back.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn a_union_with_an_updating_input_on_flink_matches_the_simulator_under_an_aggregate() {
+    differential(
+        "tests/cases/test-union-updating-aggregate/project",
+        "tests/status_totals.yml",
+    );
+}
