@@ -952,7 +952,22 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
         let mut watermarks: BTreeMap<usize, (usize, i64, Option<usize>)> = BTreeMap::new();
         for (si, node) in sources.iter().enumerate() {
             let name = source_name(node);
-            let own = shape.for_source(name);
+            let mut own = shape.for_source(name);
+            // A watermark item that names no source moves the sources on event time; one
+            // on processing time has no clock to move.
+            let clockless = matches!(
+                &node.op,
+                streamform_ir::Operator::Source {
+                    event_time: None,
+                    ..
+                }
+            );
+            if clockless {
+                let named: Vec<bool> = own.watermark_sources.iter().map(Option::is_some).collect();
+                let mut keep = named.iter();
+                own.watermarks.retain(|_| *keep.next().unwrap_or(&true));
+                own.watermark_sources.retain(Option::is_some);
+            }
             let mut one = FixtureDef {
                 watermarks: Vec::new(),
                 ..def.clone()
@@ -970,10 +985,9 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
                 .watermarks
                 .iter()
                 .enumerate()
-                .filter(|(w, _)| {
-                    shape.watermark_sources[*w]
-                        .as_ref()
-                        .is_none_or(|(n, _)| n == name)
+                .filter(|(w, _)| match &shape.watermark_sources[*w] {
+                    Some((n, _)) => n == name,
+                    None => !clockless,
                 })
                 .map(|(w, _)| w);
             for &(_, at, _) in &one.watermarks {
@@ -988,6 +1002,36 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
         }
         def.deletes.sort_unstable();
         def.watermarks = watermarks.into_values().collect();
+        let clocks = sources.iter().any(|s| {
+            matches!(
+                &s.op,
+                streamform_ir::Operator::Source {
+                    event_time: Some(_),
+                    ..
+                }
+            )
+        });
+        if let (false, Some((_, value, _))) = (
+            clocks,
+            shape
+                .watermarks
+                .iter()
+                .zip(&shape.watermark_sources)
+                .find(|(_, named)| named.is_none())
+                .map(|(w, _)| w),
+        ) {
+            diagnostics.push(
+                Diagnostic::error(
+                    Code::FixtureShape,
+                    format!(
+                        "a watermark item means nothing here: no source model `{}` reads runs on event time",
+                        shape.model
+                    ),
+                )
+                .with_span(Some(shape.field_span("watermark", value)))
+                .with_help("declare `event_time:` on a source in sources.yml to give it a clock, or remove the item"),
+            );
+        }
         // A late event is told by its values; that needs the sources' columns to be one.
         let same_columns = sources.iter().all(|s| s.schema == sources[0].schema);
         if let (Some((_, span)), false) = (shape.late.first(), same_columns) {

@@ -603,8 +603,9 @@ pub struct GraphModel {
     pub key: Vec<String>,
     /// The declared sink, if any.
     pub sink: Option<SinkEntry>,
-    /// What it reads: `source:<name>` or `model:<name>`; `null` when its FROM does not
-    /// read one.
+    /// The first relation it reads: `source:<name>` or `model:<name>`; `null` when its FROM
+    /// does not read one. A model that reads several (a join, a UNION ALL) has an edge
+    /// from each in `edges`.
     pub reads: Option<String>,
 }
 

@@ -1127,7 +1127,7 @@ impl Validator<'_> {
                     format!("model `{}`: a window in a model that reads several relations is not supported yet", self.model),
                 )
                 .with_span(w.span.clone())
-                .with_help("put the join in a model of its own and read it with TABLE ref('<model>') in the window"),
+                .with_help("a regular join ends event time, so no window can follow it in the model; window an input in a model of its own and join the windowed model"),
             );
             return None;
         }

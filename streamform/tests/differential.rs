@@ -1056,6 +1056,10 @@ fn flink_accepts_every_statement_of_every_example() {
         "tests/cases/window-upsert-read-by-aggregate/project",
         // A join and an aggregate with retention: a state TTL hint on both sides.
         "tests/cases/explain-join-retention/project",
+        // A column a join renamed, grouped and written under the name it was written with.
+        "tests/cases/build-join-keeps-written-names/project",
+        // A UNION ALL whose later SELECT leaves an expression unnamed.
+        "tests/cases/build-union-later-select-names/project",
     ] {
         let suffix = run_suffix(example);
         let project = scratch_project(example, &suffix, &env().gateway);

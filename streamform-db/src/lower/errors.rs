@@ -49,6 +49,19 @@ pub(super) fn type_problem(
     at: Option<&str>,
 ) -> Option<(Code, String, String)> {
     let raw = datafusion_message(e);
+    // `Ambiguous reference to unqualified field customer_id`: two relations of a join
+    // have it.
+    if let Some(name) = raw
+        .split("Ambiguous reference to unqualified field ")
+        .nth(1)
+        .map(|rest| rest.split_whitespace().next().unwrap_or(rest))
+    {
+        return Some((
+            Code::UnknownColumn,
+            format!("`{name}` is a column of more than one relation the model reads"),
+            format!("name the relation it comes from with its alias, e.g. o.{name}"),
+        ));
+    }
     if raw.contains("UNION queries have different number of columns") {
         return Some((
             Code::OutputColumns,

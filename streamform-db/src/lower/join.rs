@@ -130,10 +130,10 @@ impl Lowering<'_> {
             return Err(self.err(
                 Code::UpdatingInput,
                 format!(
-                    "the join's {side} side carries updates ({}), and a join over updates is not supported yet",
+                    "the join's {side} side carries updates or deletes ({}), and a join over them is not supported yet",
                     stream.changelog.title()
                 ),
-                "join append inputs: a source without `changelog: upsert`, or a model that appends",
+                "join appending inputs: a source without `changelog: upsert`, a model that appends, or an inner join (an outer join deletes the padded rows it inserted)",
             ));
         }
         let mut on: Vec<(String, String)> = Vec::with_capacity(j.on.len());
@@ -180,6 +180,16 @@ impl Lowering<'_> {
             on.push((lf.name, rf.name));
         }
         let schema = join_schema(kind, &left.schema, &right.schema);
+        for (field, original) in schema[left.schema.len()..].iter().zip(&right.schema) {
+            if field.name != original.name {
+                let user = self
+                    .renamed
+                    .get(&original.name)
+                    .cloned()
+                    .unwrap_or_else(|| original.name.clone());
+                self.renamed.insert(field.name.clone(), user);
+            }
+        }
         // The filter reads the joined row, positionally as the planner's join schema.
         self.schema = schema.clone();
         let filter = match &filter_expr {

@@ -36,6 +36,12 @@ pub(super) struct Lowering<'a> {
     /// The node the next node reads: the last one added to the current branch, or the Sink
     /// of the model a scan reads through `ref()`; `None` before the first scan.
     pub(super) current: Option<streamform_ir::NodeId>,
+    /// The columns a join renamed (`customer_id0`), with the name the user wrote: a
+    /// projection or a grouping names its output column so, as Flink does.
+    pub(super) renamed: std::collections::HashMap<String, String>,
+    /// While the SELECT list of a UNION ALL's later SELECT is lowered: the first SELECT's
+    /// column names, which the union's columns take (an unnamed expression there is fine).
+    pub(super) branch_names: Option<Vec<String>>,
 }
 
 /// Why a changelog is retracting: it has updates but no key that identifies its rows.

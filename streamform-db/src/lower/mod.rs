@@ -67,10 +67,21 @@ impl Lowering<'_> {
                 self.join(j, left, right)
             }
             LogicalPlan::Union(u) => {
-                let mut branches = Vec::with_capacity(u.inputs.len());
+                let mut branches: Vec<lowering::Stream> = Vec::with_capacity(u.inputs.len());
                 for input in &u.inputs {
                     self.aggregated = false;
-                    self.plan(input, upstream)?;
+                    match (input.as_ref(), branches.first()) {
+                        // A later SELECT's list takes the first SELECT's names.
+                        (LogicalPlan::Projection(p), Some(first)) => {
+                            self.plan(&p.input, upstream)?;
+                            self.branch_names =
+                                Some(first.schema.iter().map(|f| f.name.clone()).collect());
+                            let projected = self.project(p);
+                            self.branch_names = None;
+                            projected?;
+                        }
+                        _ => self.plan(input, upstream)?,
+                    }
                     branches.push(self.take_stream());
                 }
                 self.aggregated = false;
@@ -242,6 +253,8 @@ pub fn lower_model(
         window,
         unkeyed: None,
         current: None,
+        renamed: std::collections::HashMap::new(),
+        branch_names: None,
     };
     l.plan(&plan, upstream).map_err(|d| {
         if d.span.is_none() {

@@ -28,9 +28,20 @@ impl Lowering<'_> {
                     _ => d,
                 }
             })?;
+            // A later SELECT of a UNION ALL gives its columns the first SELECT's names.
+            let branch_name = self.branch_names.as_ref().and_then(|n| n.get(i)).cloned();
             let name = match e {
+                _ if branch_name.is_some() => branch_name.expect("checked"),
                 DfExpr::Alias(a) => a.name.clone(),
-                DfExpr::Column(_) => lowered.to_string(),
+                // A column a join renamed keeps the name it was written with.
+                DfExpr::Column(_) => match &lowered {
+                    Expr::Column { name, .. } => self
+                        .renamed
+                        .get(name)
+                        .cloned()
+                        .unwrap_or_else(|| name.clone()),
+                    other => other.to_string(),
+                },
                 other => {
                     return Err(self
                         .err(
