@@ -950,6 +950,35 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
         def.events = vec![Vec::new(); shape.given.len()];
         def.event_sources = vec![0; shape.given.len()];
         let mut watermarks: BTreeMap<usize, (usize, i64, Option<usize>)> = BTreeMap::new();
+        // Each late event is its source's: the one it names, or, when every source has
+        // the same columns, the first (its values tell it either way).
+        let same_columns = sources.iter().all(|s| s.schema == sources[0].schema);
+        let mut late_of: Vec<Option<usize>> = Vec::with_capacity(shape.late.len());
+        for (i, named) in shape.late_sources.iter().enumerate() {
+            late_of.push(match named {
+                Some((n, _)) => names.iter().position(|name| name == n),
+                None if same_columns => Some(0),
+                None => {
+                    diagnostics.push(
+                        Diagnostic::error(
+                            Code::FixtureShape,
+                            format!(
+                                "late event {} does not name its source, and the sources model `{}` reads have different columns",
+                                i + 1,
+                                shape.model
+                            ),
+                        )
+                        .with_span(Some(shape.late[i].1.clone()))
+                        .with_help(format!(
+                            "write it as `- event: {{...}}` with `source: {}` on the next line",
+                            names[0]
+                        )),
+                    );
+                    None
+                }
+            });
+        }
+        let mut late: Vec<(usize, Vec<streamform_ir::Value>)> = Vec::new();
         for (si, node) in sources.iter().enumerate() {
             let name = source_name(node);
             let mut own = shape.for_source(name);
@@ -968,11 +997,17 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
                 own.watermarks.retain(|_| *keep.next().unwrap_or(&true));
                 own.watermark_sources.retain(Option::is_some);
             }
+            let mine: Vec<usize> = (0..shape.late.len())
+                .filter(|&i| late_of[i] == Some(si))
+                .collect();
+            own.late = mine.iter().map(|&i| shape.late[i].clone()).collect();
+            own.late_numbers = mine.iter().map(|&i| i + 1).collect();
             let mut one = FixtureDef {
                 watermarks: Vec::new(),
                 ..def.clone()
             };
             let events = type_source_events(&own, node, &mut one, &mut diagnostics);
+            late.extend(mine.iter().copied().zip(one.late.iter().cloned()));
             for ((event, &number), i) in events.into_iter().zip(&own.given_numbers).zip(0..) {
                 def.events[number - 1] = event;
                 def.event_sources[number - 1] = si;
@@ -1032,52 +1067,8 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
                 .with_help("declare `event_time:` on a source in sources.yml to give it a clock, or remove the item"),
             );
         }
-        // A late event is told by its values; that needs the sources' columns to be one.
-        let same_columns = sources.iter().all(|s| s.schema == sources[0].schema);
-        if let (Some((_, span)), false) = (shape.late.first(), same_columns) {
-            diagnostics.push(
-                Diagnostic::error(
-                    Code::FixtureShape,
-                    format!(
-                        "`late:` lists events, but the sources model `{}` reads have different columns, so a late event cannot say which it is",
-                        shape.model
-                    ),
-                )
-                .with_span(Some(span.clone()))
-                .with_help("remove `late:`; test late events in a fixture of a model that reads one source"),
-            );
-        } else if let (Some((_, span)), Some(clockless)) = (
-            shape.late.first(),
-            sources.iter().find(|s| {
-                !matches!(
-                    &s.op,
-                    streamform_ir::Operator::Source {
-                        event_time: Some(_),
-                        ..
-                    }
-                )
-            }),
-        ) {
-            let name = source_name(clockless);
-            diagnostics.push(
-                Diagnostic::error(
-                    Code::FixtureShape,
-                    format!("`late:` lists events, but source `{name}` runs on processing time, where nothing is late"),
-                )
-                .with_span(Some(span.clone()))
-                .with_help(format!(
-                    "declare `event_time:` on source `{name}` in sources.yml to give it a clock, or remove `late:`"
-                )),
-            );
-        } else if !shape.late.is_empty() {
-            let columns: Vec<(String, streamform_ir::DataType)> = sources[0]
-                .schema
-                .iter()
-                .map(|f| (f.name.clone(), f.ty))
-                .collect();
-            let name = source_name(sources[0]);
-            def.late = fixture::type_late(&shape, name, &columns, &mut diagnostics);
-        }
+        late.sort_by_key(|(i, _)| *i);
+        def.late = late.into_iter().map(|(_, row)| row).collect();
     }
     def.sources = names;
     let sink = chain.last().expect("a chain has a model").sink();

@@ -77,6 +77,11 @@ pub struct FixtureShape {
     pub expect: Items,
     /// Each `late` event as column → value, with its span.
     pub late: Items,
+    /// Per `late` event, the source its item names with `source:` beside `event:`.
+    pub late_sources: Vec<Option<(String, Range<usize>)>>,
+    /// Per `late` event, the number messages call it by (its place among all `late`
+    /// events), also in a shape cut down to one source's.
+    pub late_numbers: Vec<usize>,
     /// The file's text, to turn value positions into spans.
     pub text: String,
 }
@@ -121,6 +126,8 @@ impl FixtureShape {
             watermarks,
             expect: Vec::new(),
             late: Vec::new(),
+            late_sources: Vec::new(),
+            late_numbers: Vec::new(),
             text: self.text.clone(),
         }
     }
@@ -130,6 +137,8 @@ impl FixtureShape {
     fn number(&self, rows: &Items, i: usize) -> usize {
         if std::ptr::eq(rows, &self.given) {
             self.given_numbers.get(i).copied().unwrap_or(i + 1)
+        } else if std::ptr::eq(rows, &self.late) {
+            self.late_numbers.get(i).copied().unwrap_or(i + 1)
         } else {
             i + 1
         }
@@ -154,6 +163,7 @@ pub fn parse_shape(path: &str, text: &str) -> Result<FixtureShape, Vec<Diagnosti
     let mut deletes = Vec::new();
     let mut given_sources = Vec::new();
     let mut watermark_sources = Vec::new();
+    let mut late_sources = Vec::new();
     // `unwrap_event`: items may be written `- event: {...}`; `given`: and may be
     // `- watermark: <timestamp>` or `- delete: {...}`.
     let mut items = |list: Vec<Spanned<YamlValue>>, what: &str, unwrap_event: bool, given: bool| {
@@ -165,7 +175,7 @@ pub fn parse_shape(path: &str, text: &str) -> Result<FixtureShape, Vec<Diagnosti
             // item is for (docs/fixtures.md).
             let mut named = None;
             if let YamlValue::Map(m) = &mut item.value
-                && given
+                && (given || what == "late")
                 && m.len() == 2
                 && ["event", "delete", "watermark"]
                     .iter()
@@ -243,6 +253,8 @@ pub fn parse_shape(path: &str, text: &str) -> Result<FixtureShape, Vec<Diagnosti
             };
             if given {
                 given_sources.push(named);
+            } else if what == "late" {
+                late_sources.push(named);
             }
             out.push((map, span));
         }
@@ -264,7 +276,9 @@ pub fn parse_shape(path: &str, text: &str) -> Result<FixtureShape, Vec<Diagnosti
         watermark_sources,
         watermarks,
         expect,
+        late_numbers: (1..=late.len()).collect(),
         late,
+        late_sources,
         text: text.to_string(),
     })
 }
@@ -499,6 +513,13 @@ pub fn check_sources(shape: &FixtureShape, reads: &[String], diags: &mut Vec<Dia
                 .iter()
                 .enumerate()
                 .filter_map(|(i, s)| s.as_ref().map(|s| (format!("watermark item {}", i + 1), s))),
+        )
+        .chain(
+            shape
+                .late_sources
+                .iter()
+                .enumerate()
+                .filter_map(|(i, s)| s.as_ref().map(|s| (format!("late event {}", i + 1), s))),
         );
     for (what, (name, at)) in named {
         if reads.contains(name) {
@@ -535,21 +556,45 @@ pub fn require_source_names(shape: &FixtureShape, reads: &[String], diags: &mut 
         if named.is_some() {
             continue;
         }
-        diags.push(
-            Diagnostic::error(
-                Code::FixtureShape,
+        let (map, item) = &shape.given[i];
+        let kind = if shape.deletes.binary_search(&i).is_ok() {
+            "delete"
+        } else {
+            "event"
+        };
+        // `source:` written among the event's columns, where it reads as a column.
+        let inside = map
+            .get("source")
+            .filter(|v| matches!(&v.value, YamlValue::String(n) if reads.contains(n)));
+        let (message, span, help) = match inside {
+            Some(v) => (
+                format!(
+                    "event {} writes `source:` among its columns, where it reads as a column",
+                    shape.given_numbers[i]
+                ),
+                shape.field_span("source", v),
+                format!(
+                    "write `source:` beside `{kind}:`, on the next line of the item, not inside its `{{...}}`"
+                ),
+            ),
+            None => (
                 format!(
                     "event {} does not name its source, and model `{}` reads {}",
                     shape.given_numbers[i],
                     shape.model,
                     listed.join(", ")
                 ),
-            )
-            .with_span(Some(shape.given[i].1.clone()))
-            .with_help(format!(
-                "write the item as `- event: {{...}}` with `source: {}` on the next line",
-                reads.first().map_or("<name>", String::as_str)
-            )),
+                item.clone(),
+                format!(
+                    "write the item as `- {kind}: {{...}}` with `source: {}` on the next line",
+                    reads.first().map_or("<name>", String::as_str)
+                ),
+            ),
+        };
+        diags.push(
+            Diagnostic::error(Code::FixtureShape, message)
+                .with_span(Some(span))
+                .with_help(help),
         );
     }
 }

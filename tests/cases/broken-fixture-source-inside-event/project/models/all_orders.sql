@@ -1,0 +1,3 @@
+SELECT order_id, amount FROM source('web_orders')
+UNION ALL
+SELECT order_id, amount FROM source('app_orders')
