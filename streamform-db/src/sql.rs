@@ -1162,7 +1162,7 @@ impl Validator<'_> {
             }
             other => {
                 return self.refuse(
-                    &format!("{} joins", first_word(other).to_uppercase()),
+                    &format!("a {} join", first_word(other).to_uppercase()),
                     j.relation.span(),
                     "write an INNER, LEFT, RIGHT or FULL JOIN … ON",
                 );

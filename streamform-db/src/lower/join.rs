@@ -118,7 +118,7 @@ impl Lowering<'_> {
         if pairs.is_empty() {
             return Err(self.err(
                 Code::UnsupportedSql,
-                "the join's ON compares no column of one side with a column of the other; Flink runs a regular join only on equal columns".into(),
+                "the join's ON holds no equality between a column of each side that every pair of rows must meet (one under OR does not count); Flink runs a regular join only on equal columns".into(),
                 "add an equality between the two sides, ON o.customer_id = c.customer_id; the rest of the condition may stay beside it with AND",
             )
             .with_span(self.on_span()));
