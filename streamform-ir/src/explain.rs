@@ -107,7 +107,18 @@ fn render_node(out: &mut String, node: &Node, from: &[&str], inputs: &[String]) 
             if let Some(f) = filter {
                 let _ = writeln!(out, "  where={f}");
             }
-            out.push_str("  keeps=every row of both sides, per join key, until retracted\n");
+            match &node.state {
+                State::Keyed(k) if k.retention != crate::plan::Retention::Unbounded => {
+                    let _ = writeln!(
+                        out,
+                        "  keeps=every row of both sides, per join key, until retracted or {} after it arrived",
+                        k.retention
+                    );
+                }
+                _ => {
+                    out.push_str("  keeps=every row of both sides, per join key, until retracted\n")
+                }
+            }
         }
         Operator::Sort { keys } => {
             let keys: Vec<String> = keys
