@@ -789,10 +789,10 @@ pub fn model_contract(db: &dyn Db, project: Project, name: String) -> Option<Con
 /// Whether every relation `plan` reads has event time upstream: each of its Sources runs on
 /// event time, and each model it reads has a clock.
 fn plan_has_clock(db: &dyn Db, project: Project, plan: &ModelPlan) -> bool {
-    let sources = plan.nodes.iter().all(|n| match &n.op {
-        streamform_ir::Operator::Source { event_time, .. } => event_time.is_some(),
-        _ => true,
-    });
+    let sources = plan
+        .nodes
+        .iter()
+        .all(|n| n.id.kind != streamform_ir::NodeKind::Source || runs_on_event_time(n));
     sources
         && plan.models_read().all(|m| {
             model_contract(db, project, m.to_string())
@@ -984,13 +984,7 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
             let mut own = shape.for_source(name);
             // A watermark item that names no source moves the sources on event time; one
             // on processing time has no clock to move.
-            let clockless = matches!(
-                &node.op,
-                streamform_ir::Operator::Source {
-                    event_time: None,
-                    ..
-                }
-            );
+            let clockless = !runs_on_event_time(node);
             if clockless {
                 let named: Vec<bool> = own.watermark_sources.iter().map(Option::is_some).collect();
                 let mut keep = named.iter();
@@ -1037,15 +1031,7 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
         }
         def.deletes.sort_unstable();
         def.watermarks = watermarks.into_values().collect();
-        let clocks = sources.iter().any(|s| {
-            matches!(
-                &s.op,
-                streamform_ir::Operator::Source {
-                    event_time: Some(_),
-                    ..
-                }
-            )
-        });
+        let clocks = sources.iter().any(|s| runs_on_event_time(s));
         if let (false, Some((_, value, _))) = (
             clocks,
             shape
@@ -1076,6 +1062,17 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
     diagnostic::set_file(&mut diagnostics, file);
     def.diagnostics = diagnostics;
     def
+}
+
+/// Whether `node` is a Source on event time.
+fn runs_on_event_time(node: &Node) -> bool {
+    matches!(
+        &node.op,
+        streamform_ir::Operator::Source {
+            event_time: Some(_),
+            ..
+        }
+    )
 }
 
 /// The name of a Source node's source.

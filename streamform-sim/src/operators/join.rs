@@ -244,6 +244,18 @@ impl Join {
         Ok(out)
     }
 
+    /// The key of `row` (from side `s`) and the positions of the other side's rows it
+    /// matches; none when its key holds a null.
+    fn lookup(&mut self, s: usize, row: &[Value]) -> Result<(Key, Vec<usize>), Fault> {
+        let (key, null) = self.key(s, row);
+        let found = if null {
+            Vec::new()
+        } else {
+            self.find_matches(s, &key, row)?
+        };
+        Ok((key, found))
+    }
+
     /// Whether the join drops rows by the watermark (it declares a retention).
     pub(crate) fn expires(&self) -> bool {
         self.retention.is_some()
@@ -282,12 +294,7 @@ impl Join {
         time: Option<i64>,
         out: &mut Vec<(Op, Vec<Value>)>,
     ) -> Result<(), Fault> {
-        let (key, null) = self.key(s, row);
-        let found = if null {
-            Vec::new()
-        } else {
-            self.find_matches(s, &key, row)?
-        };
+        let (key, found) = self.lookup(s, row)?;
         let (widths, other_pads) = (self.widths, self.pads(1 - s));
         let mut matched = 0;
         if let Some(others) = self.sides[1 - s].rows.get_mut(&key) {
@@ -334,12 +341,7 @@ impl Join {
         row: &[Value],
         out: &mut Vec<(Op, Vec<Value>)>,
     ) -> Result<(), Fault> {
-        let (key, null) = self.key(s, row);
-        let found = if null {
-            Vec::new()
-        } else {
-            self.find_matches(s, &key, row)?
-        };
+        let (key, found) = self.lookup(s, row)?;
         if let Some(rows) = self.sides[s].rows.get_mut(&key)
             && let Some(at) = position(rows, row)
         {
