@@ -108,11 +108,13 @@ pub enum FindingKind {
     ApproximateRetention,
     /// `kafka.startup: latest`, which an upsert source does not take (a warning).
     UpsertSourceStartup,
+    /// An aggregate over an inner join that Flink 2.2 may split in two (a warning).
+    PreAggregatedJoin,
 }
 
 impl FindingKind {
     /// Every kind, in the order docs/diagnostics.md lists them.
-    pub const ALL: [FindingKind; 11] = [
+    pub const ALL: [FindingKind; 12] = [
         FindingKind::NoKafkaTarget,
         FindingKind::TableNameClash,
         FindingKind::FloatModulo,
@@ -124,6 +126,7 @@ impl FindingKind {
         FindingKind::NullableKey,
         FindingKind::ApproximateRetention,
         FindingKind::UpsertSourceStartup,
+        FindingKind::PreAggregatedJoin,
     ];
 
     /// The stable code of a diagnostic of this kind, e.g. `streaming-sort`.
@@ -140,6 +143,7 @@ impl FindingKind {
             FindingKind::NullableKey => "nullable-key",
             FindingKind::ApproximateRetention => "approximate-retention",
             FindingKind::UpsertSourceStartup => "upsert-source-startup",
+            FindingKind::PreAggregatedJoin => "pre-aggregated-join",
         }
     }
 }
@@ -293,6 +297,7 @@ pub fn generate(
     }
     if crate::compiled::state_reaches_several_sinks(plans) {
         config.insert(REUSE_BLOCKS.to_string(), "true".to_string());
+        warnings.extend(plans.iter().filter_map(pre_aggregated_join));
     }
     let mut inserts = Vec::new();
     for plan in plans {
@@ -702,6 +707,36 @@ fn nullable_key_warnings(plan: &ModelPlan) -> Vec<Finding> {
             help: format!("filter it out upstream: WHERE {k} IS NOT NULL"),
         })
         .collect()
+}
+
+/// An aggregate over an inner join, which Flink 2.2 splits in two when it plans with
+/// [`REUSE_BLOCKS`]: a first aggregate of one side per join key below the join, the
+/// aggregate itself above it. Each change of the other side then moves a whole group at
+/// once, so the updates come in fewer steps than the simulator's, to the same rows
+/// (docs/joins.md, "Tables that change").
+fn pre_aggregated_join(plan: &ModelPlan) -> Option<Finding> {
+    let join = plan.nodes.iter().position(|n| {
+        matches!(
+            n.op,
+            Operator::Join {
+                kind: streamform_ir::JoinKind::Inner,
+                ..
+            }
+        )
+    })?;
+    let aggregate = plan.nodes[join..]
+        .iter()
+        .find(|n| n.id.kind == streamform_ir::NodeKind::Aggregate)?;
+    Some(Finding {
+        kind: FindingKind::PreAggregatedJoin,
+        model: Some(plan.name.clone()),
+        subject: Subject::Operator(aggregate.id.clone()),
+        message: format!(
+            "model `{}`: Flink 2.2 may split this aggregate over an inner join in two (a first aggregate below the join), because the application's state reaches several sinks; its updates then come in fewer steps than the simulator's, ending at the same rows",
+            plan.name
+        ),
+        help: "compare final rows rather than every update for this model on Flink 2.2, or read the state that several sinks share from one model only, so that the application does not need the option".into(),
+    })
 }
 
 fn sink_target(plan: &ModelPlan) -> Option<&SinkTarget> {

@@ -962,7 +962,12 @@ impl<'a> Context<'a> {
                 // of another shape. A changed condition keeps the rows, but what was
                 // emitted was matched under the old one.
                 let join = d.operator == "join" || r.operator == "join";
-                if join && g1 != g2 {
+                if join && g1 != g2 && r1 != r2 {
+                    out.add(
+                        StateIncompatible,
+                        "the join's stored rows change shape: a side now updates or no longer does, and Flink keeps an updating side's rows by their key, an appending side's as counted rows (docs/joins.md, \"Tables that change\")",
+                    );
+                } else if join && g1 != g2 {
                     out.add(
                         StateIncompatible,
                         "the join's stored rows change shape (its kind, its key or a side's columns); Flink keeps each side's rows in a layout of their own, which a savepoint cannot carry across",

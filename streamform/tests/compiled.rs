@@ -181,7 +181,8 @@ fn order_status_pins_its_upsert_source_normalization_apart_from_the_scan() {
 }
 
 /// A UNION ALL is stateless: every source's scan, the aggregate and the window over the
-/// union, each join (by the sinks it feeds) and the sinks are pinned.
+/// union, each join (by the sinks it feeds), the upsert source's normalization and the sinks
+/// are pinned.
 #[test]
 fn order_enrichment_pins_its_sources_and_joins() {
     pins_every_stateful_node_on("order-enrichment", &VERSIONS);
@@ -194,15 +195,20 @@ fn order_enrichment_pins_its_sources_and_joins() {
                 "channel_totals::sink::0",
                 "enriched_orders::join::0",
                 "enriched_orders::sink::0",
+                "normalize:customer_tiers",
                 "order_payments::aggregate::0",
                 "order_payments::join::0",
                 "order_payments::sink::0",
                 "orders_per_minute::sink::0",
                 "orders_per_minute::window::0",
                 "source:app_orders",
+                "source:customer_tiers",
                 "source:customers",
                 "source:payments",
-                "source:web_orders"
+                "source:web_orders",
+                "tier_revenue::aggregate::0",
+                "tier_revenue::join::0",
+                "tier_revenue::sink::0"
             ],
             "{version}"
         );

@@ -1782,6 +1782,27 @@ fn order_payments_on_flink_match_the_simulator_with_a_left_join() {
     differential("order-enrichment", "tests/order_payments.yml");
 }
 
+/// An inner join with a table that changes, under an aggregate (docs/joins.md, "Tables
+/// that change"): a tier update retracts every joined order and adds it again, and a
+/// tombstone retracts them for good.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn tier_revenue_on_flink_matches_the_simulator_with_a_join_over_an_upsert_source() {
+    differential("order-enrichment", "tests/tier_revenue.yml");
+}
+
+/// A LEFT JOIN with a table that changes, under an aggregate: the four records of an update
+/// (the joined row retracted, padded, the padding deleted, the new row inserted), and the
+/// padding a tombstone brings back.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn customer_tier_orders_on_flink_match_the_simulator_with_a_left_join_over_an_upsert_source() {
+    differential(
+        "tests/cases/test-join-updating-left/project",
+        "tests/customer_tier_orders.yml",
+    );
+}
+
 /// A UNION ALL of an appending source and an upsert source under an aggregate: the union
 /// passes the table's updates and deletes on, and the aggregate takes them back.
 #[test]

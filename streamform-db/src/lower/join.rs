@@ -123,19 +123,6 @@ impl Lowering<'_> {
             )
             .with_span(self.on_span()));
         }
-        if let Some((side, stream)) = [("left", &left), ("right", &right)]
-            .into_iter()
-            .find(|(_, s)| s.changelog.is_updating())
-        {
-            return Err(self.err(
-                Code::UpdatingInput,
-                format!(
-                    "the join's {side} side carries updates or deletes ({}), and a join over them is not supported yet",
-                    stream.changelog.title()
-                ),
-                "join appending inputs: a source without `changelog: upsert`, a model that appends, or an inner join (an outer join deletes the padded rows it inserted)",
-            ));
-        }
         let mut on: Vec<(String, String)> = Vec::with_capacity(j.on.len());
         for (l, r) in &pairs {
             let (DfExpr::Column(lc), DfExpr::Column(rc)) = (l, r) else {
@@ -213,15 +200,29 @@ impl Lowering<'_> {
         } else {
             Boundedness::Unbounded
         };
-        self.changelog = if kind == JoinKind::Inner {
+        // A side that updates has each change retracted and added again (docs/joins.md,
+        // "Tables that change"); an outer join deletes the padded rows it inserted. Either
+        // way the joined rows have no key: an aggregate over them takes the retractions back.
+        let updating = [("left", &left), ("right", &right)]
+            .into_iter()
+            .find(|(_, s)| s.changelog.is_updating())
+            .map(|(side, _)| side);
+        self.changelog = if kind == JoinKind::Inner && updating.is_none() {
             Changelog::Append
         } else {
             Changelog::Retract
         };
-        self.unkeyed = (kind != JoinKind::Inner).then_some(Unkeyed::OuterJoin(kind));
+        self.unkeyed = match updating {
+            Some(side) => Some(Unkeyed::UpdatingJoin(side)),
+            None => (kind != JoinKind::Inner).then_some(Unkeyed::OuterJoin(kind)),
+        };
         self.time = None;
         self.clock = left.clock && right.clock;
-        let state = State::Keyed(KeyedState::join(kind, &on, &left.schema, &right.schema));
+        let mut keyed = KeyedState::join(kind, &on, &left.schema, &right.schema);
+        // Flink keeps an updating side's rows by its key, an append side's as a multiset:
+        // the state has another shape (docs/joins.md, "Tables that change").
+        keyed.retracting = updating.is_some();
+        let state = State::Keyed(keyed);
         let inputs = [left.current, right.current]
             .into_iter()
             .flatten()

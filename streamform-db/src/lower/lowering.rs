@@ -53,6 +53,9 @@ pub(super) enum Unkeyed {
     Union,
     /// An outer join: a padded row is deleted when its match arrives.
     OuterJoin(streamform_ir::JoinKind),
+    /// A join with an updating side (`left` or `right`): a change on it retracts the
+    /// joined rows and adds them again.
+    UpdatingJoin(&'static str),
 }
 
 /// The output of one branch of the model, while another is lowered (docs/sql.md, "Several

@@ -392,6 +392,14 @@ fn sink_changelog(l: &Lowering<'_>, declared: &Declared<'_>) -> Result<Changelog
             )
             .with_span(l.from_span.clone())
             .with_help("aggregate over the join (GROUP BY), which takes the deletes back, or write an inner JOIN, which only inserts"),
+            Some(lowering::Unkeyed::UpdatingJoin(side)) => Diagnostic::error(
+                Code::UpdatingInput,
+                format!(
+                    "model `{model}`: the join's {side} side carries updates, so the join retracts each row it joined and adds it again as that side changes, and its rows have no key a model could output"
+                ),
+            )
+            .with_span(l.from_span.clone())
+            .with_help("aggregate over the join (GROUP BY) in this model, which takes the retractions back"),
             Some(lowering::Unkeyed::Union) => Diagnostic::error(
                 Code::UpdatingInput,
                 format!(

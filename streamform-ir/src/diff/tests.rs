@@ -1486,4 +1486,24 @@ fn the_join_rows_of_the_rule_table() {
         )),
         "the right side's filter changed"
     );
+    let mut updating = join_app(Inner, None, "");
+    let node = at(&mut updating, "j::join::0");
+    if let StateEntry::Keyed { retracting, .. } = &mut node.state {
+        *retracting = true;
+    }
+    let derived = node
+        .state
+        .derived_digest(crate::plan::NodeKind::Join)
+        .expect("keyed");
+    if let StateEntry::Keyed { digest, .. } = &mut node.state {
+        *digest = derived;
+    }
+    assert_eq!(
+        verdict(join_app(Inner, None, ""), updating),
+        Some((
+            StateIncompatible,
+            vec!["STATE INCOMPATIBLE: the join's stored rows change shape: a side now updates or no longer does, and Flink keeps an updating side's rows by their key, an appending side's as counted rows (docs/joins.md, \"Tables that change\")".into()]
+        )),
+        "a side starts to update"
+    );
 }

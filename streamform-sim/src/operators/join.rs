@@ -16,8 +16,11 @@
 //! Flink orders them by its state backend, and 2.0 and 2.2 differently; the differential
 //! test compares one change's records as a multiset (docs/joins.md, "Order").
 //!
-//! Over append inputs only, for now: an update reaching a join is a plan error, and
-//! lowering refuses such a join before.
+//! An update is taken apart as Flink takes it: its old row retracted, then its new row
+//! added. Flink marks the retraction's joined rows as the first half of an update when the
+//! retraction was one; the simulator emits them as deletes and the new rows as inserts,
+//! which is what every operator that can read a join's output does with them (an
+//! aggregate retracts and adds the same either way), so they never reach a sink as such.
 
 use std::collections::HashMap;
 
@@ -107,13 +110,6 @@ impl Join {
                 inputs.len()
             )));
         };
-        if let Some(updating) = inputs.iter().position(|i| i.changelog.is_updating()) {
-            return Err(Fault::plain(format!(
-                "node `{}`: its {} input carries updates, and a join over updates is not supported yet",
-                node.id,
-                ["left", "right"][updating]
-            )));
-        }
         let expected = streamform_ir::join_schema(kind, left.schema, right.schema);
         let same = expected.len() == node.schema.len()
             && expected
@@ -424,10 +420,16 @@ impl Operator for Join {
         match rec.op {
             Op::Insert => self.add(s, &rec.row, time, &mut records)?,
             Op::Delete => self.retract(s, &rec.row, &mut records)?,
+            // Flink takes an update apart: the old row is retracted, with its records,
+            // and then the new row added, with its own (docs/joins.md, "Tables that
+            // change").
             Op::Update => {
-                return Err(Fault::plain(
-                    "an update reached a join, which takes only inserts and deletes for now",
-                ));
+                let before = rec
+                    .before
+                    .as_deref()
+                    .ok_or_else(crate::operator::update_without_before)?;
+                self.retract(s, before, &mut records)?;
+                self.add(s, &rec.row, time, &mut records)?;
             }
         }
         let mut records = records.into_iter();
