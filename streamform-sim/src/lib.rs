@@ -17,6 +17,7 @@
 #![warn(missing_docs)]
 
 mod eval;
+mod halves;
 mod keyed;
 mod operator;
 mod operators;
@@ -398,6 +399,8 @@ pub struct Simulator {
     /// Per stage, the last watermark it was handed.
     handed: Vec<i64>,
     changes: Changelog,
+    /// The halves of an update a join emitted apart, paired again in `changes`.
+    halves: halves::Halves,
     /// Events delivered (late events dropped are not).
     events: usize,
     /// Events pushed, delivered or dropped: the number an error names.
@@ -518,6 +521,15 @@ impl Simulator {
             upstream,
             ..
         } = b;
+        // The target's upsert key, by which the halves of an update are paired again.
+        let sink = target_plan.sink();
+        let key = match target_plan.materialized() {
+            streamform_ir::Materialized::Upsert { key } => key
+                .iter()
+                .filter_map(|k| sink.schema.iter().position(|f| &f.name == k))
+                .collect(),
+            streamform_ir::Materialized::Append => Vec::new(),
+        };
         let hops = consumers
             .iter()
             .enumerate()
@@ -533,6 +545,7 @@ impl Simulator {
             feeds,
             target,
             changes: Changelog::default(),
+            halves: halves::Halves::new(key),
             events: 0,
             arrived: 0,
             failed: None,
@@ -703,6 +716,7 @@ impl Simulator {
             hops: &self.hops,
             target: self.target,
             changes: &mut self.changes,
+            halves: &mut self.halves,
             late: &mut late,
         };
         let entries = &self.feeds[feed].entries;
@@ -715,6 +729,7 @@ impl Simulator {
                     op,
                     row,
                     before: None,
+                    half: false,
                 },
                 time,
             ),
@@ -726,6 +741,7 @@ impl Simulator {
                         op,
                         row: row.clone(),
                         before: None,
+                        half: false,
                     },
                     time,
                 )
@@ -735,6 +751,7 @@ impl Simulator {
             let e = self.error_at(stage, fault);
             return Err(self.fail(e));
         }
+        self.halves.end_event(&mut self.changes);
         let arrival = match late {
             Some(stage) => {
                 // Dropped, not delivered.
@@ -855,6 +872,7 @@ impl Simulator {
             hops: &self.hops,
             target: self.target,
             changes: &mut self.changes,
+            halves: &mut self.halves,
             late: &mut late,
         };
         let mut result = Ok(());
@@ -1323,6 +1341,7 @@ struct Graph<'g> {
     hops: &'g [Hop],
     target: usize,
     changes: &'g mut Changelog,
+    halves: &'g mut halves::Halves,
     /// The first stage that dropped the delivered change as late.
     late: &'g mut Option<usize>,
 }
@@ -1361,8 +1380,7 @@ impl Graph<'_> {
                         continue;
                     }
                     (Hop::Target, Some(next)) => {
-                        self.changes
-                            .push(next.op, &next.row, next.before.as_deref());
+                        self.halves.write(self.changes, &next);
                         return Ok(());
                     }
                     (Hop::Fan, Some(next)) => return self.deliver(at, next, time),
@@ -1390,7 +1408,7 @@ impl Graph<'_> {
         match consumers[from].as_slice() {
             [] => {
                 if from == self.target {
-                    self.changes.push(rec.op, &rec.row, rec.before.as_deref());
+                    self.halves.write(self.changes, &rec);
                 }
                 Ok(())
             }

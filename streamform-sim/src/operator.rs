@@ -43,6 +43,12 @@ pub(crate) struct Rec<'a> {
     pub op: Op,
     pub row: Cow<'a, [Value]>,
     pub before: Option<Cow<'a, [Value]>>,
+    /// Whether the record is one half of an update that Flink emits apart, as a join does
+    /// with the joined rows of an updated side (docs/joins.md, "Tables that change"): a
+    /// delete is then Flink's `-U`, an insert its `+U`. Operators fold it as the delete or
+    /// insert it is and pass the mark on; the target's changelog pairs the two halves of
+    /// one key into an update.
+    pub half: bool,
 }
 
 impl<'a> Rec<'a> {
@@ -51,6 +57,7 @@ impl<'a> Rec<'a> {
             op: Op::Insert,
             row,
             before: None,
+            half: false,
         }
     }
 }

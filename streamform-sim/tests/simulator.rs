@@ -2765,6 +2765,57 @@ fn a_left_join_with_an_updating_side_pads_the_row_between_the_two_halves_of_an_u
     );
 }
 
+/// Two tables joined on the key they share, upserted by it: the halves of an update the
+/// join emits apart are one update in the changelog, and a retracted half that nothing
+/// replaces (the new row no longer matches) is a delete (docs/joins.md, "Tables that
+/// change").
+#[test]
+fn the_halves_of_a_joined_update_are_one_update_of_the_key_and_a_lone_retraction_a_delete() {
+    let plan = join_side("j", "l", "lv")
+        .upsert(&["id"])
+        .join_with(
+            join_side("j", "r", "rv").upsert(&["id"]),
+            streamform_ir::JoinKind::Inner,
+            &[("id", "id")],
+        )
+        .keyed_by(&["id"])
+        .filter(|m| {
+            bin(
+                streamform_ir::BinaryOp::NotEq,
+                m.col("rv"),
+                Expr::Literal {
+                    value: Value::String("blocked".into()),
+                    ty: DataType::String,
+                },
+            )
+        })
+        .sink();
+    let mut sim = Simulator::new(std::slice::from_ref(&plan)).unwrap();
+    let row = |id: i64, v: &str| vec![i64v(id), Value::String(v.into())];
+    sim.push_to(0, &row(1, "a")).unwrap();
+    sim.push_to(1, &row(1, "x")).unwrap();
+    sim.push_to(1, &row(1, "y")).unwrap();
+    sim.push_to(0, &row(1, "b")).unwrap();
+    sim.push_to(1, &row(1, "blocked")).unwrap();
+    let joined = |l: &str, r: &str| {
+        vec![
+            i64v(1),
+            Value::String(l.into()),
+            i64v(1),
+            Value::String(r.into()),
+        ]
+    };
+    assert_eq!(
+        sim.finish().unwrap().changes.to_vec(),
+        [
+            ins(joined("a", "x")),
+            upd(joined("a", "x"), joined("a", "y")),
+            upd(joined("a", "y"), joined("b", "y")),
+            del(joined("b", "y")),
+        ]
+    );
+}
+
 #[test]
 fn a_join_with_retention_drops_rows_the_watermark_has_passed_without_a_record() {
     // Flink's state TTL drops a row silently: the left row 1 expires, so the right row 1

@@ -1803,6 +1803,49 @@ fn customer_tier_orders_on_flink_match_the_simulator_with_a_left_join_over_an_up
     );
 }
 
+/// An inner join of two tables that change on the key they share, written to an upsert
+/// sink under that key: the halves of an update Flink emits apart reach the sink as one
+/// update per key.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn customer_cards_on_flink_match_the_simulator_with_a_join_of_two_tables() {
+    differential(
+        "tests/cases/test-join-tables/project",
+        "tests/customer_cards.yml",
+    );
+}
+
+/// The same join with a condition beside the key: a row that stops matching is retracted
+/// with nothing to replace it, which the upsert sink writes as a tombstone.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn open_cards_on_flink_match_the_simulator_when_a_joined_row_stops_matching() {
+    differential(
+        "tests/cases/test-join-tables/project",
+        "tests/open_cards.yml",
+    );
+}
+
+/// A LEFT JOIN of two tables on the key they share, upserted by the left side's key.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn tier_limits_on_flink_match_the_simulator_with_a_left_join_of_two_tables() {
+    differential(
+        "tests/cases/test-join-tables/project",
+        "tests/tier_limits.yml",
+    );
+}
+
+/// A RIGHT JOIN of two tables on the key they share, upserted by the right side's key.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn limit_tiers_on_flink_match_the_simulator_with_a_right_join_of_two_tables() {
+    differential(
+        "tests/cases/test-join-tables/project",
+        "tests/limit_tiers.yml",
+    );
+}
+
 /// A UNION ALL of an appending source and an upsert source under an aggregate: the union
 /// passes the table's updates and deletes on, and the aggregate takes them back.
 #[test]

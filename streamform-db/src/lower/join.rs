@@ -207,14 +207,12 @@ impl Lowering<'_> {
             .into_iter()
             .find(|(_, s)| s.changelog.is_updating())
             .map(|(side, _)| side);
-        self.changelog = if kind == JoinKind::Inner && updating.is_none() {
-            Changelog::Append
-        } else {
-            Changelog::Retract
-        };
-        self.unkeyed = match updating {
-            Some(side) => Some(Unkeyed::UpdatingJoin(side)),
-            None => (kind != JoinKind::Inner).then_some(Unkeyed::OuterJoin(kind)),
+        let upsert_key = updating.and_then(|_| upsert_key(kind, &on, &left, &right, &schema));
+        (self.changelog, self.unkeyed) = match (upsert_key, updating) {
+            (Some(key), _) => (Changelog::Upsert(key), None),
+            (None, Some(side)) => (Changelog::Retract, Some(Unkeyed::UpdatingJoin(side))),
+            (None, None) if kind == JoinKind::Inner => (Changelog::Append, None),
+            (None, None) => (Changelog::Retract, Some(Unkeyed::OuterJoin(kind))),
         };
         self.time = None;
         self.clock = left.clock && right.clock;
@@ -229,5 +227,56 @@ impl Lowering<'_> {
             .collect();
         self.push_reading(Operator::Join { kind, on, filter }, schema, state, inputs);
         Ok(())
+    }
+}
+
+/// The key a join's output is upserted by when a side updates, as Flink's planner
+/// derives it (docs/joins.md, "Tables that change"): a side's key counts only when it holds
+/// that side's join key columns (Flink distributes the join by them), and it identifies the
+/// joined rows when the other side has at most one row per join key (its key is among the
+/// join key columns) and the join does not pad the key's side with nulls. The left side's
+/// key is taken first, then the right's (under its
+/// columns' names in the join), then both together; `None` when no key qualifies, and the
+/// rows are retracted and added again with no key.
+fn upsert_key(
+    kind: JoinKind,
+    on: &[(String, String)],
+    left: &Stream,
+    right: &Stream,
+    schema: &[streamform_ir::Field],
+) -> Option<Vec<String>> {
+    let key_of = |s: &Stream| match &s.changelog {
+        Changelog::Upsert(k) => Some(k.clone()),
+        _ => None,
+    };
+    let (lk, rk) = (key_of(left), key_of(right));
+    let joined = |side: usize, k: &[String]| {
+        k.iter()
+            .all(|c| on.iter().any(|(l, r)| c == if side == 0 { l } else { r }))
+    };
+    let holds = |side: usize, k: &[String]| {
+        on.iter()
+            .all(|(l, r)| k.contains(if side == 0 { l } else { r }))
+    };
+    let left_kept = lk.clone().filter(|k| holds(0, k));
+    let right_kept = rk.clone().filter(|k| holds(1, k)).map(|k| {
+        // A right column's name in the join's output (`customer_id0`).
+        k.iter()
+            .map(|c| {
+                let at = right.schema.iter().position(|f| &f.name == c).unwrap_or(0);
+                schema[left.schema.len() + at].name.clone()
+            })
+            .collect::<Vec<_>>()
+    });
+    let left_unique = lk.is_some_and(|k| joined(0, &k));
+    let right_unique = rk.is_some_and(|k| joined(1, &k));
+    match (left_kept, right_kept) {
+        (Some(l), _) if right_unique && !kind.right_outer() => Some(l),
+        (_, Some(r)) if left_unique && !kind.left_outer() => Some(r),
+        (Some(mut l), Some(r)) => {
+            l.extend(r);
+            Some(l)
+        }
+        _ => None,
     }
 }

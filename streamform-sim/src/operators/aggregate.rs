@@ -148,6 +148,7 @@ impl Aggregate {
                 op: Op::Delete,
                 row: Cow::Owned(before),
                 before: None,
+                half: false,
             }));
         }
         if !changed {
@@ -157,6 +158,7 @@ impl Aggregate {
             op: Op::Update,
             row: self.emit_row(entry),
             before: Some(Cow::Owned(before)),
+            half: false,
         }))
     }
 }
@@ -237,6 +239,7 @@ impl Operator for Aggregate {
                     op: Op::Update,
                     row: self.emit_row(entry),
                     before: Some(Cow::Owned(before)),
+                    half: false,
                 }))
             }
             Err(vacant) => {

@@ -98,6 +98,7 @@ impl Operator for Deduplicate {
                     op: Op::Update,
                     row: rec.row,
                     before: Some(Cow::Owned(before)),
+                    half: false,
                 }))
             }
             Err(vacant) => {

@@ -51,12 +51,14 @@ impl Operator for Filter {
                         op: Op::Update,
                         row: rec.row,
                         before: Some(before),
+                        half: false,
                     },
                     (false, true) => Rec::insert(rec.row),
                     (true, false) => Rec {
                         op: Op::Delete,
                         row: before,
                         before: None,
+                        half: false,
                     },
                     (false, false) => return Ok(None),
                 };

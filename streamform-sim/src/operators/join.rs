@@ -17,10 +17,10 @@
 //! test compares one change's records as a multiset (docs/joins.md, "Order").
 //!
 //! An update is taken apart as Flink takes it: its old row retracted, then its new row
-//! added. Flink marks the retraction's joined rows as the first half of an update when the
-//! retraction was one; the simulator emits them as deletes and the new rows as inserts,
-//! which is what every operator that can read a join's output does with them (an
-//! aggregate retracts and adds the same either way), so they never reach a sink as such.
+//! added. The joined rows Flink emits with the input's kind are marked as halves of an
+//! update (`-U`, `+U`): an aggregate folds them as the deletes and inserts they are, and
+//! the target's changelog pairs the two halves of one key into an update
+//! (docs/joins.md, "Tables that change").
 
 use std::collections::HashMap;
 
@@ -282,25 +282,33 @@ impl Join {
         self.next_expiry = next;
     }
 
-    /// A row added on side `s` at event time `time`: stored, and its records emitted.
+    /// A row added on side `s` at event time `time`: stored, and its records emitted. With
+    /// `half`, the row is the new half of an update, and so is each joined row it makes
+    /// that Flink emits with the input's kind (`+U`): all but those of an outer join.
     fn add(
         &mut self,
         s: usize,
         row: &[Value],
         time: Option<i64>,
-        out: &mut Vec<(Op, Vec<Value>)>,
+        half: bool,
+        out: &mut Vec<(Op, Vec<Value>, bool)>,
     ) -> Result<(), Fault> {
         let (key, found) = self.lookup(s, row)?;
         let (widths, other_pads) = (self.widths, self.pads(1 - s));
+        let joined_half = half && !other_pads;
         let mut matched = 0;
         if let Some(others) = self.sides[1 - s].rows.get_mut(&key) {
             for &m in &found {
                 let stored = &mut others[m];
                 if other_pads && stored.matches == 0 {
-                    out.push((Op::Delete, joined(widths, 1 - s, &stored.row, None)));
+                    out.push((Op::Delete, joined(widths, 1 - s, &stored.row, None), false));
                 }
                 for _ in 0..stored.count {
-                    out.push((Op::Insert, joined(widths, s, row, Some(&stored.row))));
+                    out.push((
+                        Op::Insert,
+                        joined(widths, s, row, Some(&stored.row)),
+                        joined_half,
+                    ));
                 }
                 if other_pads {
                     stored.matches += 1;
@@ -309,7 +317,7 @@ impl Join {
             }
         }
         if self.pads(s) && found.is_empty() {
-            out.push((Op::Insert, joined(widths, s, row, None)));
+            out.push((Op::Insert, joined(widths, s, row, None), false));
         }
         if let (Some(retention), Some(t)) = (self.retention, time) {
             self.next_expiry = self.next_expiry.min(t.saturating_add(retention));
@@ -330,12 +338,15 @@ impl Join {
         Ok(())
     }
 
-    /// A row retracted on side `s`: taken out, and its records emitted.
+    /// A row retracted on side `s`: taken out, and its records emitted. With `half`, the
+    /// row is the old half of an update, and so is each joined row it takes back that Flink
+    /// emits with the input's kind (`-U`): all but those of a side that pads.
     fn retract(
         &mut self,
         s: usize,
         row: &[Value],
-        out: &mut Vec<(Op, Vec<Value>)>,
+        half: bool,
+        out: &mut Vec<(Op, Vec<Value>, bool)>,
     ) -> Result<(), Fault> {
         let (key, found) = self.lookup(s, row)?;
         if let Some(rows) = self.sides[s].rows.get_mut(&key)
@@ -351,17 +362,22 @@ impl Join {
         }
         let (widths, other_pads) = (self.widths, self.pads(1 - s));
         if self.pads(s) && found.is_empty() {
-            out.push((Op::Delete, joined(widths, s, row, None)));
+            out.push((Op::Delete, joined(widths, s, row, None), false));
         }
+        let joined_half = half && !self.pads(s);
         if let Some(others) = self.sides[1 - s].rows.get_mut(&key) {
             for &m in &found {
                 let stored = &mut others[m];
                 for _ in 0..stored.count {
-                    out.push((Op::Delete, joined(widths, s, row, Some(&stored.row))));
+                    out.push((
+                        Op::Delete,
+                        joined(widths, s, row, Some(&stored.row)),
+                        joined_half,
+                    ));
                 }
                 if other_pads {
                     if stored.matches == 1 {
-                        out.push((Op::Insert, joined(widths, 1 - s, &stored.row, None)));
+                        out.push((Op::Insert, joined(widths, 1 - s, &stored.row, None), false));
                     }
                     stored.matches = stored.matches.saturating_sub(1);
                 }
@@ -418,8 +434,8 @@ impl Operator for Join {
         let s = usize::from(port.min(1));
         let mut records = Vec::new();
         match rec.op {
-            Op::Insert => self.add(s, &rec.row, time, &mut records)?,
-            Op::Delete => self.retract(s, &rec.row, &mut records)?,
+            Op::Insert => self.add(s, &rec.row, time, rec.half, &mut records)?,
+            Op::Delete => self.retract(s, &rec.row, rec.half, &mut records)?,
             // Flink takes an update apart: the old row is retracted, with its records,
             // and then the new row added, with its own (docs/joins.md, "Tables that
             // change").
@@ -428,23 +444,25 @@ impl Operator for Join {
                     .before
                     .as_deref()
                     .ok_or_else(crate::operator::update_without_before)?;
-                self.retract(s, before, &mut records)?;
-                self.add(s, &rec.row, time, &mut records)?;
+                self.retract(s, before, true, &mut records)?;
+                self.add(s, &rec.row, time, true, &mut records)?;
             }
         }
         let mut records = records.into_iter();
-        let first = records.next().map(|(op, row)| Rec {
+        let first = records.next().map(|(op, row, half)| Rec {
             op,
             row: row.into(),
             before: None,
+            half,
         });
         out.reserve(records.len());
-        for (op, row) in records {
+        for (op, row, half) in records {
             out.emit(
                 Rec {
                     op,
                     row: row.into(),
                     before: None,
+                    half,
                 },
                 time,
             );

@@ -83,6 +83,7 @@ impl Operator for Normalize {
                     op: Op::Update,
                     row: rec.row,
                     before: Some(Cow::Owned(before)),
+                    half: false,
                 }))
             }
             (Op::Insert, Err(vacant)) => {
@@ -96,6 +97,7 @@ impl Operator for Normalize {
                     op: Op::Delete,
                     row: Cow::Owned(stored),
                     before: None,
+                    half: false,
                 }))
             }
             (Op::Delete, Err(_)) => Ok(None),

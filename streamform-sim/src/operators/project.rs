@@ -89,6 +89,7 @@ impl Operator for Project {
             op: rec.op,
             row,
             before,
+            half: rec.half,
         }))
     }
 }

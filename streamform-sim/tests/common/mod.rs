@@ -436,6 +436,14 @@ impl Model {
         self
     }
 
+    /// Says that the last node's changelog is upserted by `key`, as lowering derives it for
+    /// a join of two tables on the key they share (docs/joins.md).
+    pub fn keyed_by(mut self, key: &[&str]) -> Model {
+        let last = self.nodes.last_mut().expect("a node");
+        last.changelog = Changelog::Upsert(key.iter().map(|k| k.to_string()).collect());
+        self
+    }
+
     /// The last row per key (docs/sql.md), as lowering plans an upsert model over an append input.
     pub fn deduplicate(self, key: &[&str]) -> Model {
         let schema = self.schema();
