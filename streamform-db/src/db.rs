@@ -946,7 +946,16 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
     if let [only] = sources.as_slice() {
         def.events = type_source_events(&shape, only, &mut def, &mut diagnostics);
     } else {
-        fixture::require_source_names(&shape, &names, &mut diagnostics);
+        let shapes: Vec<(Vec<String>, bool)> = sources
+            .iter()
+            .map(|s| {
+                (
+                    s.schema.iter().map(|f| f.name.clone()).collect(),
+                    matches!(s.changelog, streamform_ir::Changelog::Upsert(_)),
+                )
+            })
+            .collect();
+        fixture::require_source_names(&shape, &names, &shapes, &mut diagnostics);
         def.events = vec![Vec::new(); shape.given.len()];
         def.event_sources = vec![0; shape.given.len()];
         let mut watermarks: BTreeMap<usize, (usize, i64, Option<usize>)> = BTreeMap::new();

@@ -549,8 +549,15 @@ pub fn check_sources(shape: &FixtureShape, reads: &[String], diags: &mut Vec<Dia
 }
 
 /// When the model reads several sources, every `given` event names its own with `source:`
-/// (docs/fixtures.md, "Several sources"): one that does not is an error at the event.
-pub fn require_source_names(shape: &FixtureShape, reads: &[String], diags: &mut Vec<Diagnostic>) {
+/// (docs/fixtures.md, "Several sources"): one that does not is an error at the event, whose
+/// help names a source the item fits. `shapes` holds, per source read, its columns and
+/// whether it is an upsert source (the only kind a delete fits).
+pub fn require_source_names(
+    shape: &FixtureShape,
+    reads: &[String],
+    shapes: &[(Vec<String>, bool)],
+    diags: &mut Vec<Diagnostic>,
+) {
     let listed: Vec<String> = reads.iter().map(|r| format!("`{r}`")).collect();
     for (i, named) in shape.given_sources.iter().enumerate() {
         if named.is_some() {
@@ -566,7 +573,30 @@ pub fn require_source_names(shape: &FixtureShape, reads: &[String], diags: &mut 
         let inside = map
             .get("source")
             .filter(|v| matches!(&v.value, YamlValue::String(n) if reads.contains(n)));
+        // `source:` beside `event:` or `delete:` and something more: not an item of any
+        // form, whatever the extra key is.
+        let extra: Vec<&str> = map
+            .iter()
+            .filter(|(k, v)| {
+                matches!(k.as_str(), "event" | "delete" | "late")
+                    || matches!(v.value, YamlValue::Map(_) | YamlValue::Seq(_))
+            })
+            .map(|(k, _)| k.as_str())
+            .collect();
+        let mixed = inside.is_some() && !extra.is_empty();
         let (message, span, help) = match inside {
+            Some(_) if mixed => {
+                let keys: Vec<String> = map.keys().map(|k| format!("`{k}:`")).collect();
+                (
+                    format!(
+                        "event {} has the keys {}, which make no item",
+                        shape.given_numbers[i],
+                        keys.join(", ")
+                    ),
+                    item.clone(),
+                    "an item is `- event: {...}` or `- delete: {...}`, with only `source:` beside it; write one item per event".to_string(),
+                )
+            }
             Some(v) => (
                 format!(
                     "event {} writes `source:` among its columns, where it reads as a column",
@@ -587,7 +617,7 @@ pub fn require_source_names(shape: &FixtureShape, reads: &[String], diags: &mut 
                 item.clone(),
                 format!(
                     "write the item as `- {kind}: {{...}}` with `source: {}` on the next line",
-                    reads.first().map_or("<name>", String::as_str)
+                    fitting(map, kind == "delete", reads, shapes)
                 ),
             ),
         };
@@ -597,6 +627,25 @@ pub fn require_source_names(shape: &FixtureShape, reads: &[String], diags: &mut 
                 .with_help(help),
         );
     }
+}
+
+/// The first source an item fits, for a help line: one with every column the item names
+/// (an upsert source, for a delete); the first source read when none does.
+fn fitting<'a>(
+    map: &BTreeMap<String, Spanned<YamlValue>>,
+    delete: bool,
+    reads: &'a [String],
+    shapes: &[(Vec<String>, bool)],
+) -> &'a str {
+    let fits = |(columns, upsert): &(Vec<String>, bool)| {
+        (!delete || *upsert)
+            && map
+                .keys()
+                .all(|k| k.as_str() == "source" || columns.iter().any(|c| c == k))
+    };
+    reads
+        .get(shapes.iter().position(fits).unwrap_or(0))
+        .map_or("<name>", String::as_str)
 }
 
 /// Checks the `given` events against the source's changelog (docs/changing-tables.md): a

@@ -207,7 +207,11 @@ impl Lowering<'_> {
             .into_iter()
             .find(|(_, s)| s.changelog.is_updating())
             .map(|(side, _)| side);
-        let upsert_key = updating.and_then(|_| upsert_key(kind, &on, &left, &right, &schema));
+        let mut keys = match updating {
+            Some(_) => upsert_keys(kind, &on, &left, &right, &schema),
+            None => Vec::new(),
+        };
+        let upsert_key = (!keys.is_empty()).then(|| keys.remove(0));
         (self.changelog, self.unkeyed) = match (upsert_key, updating) {
             (Some(key), _) => (Changelog::Upsert(key), None),
             (None, Some(side)) => (Changelog::Retract, Some(Unkeyed::UpdatingJoin(side))),
@@ -226,30 +230,37 @@ impl Lowering<'_> {
             .flatten()
             .collect();
         self.push_reading(Operator::Join { kind, on, filter }, schema, state, inputs);
+        self.other_keys = keys;
         Ok(())
     }
 }
 
-/// The key a join's output is upserted by when a side updates, as Flink's planner
-/// derives it (docs/joins.md, "Tables that change"): a side's key counts only when it holds
-/// that side's join key columns (Flink distributes the join by them), and it identifies the
-/// joined rows when the other side has at most one row per join key (its key is among the
-/// join key columns) and the join does not pad the key's side with nulls. The left side's
-/// key is taken first, then the right's (under its
-/// columns' names in the join), then both together; `None` when no key qualifies, and the
+/// The keys a join's output is upserted by when a side updates, as Flink's planner derives
+/// them (docs/joins.md, "Tables that change"): a side's key counts only when it holds that
+/// side's join key columns (Flink distributes the join by them); it identifies the joined
+/// rows when the other side has at most one row per join key (its key is among the join
+/// key columns) and the join does not pad the key's side with nulls; both sides' keys
+/// together identify them in any join. The left side's key comes first, then the right's
+/// (under its columns' names in the join), then both; none when no key qualifies, and the
 /// rows are retracted and added again with no key.
-fn upsert_key(
+fn upsert_keys(
     kind: JoinKind,
     on: &[(String, String)],
     left: &Stream,
     right: &Stream,
     schema: &[streamform_ir::Field],
-) -> Option<Vec<String>> {
-    let key_of = |s: &Stream| match &s.changelog {
-        Changelog::Upsert(k) => Some(k.clone()),
-        _ => None,
+) -> Vec<Vec<String>> {
+    // Each side's keys: its changelog's, then the others that identify its rows (those of
+    // a join before this one).
+    let keys_of = |s: &Stream| -> Vec<Vec<String>> {
+        match &s.changelog {
+            Changelog::Upsert(k) => std::iter::once(k.clone())
+                .chain(s.other_keys.iter().cloned())
+                .collect(),
+            _ => Vec::new(),
+        }
     };
-    let (lk, rk) = (key_of(left), key_of(right));
+    let (lks, rks) = (keys_of(left), keys_of(right));
     let joined = |side: usize, k: &[String]| {
         k.iter()
             .all(|c| on.iter().any(|(l, r)| c == if side == 0 { l } else { r }))
@@ -258,25 +269,36 @@ fn upsert_key(
         on.iter()
             .all(|(l, r)| k.contains(if side == 0 { l } else { r }))
     };
-    let left_kept = lk.clone().filter(|k| holds(0, k));
-    let right_kept = rk.clone().filter(|k| holds(1, k)).map(|k| {
-        // A right column's name in the join's output (`customer_id0`).
-        k.iter()
-            .map(|c| {
-                let at = right.schema.iter().position(|f| &f.name == c).unwrap_or(0);
-                schema[left.schema.len() + at].name.clone()
-            })
-            .collect::<Vec<_>>()
-    });
-    let left_unique = lk.is_some_and(|k| joined(0, &k));
-    let right_unique = rk.is_some_and(|k| joined(1, &k));
-    match (left_kept, right_kept) {
-        (Some(l), _) if right_unique && !kind.right_outer() => Some(l),
-        (_, Some(r)) if left_unique && !kind.left_outer() => Some(r),
-        (Some(mut l), Some(r)) => {
-            l.extend(r);
-            Some(l)
+    let left_kept: Vec<Vec<String>> = lks.iter().filter(|k| holds(0, k)).cloned().collect();
+    let right_kept: Vec<Vec<String>> = rks
+        .iter()
+        .filter(|k| holds(1, k))
+        .map(|k| {
+            // A right column's name in the join's output (`customer_id0`).
+            k.iter()
+                .filter_map(|c| right.schema.iter().position(|f| &f.name == c))
+                .map(|at| schema[left.schema.len() + at].name.clone())
+                .collect()
+        })
+        .collect();
+    let left_unique = lks.iter().any(|k| joined(0, k));
+    let right_unique = rks.iter().any(|k| joined(1, k));
+    let mut keys: Vec<Vec<String>> = Vec::new();
+    let mut add = |k: Vec<String>| {
+        if !keys.contains(&k) {
+            keys.push(k);
         }
-        _ => None,
+    };
+    if right_unique && !kind.right_outer() {
+        left_kept.iter().cloned().for_each(&mut add);
     }
+    if left_unique && !kind.left_outer() {
+        right_kept.iter().cloned().for_each(&mut add);
+    }
+    for l in &left_kept {
+        for r in &right_kept {
+            add(l.iter().chain(r).cloned().collect());
+        }
+    }
+    keys
 }

@@ -42,6 +42,10 @@ pub(super) struct Lowering<'a> {
     /// While the SELECT list of a UNION ALL's later SELECT is lowered: the first SELECT's
     /// column names, which the union's columns take (an unnamed expression there is fine).
     pub(super) branch_names: Option<Vec<String>>,
+    /// Keys other than the changelog's that identify the current output's rows, each one
+    /// a model may be upserted by (a join's, docs/joins.md, "Tables that change"). A
+    /// projection maps them; any other node but a filter leaves none.
+    pub(super) other_keys: Vec<Vec<String>>,
 }
 
 /// Why a changelog is retracting: it has updates but no key that identifies its rows.
@@ -67,6 +71,8 @@ pub(super) struct Stream {
     pub(super) boundedness: Boundedness,
     pub(super) time: Option<String>,
     pub(super) clock: bool,
+    /// Keys other than the changelog's that identify the branch's rows.
+    pub(super) other_keys: Vec<Vec<String>>,
 }
 
 /// Where a query's select items, WHERE and HAVING are in the model's text.
@@ -141,6 +147,7 @@ impl Lowering<'_> {
             boundedness: self.boundedness,
             time: self.time.take(),
             clock: self.clock,
+            other_keys: std::mem::take(&mut self.other_keys),
         }
     }
 
@@ -158,6 +165,9 @@ impl Lowering<'_> {
         state: State,
         inputs: Vec<streamform_ir::NodeId>,
     ) {
+        if !matches!(op, Operator::Filter { .. } | Operator::Project { .. }) {
+            self.other_keys.clear();
+        }
         let id = assign_id(self.model, &self.nodes, op.kind());
         // Before its window, a node's rows do not have the window's columns yet.
         let own: Vec<Field> = match self.window {

@@ -255,6 +255,7 @@ pub fn lower_model(
         current: None,
         renamed: std::collections::HashMap::new(),
         branch_names: None,
+        other_keys: Vec::new(),
     };
     l.plan(&plan, upstream).map_err(|d| {
         if d.span.is_none() {
@@ -314,10 +315,9 @@ fn retain(l: &mut Lowering<'_>, ms: u64) -> Result<(), Diagnostic> {
             .anchored(Anchor::ModelRetention(model.to_string()))
             .with_help(help))
     };
-    if l.nodes
-        .iter()
-        .any(|n| matches!(&n.state, State::Keyed(k) if k.retracting))
-    {
+    if l.nodes.iter().any(|n| {
+        n.id.kind == NodeKind::Aggregate && matches!(&n.state, State::Keyed(k) if k.retracting)
+    }) {
         return err(
             format!(
                 "model `{model}` declares retention, but it aggregates an updating input, which retention does not support yet"
@@ -413,10 +413,16 @@ fn sink_changelog(l: &Lowering<'_>, declared: &Declared<'_>) -> Result<Changelog
                     Some(lowering::Unkeyed::DroppedKey(k)) => k.as_str(),
                     _ => "",
                 };
+                // A join's right column renamed after a left one (`customer_id0`) is named
+                // as the user wrote it.
+                let what = match l.renamed.get(key) {
+                    Some(written) => format!("`{written}` of the join's right side"),
+                    None => format!("`{key}`"),
+                };
                 Diagnostic::error(
                     Code::UpdatingInput,
                     format!(
-                        "model `{model}`: the SELECT list drops `{key}`, the key of its updating input"
+                        "model `{model}`: the SELECT list drops {what}, the key of its updating input"
                     ),
                 )
                 .with_span(l.from_span.clone())
@@ -445,12 +451,29 @@ fn sink_changelog(l: &Lowering<'_>, declared: &Declared<'_>) -> Result<Changelog
                     format!("remove `key:` from {model} in streamform.yml"),
                 ));
             }
+            if key != derived && l.other_keys.contains(key) {
+                return Ok(Changelog::Upsert(key.clone()));
+            }
             if key != derived {
                 let what = if has_aggregate { "its GROUP BY" } else { "its input" };
                 let declared_key = if key.is_empty() { "no key".to_string() } else { format!("key [{}]", key.join(", ")) };
                 return Err(key_err(
                     format!("model `{model}` declares {declared_key}, but {what} produces upsert({})", derived.join(", ")),
-                    format!("declare `key: [{}]`", derived.join(", ")),
+                    {
+                        let others: Vec<String> = l
+                            .other_keys
+                            .iter()
+                            .map(|k| format!("[{}]", k.join(", ")))
+                            .collect();
+                        match others.as_slice() {
+                            [] => format!("declare `key: [{}]`", derived.join(", ")),
+                            _ => format!(
+                                "declare `key: [{}]` (or {}, which identify its rows too)",
+                                derived.join(", "),
+                                others.join(" or ")
+                            ),
+                        }
+                    },
                 ));
             }
             Ok(Changelog::Upsert(derived.clone()))

@@ -83,27 +83,39 @@ impl Lowering<'_> {
                 "give each output column its own name with AS",
             ));
         }
+        // A key's columns under their output names, or the first column it loses.
+        let map_key = |key: &[String]| -> Result<Vec<String>, String> {
+            key.iter()
+                .map(|k| {
+                    items
+                        .iter()
+                        .find_map(|i| match &i.expr {
+                            Expr::Column { name, .. } if name == k => Some(i.name.clone()),
+                            _ => None,
+                        })
+                        .ok_or_else(|| k.clone())
+                })
+                .collect()
+        };
+        self.other_keys = self
+            .other_keys
+            .iter()
+            .filter_map(|k| map_key(k).ok())
+            .collect();
         if let Changelog::Upsert(key) = &self.changelog {
             // Without its key an update's two halves still come as a pair, but nothing
             // names the row they change: a retracting changelog, which an aggregate can
             // fold and a model's output cannot carry (docs/changing-tables.md).
-            let mut out_key = Vec::new();
-            for k in key {
-                match items.iter().find_map(|i| match &i.expr {
-                    Expr::Column { name, .. } if name == k => Some(i.name.clone()),
-                    _ => None,
-                }) {
-                    Some(name) => out_key.push(name),
-                    None => {
-                        self.unkeyed = Some(Unkeyed::DroppedKey(k.clone()));
-                        break;
-                    }
+            self.changelog = match map_key(key) {
+                Ok(out_key) => Changelog::Upsert(out_key),
+                // Another key the projection keeps still names the rows.
+                Err(_) if !self.other_keys.is_empty() => {
+                    Changelog::Upsert(self.other_keys.remove(0))
                 }
-            }
-            self.changelog = if out_key.len() == key.len() {
-                Changelog::Upsert(out_key)
-            } else {
-                Changelog::Retract
+                Err(lost) => {
+                    self.unkeyed = Some(Unkeyed::DroppedKey(lost));
+                    Changelog::Retract
+                }
             };
         }
         let identity = items.len() == self.schema.len()
