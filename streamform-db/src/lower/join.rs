@@ -203,10 +203,12 @@ impl Lowering<'_> {
         // A side that updates has each change retracted and added again (docs/joins.md,
         // "Tables that change"); an outer join deletes the padded rows it inserted. Either
         // way the joined rows have no key: an aggregate over them takes the retractions back.
-        let updating = [("left", &left), ("right", &right)]
-            .into_iter()
-            .find(|(_, s)| s.changelog.is_updating())
-            .map(|(side, _)| side);
+        let updating = match (left.changelog.is_updating(), right.changelog.is_updating()) {
+            (true, true) => Some("two sides carry"),
+            (true, false) => Some("left side carries"),
+            (false, true) => Some("right side carries"),
+            (false, false) => None,
+        };
         let mut keys = match updating {
             Some(_) => upsert_keys(kind, &on, &left, &right, &schema),
             None => Vec::new(),

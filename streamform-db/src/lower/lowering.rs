@@ -57,8 +57,8 @@ pub(super) enum Unkeyed {
     Union,
     /// An outer join: a padded row is deleted when its match arrives.
     OuterJoin(streamform_ir::JoinKind),
-    /// A join with an updating side (`left` or `right`): a change on it retracts the
-    /// joined rows and adds them again.
+    /// A join with an updating side (which ones, as the message says them: `left side
+    /// carries`): a change on it retracts the joined rows and adds them again.
     UpdatingJoin(&'static str),
 }
 

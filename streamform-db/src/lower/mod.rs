@@ -395,7 +395,7 @@ fn sink_changelog(l: &Lowering<'_>, declared: &Declared<'_>) -> Result<Changelog
             Some(lowering::Unkeyed::UpdatingJoin(side)) => Diagnostic::error(
                 Code::UpdatingInput,
                 format!(
-                    "model `{model}`: the join's {side} side carries updates, so the join retracts each row it joined and adds it again as that side changes, and its rows have no key a model could output"
+                    "model `{model}`: the join's {side} updates, so the join retracts each row it joined and adds it again as a side changes, and its rows have no key a model could output"
                 ),
             )
             .with_span(l.from_span.clone())
