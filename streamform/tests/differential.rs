@@ -1826,7 +1826,7 @@ fn open_cards_on_flink_match_the_simulator_when_a_joined_row_stops_matching() {
     );
 }
 
-/// A LEFT JOIN of two tables on the key they share, upserted by the left side's key.
+/// A LEFT JOIN of two tables on the key they share, under an aggregate per customer.
 #[test]
 #[ignore = "needs the integration environment: run integration/up, then integration/test"]
 fn tier_limits_on_flink_match_the_simulator_with_a_left_join_of_two_tables() {
@@ -1836,7 +1836,7 @@ fn tier_limits_on_flink_match_the_simulator_with_a_left_join_of_two_tables() {
     );
 }
 
-/// A RIGHT JOIN of two tables on the key they share, upserted by the right side's key.
+/// A RIGHT JOIN of two tables on the key they share, under an aggregate per customer.
 #[test]
 #[ignore = "needs the integration environment: run integration/up, then integration/test"]
 fn limit_tiers_on_flink_match_the_simulator_with_a_right_join_of_two_tables() {

@@ -209,9 +209,13 @@ impl Lowering<'_> {
             (false, true) => Some("right side carries"),
             (false, false) => None,
         };
+        // An outer join of a side that updates has keys too on Flink, but Flink 2.0 and 2.2
+        // write different records under them (2.0 reads the tables without the old half of
+        // an update, and skips the padded row between the two): its rows are folded by an
+        // aggregate, or not written at all (docs/joins.md, "Tables that change").
         let mut keys = match updating {
-            Some(_) => upsert_keys(kind, &on, &left, &right, &schema),
-            None => Vec::new(),
+            Some(_) if kind == JoinKind::Inner => upsert_keys(&on, &left, &right, &schema),
+            _ => Vec::new(),
         };
         let upsert_key = (!keys.is_empty()).then(|| keys.remove(0));
         (self.changelog, self.unkeyed) = match (upsert_key, updating) {
@@ -237,16 +241,14 @@ impl Lowering<'_> {
     }
 }
 
-/// The keys a join's output is upserted by when a side updates, as Flink's planner derives
-/// them (docs/joins.md, "Tables that change"): a side's key counts only when it holds that
-/// side's join key columns (Flink distributes the join by them); it identifies the joined
-/// rows when the other side has at most one row per join key (its key is among the join
-/// key columns) and the join does not pad the key's side with nulls; both sides' keys
-/// together identify them in any join. The left side's key comes first, then the right's
+/// The keys an inner join's output is upserted by when a side updates, as Flink's planner
+/// derives them (docs/joins.md, "Tables that change"): a side's key counts only when it
+/// holds that side's join key columns (Flink distributes the join by them); it identifies
+/// the joined rows when the other side has at most one row per join key (its key is among
+/// the join key columns); both sides' keys together identify them too. The left side's key comes first, then the right's
 /// (under its columns' names in the join), then both; none when no key qualifies, and the
 /// rows are retracted and added again with no key.
 fn upsert_keys(
-    kind: JoinKind,
     on: &[(String, String)],
     left: &Stream,
     right: &Stream,
@@ -291,10 +293,10 @@ fn upsert_keys(
             keys.push(k);
         }
     };
-    if right_unique && !kind.right_outer() {
+    if right_unique {
         left_kept.iter().cloned().for_each(&mut add);
     }
-    if left_unique && !kind.left_outer() {
+    if left_unique {
         right_kept.iter().cloned().for_each(&mut add);
     }
     for l in &left_kept {

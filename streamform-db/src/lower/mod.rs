@@ -399,7 +399,7 @@ fn sink_changelog(l: &Lowering<'_>, declared: &Declared<'_>) -> Result<Changelog
                 ),
             )
             .with_span(l.from_span.clone())
-            .with_help("aggregate over the join (GROUP BY) in this model, which takes the retractions back; only a join of sides keyed by its join key has a key its rows can be written under (docs/joins.md, \"Tables that change\")"),
+            .with_help("aggregate over the join (GROUP BY) in this model, which takes the retractions back; only an inner join of sides keyed by its join key has a key its rows can be written under (docs/joins.md, \"Tables that change\")"),
             Some(lowering::Unkeyed::Union) => Diagnostic::error(
                 Code::UpdatingInput,
                 format!(
