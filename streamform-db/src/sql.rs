@@ -455,9 +455,23 @@ impl CteScope {
             SetExpr::Select(s) => s,
             _ => return Ok(()),
         };
-        let Some(relation) = s.from.first_mut().map(|t| &mut t.relation) else {
-            return Ok(());
-        };
+        // Every relation the SELECT reads: its FROM's, and each join's.
+        for from in &mut s.from {
+            self.replace_relation(model, text, &mut from.relation)?;
+            for join in &mut from.joins {
+                self.replace_relation(model, text, &mut join.relation)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// [`CteScope::replace_reads`] in one relation a SELECT reads.
+    fn replace_relation(
+        &mut self,
+        model: &str,
+        text: &str,
+        relation: &mut TableFactor,
+    ) -> Result<(), Diagnostic> {
         match relation {
             TableFactor::Derived { subquery, .. } => self.inline(model, text, subquery),
             TableFactor::Table {

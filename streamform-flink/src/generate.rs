@@ -735,7 +735,7 @@ fn pre_aggregated_join(plan: &ModelPlan) -> Option<Finding> {
             "model `{}`: Flink 2.2 may split this aggregate over an inner join in two (a first aggregate below the join), because the application's state reaches several sinks; its updates then come in fewer steps than the simulator's, ending at the same rows",
             plan.name
         ),
-        help: "compare final rows rather than every update for this model on Flink 2.2, or read the state that several sinks share from one model only, so that the application does not need the option".into(),
+        help: "on Flink 2.2 this model then skips some of the updates its fixtures state; to keep them alike, let only one model with a sink read each upsert source and each aggregate's model, so that no state reaches two sinks and the application needs no such option (docs/joins.md, \"Tables that change\")".into(),
     })
 }
 

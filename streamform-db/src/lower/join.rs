@@ -213,14 +213,35 @@ impl Lowering<'_> {
         // write different records under them (2.0 reads the tables without the old half of
         // an update, and skips the padded row between the two): its rows are folded by an
         // aggregate, or not written at all (docs/joins.md, "Tables that change").
+        // An equality between expressions of the two sides beside the key pairs is part of
+        // Flink's join key (it computes the expressions below the join), which no side's key
+        // then holds.
         let mut keys = match updating {
-            Some(_) if kind == JoinKind::Inner => upsert_keys(&on, &left, &right, &schema),
+            Some(_) if kind == JoinKind::Inner && !computed_key => {
+                upsert_keys(&on, &left, &right, &schema)
+            }
             _ => Vec::new(),
         };
         let upsert_key = (!keys.is_empty()).then(|| keys.remove(0));
         (self.changelog, self.unkeyed) = match (upsert_key, updating) {
             (Some(key), _) => (Changelog::Upsert(key), None),
-            (None, Some(side)) => (Changelog::Retract, Some(Unkeyed::UpdatingJoin(side))),
+            (None, Some(side)) => {
+                let why = if kind != JoinKind::Inner {
+                    format!(
+                        "it is a {} JOIN, under whose keys Flink 2.0 and 2.2 write different records",
+                        kind.name().to_uppercase()
+                    )
+                } else if computed_key {
+                    "its ON compares expressions of the two sides, which Flink makes part of the join key".to_string()
+                } else {
+                    let key: Vec<String> = on.iter().map(|(l, r)| format!("{l} = {r}")).collect();
+                    format!(
+                        "its rows are named only by a side's key that holds the join key ({}) while the other side has one row per join key, and neither side has such a key",
+                        key.join(", ")
+                    )
+                };
+                (Changelog::Retract, Some(Unkeyed::UpdatingJoin(side, why)))
+            }
             (None, None) if kind == JoinKind::Inner => (Changelog::Append, None),
             (None, None) => (Changelog::Retract, Some(Unkeyed::OuterJoin(kind))),
         };

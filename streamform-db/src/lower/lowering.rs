@@ -58,8 +58,9 @@ pub(super) enum Unkeyed {
     /// An outer join: a padded row is deleted when its match arrives.
     OuterJoin(streamform_ir::JoinKind),
     /// A join with an updating side (which ones, as the message says them: `left side
-    /// carries`): a change on it retracts the joined rows and adds them again.
-    UpdatingJoin(&'static str),
+    /// carries`) and why its rows have no key: a change on it retracts the joined rows and
+    /// adds them again.
+    UpdatingJoin(&'static str, String),
 }
 
 /// The output of one branch of the model, while another is lowered (docs/sql.md, "Several

@@ -392,10 +392,10 @@ fn sink_changelog(l: &Lowering<'_>, declared: &Declared<'_>) -> Result<Changelog
             )
             .with_span(l.from_span.clone())
             .with_help("aggregate over the join (GROUP BY), which takes the deletes back, or write an inner JOIN, which only inserts"),
-            Some(lowering::Unkeyed::UpdatingJoin(side)) => Diagnostic::error(
+            Some(lowering::Unkeyed::UpdatingJoin(side, why)) => Diagnostic::error(
                 Code::UpdatingInput,
                 format!(
-                    "model `{model}`: the join's {side} updates, so the join retracts each row it joined and adds it again as a side changes, and its rows have no key a model could output"
+                    "model `{model}`: the join's {side} updates, so the join retracts each row it joined and adds it again as a side changes, and its rows have no key a model could output: {why}"
                 ),
             )
             .with_span(l.from_span.clone())
