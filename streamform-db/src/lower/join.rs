@@ -298,12 +298,15 @@ fn upsert_keys(
     let right_kept: Vec<Vec<String>> = rks
         .iter()
         .filter(|k| holds(1, k))
-        .map(|k| {
-            // A right column's name in the join's output (`customer_id0`).
+        .filter_map(|k| {
+            // A right column's name in the join's output (`customer_id0`); a key with a
+            // column the side does not have names nothing.
             k.iter()
-                .filter_map(|c| right.schema.iter().position(|f| &f.name == c))
-                .map(|at| schema[left.schema.len() + at].name.clone())
-                .collect()
+                .map(|c| {
+                    let at = right.schema.iter().position(|f| &f.name == c)?;
+                    Some(schema[left.schema.len() + at].name.clone())
+                })
+                .collect::<Option<Vec<String>>>()
         })
         .collect();
     let left_unique = lks.iter().any(|k| joined(0, k));
