@@ -868,10 +868,15 @@ pub struct FixtureDef {
     pub sources: Vec<String>,
     /// Per event, the number of its source in `sources`; empty when there is one source.
     pub event_sources: Vec<usize>,
-    /// The typed `late` events, in the top source's column order.
+    /// The typed `late` events, each in its source's column order.
     pub late: Vec<Vec<streamform_ir::Value>>,
+    /// Per `late` event, the number of its source in `sources`; empty when there is one
+    /// source.
+    pub late_sources: Vec<usize>,
     /// The top source's columns, which `events` and `late` follow.
     pub source_columns: Vec<streamform_ir::Field>,
+    /// Each source's columns, by its number in `sources`, which its events follow.
+    pub columns: Vec<Vec<streamform_ir::Field>>,
     /// Problems with the fixture; it runs only when there are none.
     pub diagnostics: Vec<Diagnostic>,
 }
@@ -893,7 +898,9 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
         sources: Vec::new(),
         event_sources: Vec::new(),
         late: Vec::new(),
+        late_sources: Vec::new(),
         source_columns: Vec::new(),
+        columns: Vec::new(),
         diagnostics: Vec::new(),
     };
     let Some(text) = text_of(db, file, &mut diagnostics) else {
@@ -1037,6 +1044,7 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
             if si == 0 {
                 def.source_columns = one.source_columns.clone();
             }
+            def.columns.push(one.source_columns.clone());
         }
         def.deletes.sort_unstable();
         def.watermarks = watermarks.into_values().collect();
@@ -1063,6 +1071,7 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
             );
         }
         late.sort_by_key(|(i, _)| *i);
+        def.late_sources = late.iter().map(|(i, _)| late_of[*i].unwrap_or(0)).collect();
         def.late = late.into_iter().map(|(_, row)| row).collect();
     }
     def.sources = names;
@@ -1112,6 +1121,7 @@ fn type_source_events(
     fixture::check_changes(shape, (key, &columns), source_name, diagnostics);
     def.deletes = shape.deletes.clone();
     def.source_columns = node.schema.clone();
+    def.columns = vec![node.schema.clone()];
     let event_time = match &node.op {
         streamform_ir::Operator::Source {
             event_time: Some(t),
@@ -1250,12 +1260,28 @@ pub struct FixtureRun {
     /// node, its id, the (key, window) pairs open, the watermark the first fires at, and
     /// the sources upstream that saw nothing and held its watermark back.
     pub open_windows: Vec<(String, usize, i64, Vec<String>)>,
+    /// The interval joins still keeping unmatched rows when the fixture ended, which they
+    /// would pad later: as `open_windows`, with the watermark the first is padded at.
+    pub waiting_rows: Vec<(String, usize, i64, Vec<String>)>,
+    /// The rows each interval join padded: its id, then the left and the right rows.
+    pub padded: Vec<(String, [usize; 2])>,
     /// The top source's columns, which the late events' values follow.
     pub source_columns: Vec<streamform_ir::Field>,
+    /// Each source's columns, by its number, which a late event of it follows.
+    pub columns: Vec<Vec<streamform_ir::Field>>,
     /// The model's output columns, which the records' values follow.
     pub schema: Vec<streamform_ir::Field>,
     /// Whether every position matches and the simulator did not fail.
     pub passed: bool,
+}
+
+impl FixtureRun {
+    /// The columns of source number `source`, which its late events follow.
+    pub fn source_columns_of(&self, source: usize) -> &[streamform_ir::Field] {
+        self.columns
+            .get(source)
+            .map_or(self.source_columns.as_slice(), Vec::as_slice)
+    }
 }
 
 /// Runs one fixture. `None` when the fixture or its model does not check.
@@ -1278,7 +1304,10 @@ pub fn fixture_result(db: &dyn Db, project: Project, file: SourceFile) -> Option
         late_dropped: 0,
         late: Vec::new(),
         open_windows: Vec::new(),
+        waiting_rows: Vec::new(),
+        padded: Vec::new(),
         source_columns: def.source_columns.clone(),
+        columns: def.columns.clone(),
         schema: schema.clone(),
         passed: false,
     };
@@ -1288,17 +1317,24 @@ pub fn fixture_result(db: &dyn Db, project: Project, file: SourceFile) -> Option
             run.events_processed = out.events_processed;
             run.changes_emitted = out.changes.len();
             run.late_dropped = dropped.len();
-            run.open_windows = out
-                .open_windows
+            let pending = |list: &[streamform_sim::OpenWindows]| -> Vec<_> {
+                list.iter()
+                    .map(|w| {
+                        (
+                            w.node.to_string(),
+                            w.count,
+                            w.first_fires_at,
+                            w.held_back_by.clone(),
+                        )
+                    })
+                    .collect()
+            };
+            run.open_windows = pending(&out.open_windows);
+            run.waiting_rows = pending(&out.waiting_rows);
+            run.padded = out
+                .padded
                 .iter()
-                .map(|w| {
-                    (
-                        w.node.to_string(),
-                        w.count,
-                        w.first_fires_at,
-                        w.held_back_by.clone(),
-                    )
-                })
+                .map(|(node, sides)| (node.to_string(), *sides))
                 .collect();
             let actual: Vec<Expected> = out
                 .changes
@@ -1312,7 +1348,13 @@ pub fn fixture_result(db: &dyn Db, project: Project, file: SourceFile) -> Option
             for (row, change) in run.rows.iter_mut().zip(out.changes.iter()) {
                 row.before = change.before.map(<[streamform_ir::Value]>::to_vec);
             }
-            run.late = fixture::compare_late(&def.source_columns, &def.late, &dropped);
+            let listed: Vec<(usize, Vec<streamform_ir::Value>)> = def
+                .late
+                .iter()
+                .enumerate()
+                .map(|(i, row)| (def.late_sources.get(i).copied().unwrap_or(0), row.clone()))
+                .collect();
+            run.late = fixture::compare_late(&def.columns, &def.sources, &listed, &dropped);
             run.passed = run.rows.iter().all(|r| r.problem.is_none())
                 && run.late.iter().all(|r| r.problem.is_none());
         }
@@ -1343,7 +1385,7 @@ fn event_position(db: &dyn Db, file: SourceFile, n: usize) -> Option<(usize, usi
 fn simulate(
     chain: &[ModelPlan],
     def: &FixtureDef,
-    dropped: &mut Vec<(Vec<streamform_ir::Value>, Option<String>)>,
+    dropped: &mut Vec<(usize, Vec<streamform_ir::Value>, Option<String>)>,
 ) -> Result<streamform_sim::Output, (streamform_sim::SimError, usize)> {
     let mut sim = streamform_sim::Simulator::new(chain).map_err(|e| (e, 0))?;
     let advance = |sim: &mut streamform_sim::Simulator, at: i64, source: Option<usize>| {
@@ -1367,9 +1409,9 @@ fn simulate(
             sim.push_to(source, event)
         };
         match pushed {
-            Ok(streamform_sim::Arrival::Dropped) => dropped.push((event.clone(), None)),
-            Ok(streamform_sim::Arrival::DroppedByWindow(node)) => {
-                dropped.push((event.clone(), Some(node.to_string())));
+            Ok(streamform_sim::Arrival::Dropped) => dropped.push((source, event.clone(), None)),
+            Ok(streamform_sim::Arrival::DroppedBy(node)) => {
+                dropped.push((source, event.clone(), Some(node.to_string())));
             }
             Ok(streamform_sim::Arrival::Delivered) => {}
             // The failing event is counted as pushed, not as delivered.

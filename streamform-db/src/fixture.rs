@@ -991,25 +991,43 @@ pub struct RowComparison {
 pub struct LateComparison {
     /// The event listed at this position; `None` past the end of `late`.
     pub listed: Option<Vec<Value>>,
+    /// The number of the listed event's source (0 when none is listed).
+    pub listed_source: usize,
     /// The event dropped at this position; `None` when fewer were dropped.
     pub dropped: Option<Vec<Value>>,
+    /// The number of the dropped event's source (0 when none was dropped).
+    pub dropped_source: usize,
     /// The window node that dropped it because every window it belongs to had fired;
     /// `None` when the source dropped it as behind the watermark, or none was dropped.
     pub by_window: Option<String>,
+    /// The interval join that dropped it, which it reached after its last chance to match
+    /// and met none of the rows kept (docs/joins.md, "Joins in time").
+    pub by_join: Option<String>,
     /// `None` when the two are the same event; otherwise what is wrong.
     pub problem: Option<String>,
 }
 
 /// Compares the `late` list with the events dropped, position by position: every dropped
-/// event must be listed, in order, and every listed event dropped. `columns` are the
-/// source's, which both follow.
+/// event must be listed, in order, and every listed event dropped. Each is (the number of
+/// its source, its values), and `columns` are each source's, which its values follow.
 pub fn compare_late(
-    columns: &[Field],
-    listed: &[Vec<Value>],
-    dropped: &[(Vec<Value>, Option<String>)],
+    columns: &[Vec<Field>],
+    sources: &[String],
+    listed: &[(usize, Vec<Value>)],
+    dropped: &[(usize, Vec<Value>, Option<String>)],
 ) -> Vec<LateComparison> {
-    let differs = |l: &[Value], d: &[Value]| {
+    let differs = |(ls, l): (usize, &[Value]), (ds, d): (usize, &[Value])| {
+        if ls != ds {
+            let name = |s: usize| sources.get(s).map_or("?", String::as_str).to_string();
+            return Some(format!(
+                "listed an event of source `{}`, but an event of source `{}` was dropped here; list the dropped events as given, with their sources, in the order they arrive",
+                name(ls),
+                name(ds)
+            ));
+        }
         columns
+            .get(ls)
+            .map_or(&[][..], Vec::as_slice)
             .iter()
             .zip(l.iter().zip(d))
             .find(|(_, (x, y))| !values_match(x, y))
@@ -1025,21 +1043,28 @@ pub fn compare_late(
     (0..listed.len().max(dropped.len()))
         .map(|i| {
             let (l, d) = (listed.get(i), dropped.get(i));
-            let by_window = d.and_then(|(_, by)| by.clone());
-            let d = d.map(|(d, _)| d);
+            let by = d.and_then(|(_, _, by)| by.clone());
+            let joined = by.as_deref().and_then(streamform_ir::NodeId::parse).is_some_and(|id| {
+                id.kind == streamform_ir::NodeKind::IntervalJoin
+            });
+            let (by_window, by_join) = if joined { (None, by) } else { (by, None) };
             let problem = match (l, d) {
-                (Some(l), Some(d)) => differs(l, d),
-                (None, Some(_)) => Some(match &by_window {
-                    None => "dropped as late but not acknowledged; list it under `late:` or set `late_events: keep` on the source".to_string(),
-                    Some(node) => format!("dropped by window `{node}`, whose windows for it had already closed, but not acknowledged; list it under `late:` (`late_events: keep` does not bring it back: a window never reopens)"),
+                (Some((ls, l)), Some((ds, d, _))) => differs((*ls, l), (*ds, d)),
+                (None, Some(_)) => Some(match (&by_window, &by_join) {
+                    (Some(node), _) => format!("dropped by window `{node}`, whose windows for it had already closed, but not acknowledged; list it under `late:` (`late_events: keep` does not bring it back: a window never reopens)"),
+                    (_, Some(node)) => format!("dropped by interval join `{node}`, which it reached after its last chance to match and which kept no row it meets, but not acknowledged; list it under `late:` (`late_events: keep` does not bring it back: the join no longer keeps the rows it could have met)"),
+                    _ => "dropped as late but not acknowledged; list it under `late:` or set `late_events: keep` on the source".to_string(),
                 }),
                 (Some(_), None) => Some("listed under `late:` but not dropped; remove it from `late:`".to_string()),
                 (None, None) => None,
             };
             LateComparison {
-                listed: l.cloned(),
-                dropped: d.cloned(),
+                listed: l.map(|(_, v)| v.clone()),
+                listed_source: l.map_or(0, |(s, _)| *s),
+                dropped: d.map(|(_, v, _)| v.clone()),
+                dropped_source: d.map_or(0, |(s, _, _)| *s),
                 by_window,
+                by_join,
                 problem,
             }
         })

@@ -405,11 +405,17 @@ pub struct LateRow {
     /// when the source dropped it as behind the watermark.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub by_window: Option<String>,
+    /// The interval join that dropped it, reached after its last chance to match with no
+    /// kept row to meet (docs/joins.md, "Joins in time"); omitted otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by_join: Option<String>,
     /// `null` when the two are the same event.
     pub problem: Option<String>,
 }
 
 /// The windows of one window node still open when a fixture ended: they emitted nothing.
+/// For an interval join (in `waiting_rows`), its unmatched rows still kept, the first
+/// padded when the watermark reaches `first_fires_at`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OpenWindows {
@@ -463,6 +469,10 @@ pub struct FixtureReport {
     /// The windows still open at the end of the fixture; omitted when there are none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub open_windows: Vec<OpenWindows>,
+    /// The interval joins still keeping unmatched rows at the end of the fixture, which
+    /// they would pad later (docs/joins.md, "Joins in time"); omitted when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waiting_rows: Vec<OpenWindows>,
 }
 
 /// What `test --json` prints.
@@ -537,9 +547,16 @@ impl TestReport {
                     .late
                     .iter()
                     .map(|l| LateRow {
-                        listed: l.listed.as_ref().map(|v| object(&run.source_columns, v)),
-                        dropped: l.dropped.as_ref().map(|v| object(&run.source_columns, v)),
+                        listed: l
+                            .listed
+                            .as_ref()
+                            .map(|v| object(run.source_columns_of(l.listed_source), v)),
+                        dropped: l
+                            .dropped
+                            .as_ref()
+                            .map(|v| object(run.source_columns_of(l.dropped_source), v)),
                         by_window: l.by_window.clone(),
+                        by_join: l.by_join.clone(),
                         problem: l.problem.clone(),
                     })
                     .collect(),
@@ -547,16 +564,8 @@ impl TestReport {
                     message: e.message.clone(),
                     help: e.help.to_string(),
                 }),
-                open_windows: run
-                    .open_windows
-                    .iter()
-                    .map(|(node, count, at, held)| OpenWindows {
-                        node: node.clone(),
-                        count: *count as u64,
-                        first_fires_at: streamform_ir::time::format_rfc3339(*at),
-                        held_back_by: held.clone(),
-                    })
-                    .collect(),
+                open_windows: pending(&run.open_windows),
+                waiting_rows: pending(&run.waiting_rows),
             })
             .collect();
         TestReport {
@@ -714,4 +723,17 @@ impl Graph {
             cycles: graph.cycles.clone(),
         }
     }
+}
+
+/// The windows still open, or the rows an interval join still keeps unmatched, as the
+/// report lists them.
+fn pending(list: &[(String, usize, i64, Vec<String>)]) -> Vec<OpenWindows> {
+    list.iter()
+        .map(|(node, count, at, held)| OpenWindows {
+            node: node.clone(),
+            count: *count as u64,
+            first_fires_at: streamform_ir::time::format_rfc3339(*at),
+            held_back_by: held.clone(),
+        })
+        .collect()
 }

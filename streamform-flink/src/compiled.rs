@@ -85,6 +85,8 @@ enum Role {
     Deduplicate,
     /// A regular join: identified, as the deduplication is, by the sinks it feeds.
     Join,
+    /// An interval join: identified as a regular join is.
+    IntervalJoin,
     /// The changelog normalization of an upsert source: identified by the scan it reads.
     Normalize,
     /// Holds no state.
@@ -106,6 +108,7 @@ fn role(kind: &str) -> Role {
         | "stream-exec-global-window-aggregate" => Role::Aggregation,
         "stream-exec-deduplicate" => Role::Deduplicate,
         "stream-exec-join" => Role::Join,
+        "stream-exec-interval-join" => Role::IntervalJoin,
         "stream-exec-changelog-normalize" => Role::Normalize,
         "stream-exec-calc"
         | "stream-exec-exchange"
@@ -186,7 +189,7 @@ pub fn pin(
                     _ => None,
                 }
             }
-            Role::Deduplicate | Role::Join => {
+            Role::Deduplicate | Role::Join | Role::IntervalJoin => {
                 structural.push(at);
                 continue;
             }
@@ -212,6 +215,7 @@ pub fn pin(
         let kind = match node.role {
             Role::Deduplicate => NodeKind::Deduplicate,
             Role::Join => NodeKind::Join,
+            Role::IntervalJoin => NodeKind::IntervalJoin,
             _ => NodeKind::Aggregate,
         };
         let sinks = graph.sinks_below(at, tables);
@@ -221,9 +225,21 @@ pub fn pin(
             .filter(|(id, fed)| **fed == sinks && !taken.contains(id.as_str()))
             .map(|(id, _)| id)
             .collect();
-        match candidates.as_slice() {
-            [one] => {
+        // A node Flink planned once per reader (a join a window model reads written out
+        // again in its query): the copy feeding only some of its sinks stands for the node
+        // towards those sinks, named after them.
+        let part: Vec<&String> = feeds
+            .of_kind(kind)
+            .filter(|(_, fed)| !sinks.is_empty() && sinks.is_subset(fed) && **fed != sinks)
+            .map(|(id, _)| id)
+            .collect();
+        match (candidates.as_slice(), part.as_slice()) {
+            ([one], _) => {
                 identities.insert(at, (*one).clone());
+            }
+            ([], [one]) => {
+                let towards: Vec<&str> = sinks.iter().map(String::as_str).collect();
+                identities.insert(at, format!("{one}@{}", towards.join("+")));
             }
             _ => unidentified.push(node.label()),
         }
@@ -480,7 +496,8 @@ impl IrFeeds {
                             NodeKind::Aggregate
                             | NodeKind::Window
                             | NodeKind::Deduplicate
-                            | NodeKind::Join,
+                            | NodeKind::Join
+                            | NodeKind::IntervalJoin,
                         ) => n.id.to_string(),
                         _ => return None,
                     };

@@ -282,6 +282,7 @@ pub fn generate(
                 streamform_ir::NodeKind::Window
                     | streamform_ir::NodeKind::Union
                     | streamform_ir::NodeKind::Join
+                    | streamform_ir::NodeKind::IntervalJoin
             )
         });
         let query = if written {
@@ -1074,6 +1075,12 @@ fn view_query(
             Operator::Join { kind, on, filter } => {
                 regular_join(node, (*kind, on, filter.as_ref()), &inputs, i)
             }
+            Operator::IntervalJoin {
+                kind,
+                on,
+                bounds,
+                filter,
+            } => interval_join(node, (*kind, on, bounds, filter.as_ref()), &inputs, i),
             Operator::Sort { .. } => unreachable!("ORDER BY is refused before generation"),
         };
         rendered.insert(&node.id, (i, q));
@@ -1161,6 +1168,114 @@ fn regular_join(
     inputs: &[Relation],
     i: usize,
 ) -> String {
+    let (l, r, mut condition) = join_sides(node, on, inputs, i, &[]);
+    if let Some(f) = filter {
+        condition.push(expr(f));
+    }
+    let join = join_keyword(kind);
+    // Retention as Flink's state TTL on both sides, keyed by their aliases.
+    let hint = match &node.state {
+        State::Keyed(k) if k.retention != Retention::Unbounded => {
+            let ttl = string_literal(&k.retention.to_string());
+            format!(
+                "/*+ STATE_TTL({} = {ttl}, {} = {ttl}) */ ",
+                string_literal(&format!("l{i}")),
+                string_literal(&format!("r{i}"))
+            )
+        }
+        _ => String::new(),
+    };
+    format!(
+        "SELECT {hint}* FROM ({l}) AS {} {join} ({r}) AS {} ON {}",
+        ident(&format!("l{i}")),
+        ident(&format!("r{i}")),
+        condition.join(" AND ")
+    )
+}
+
+/// `JOIN`, `LEFT JOIN`, `RIGHT JOIN` or `FULL JOIN`.
+fn join_keyword(kind: streamform_ir::JoinKind) -> &'static str {
+    match kind {
+        streamform_ir::JoinKind::Inner => "JOIN",
+        streamform_ir::JoinKind::Left => "LEFT JOIN",
+        streamform_ir::JoinKind::Right => "RIGHT JOIN",
+        streamform_ir::JoinKind::Full => "FULL JOIN",
+    }
+}
+
+/// An interval join of the two inputs (docs/joins.md, "Joins in time"): each side as a
+/// regular join's, but for its time attribute, which Flink must see to plan an interval
+/// join; the time condition as `BETWEEN`, which Flink reads as its two bounds. Flink keeps
+/// both time attributes after the join and refuses to write two to one table, so the one
+/// the plan does not keep (`node.time`) is cast to a plain TIMESTAMP(3).
+fn interval_join(
+    node: &Node,
+    (kind, on, bounds, filter): (
+        streamform_ir::JoinKind,
+        &[(String, String)],
+        &streamform_ir::TimeBounds,
+        Option<&Expr>,
+    ),
+    inputs: &[Relation],
+    i: usize,
+) -> String {
+    let times = [bounds.left_time.clone(), bounds.right_time.clone()];
+    let (l, r, mut condition) = join_sides(node, on, inputs, i, &times);
+    let at = |ms: i64| {
+        let right = format!("{}.{}", ident(&format!("r{i}")), ident(&bounds.right_time));
+        match ms {
+            0 => right,
+            ms if ms < 0 => format!("{right} - {}", delay_interval(ms.unsigned_abs())),
+            ms => format!("{right} + {}", delay_interval(ms.unsigned_abs())),
+        }
+    };
+    condition.push(format!(
+        "{}.{} BETWEEN {} AND {}",
+        ident(&format!("l{i}")),
+        ident(&bounds.left_time),
+        at(bounds.lower),
+        at(bounds.upper)
+    ));
+    if let Some(f) = filter {
+        condition.push(expr(f));
+    }
+    let cols: Vec<String> = node
+        .schema
+        .iter()
+        .map(|f| {
+            if times.contains(&f.name) && node.time.as_ref() != Some(&f.name) {
+                format!(
+                    "CAST({} AS TIMESTAMP(3)) AS {}",
+                    ident(&f.name),
+                    ident(&f.name)
+                )
+            } else {
+                ident(&f.name)
+            }
+        })
+        .collect();
+    format!(
+        "SELECT {} FROM ({l}) AS {} {} ({r}) AS {} ON {}",
+        cols.join(", "),
+        ident(&format!("l{i}")),
+        join_keyword(kind),
+        ident(&format!("r{i}")),
+        condition.join(" AND ")
+    )
+}
+
+/// The two sides of a join as subqueries whose columns carry the join's output names (a
+/// right column renamed where the left has its name), so that ON and the filter name every
+/// column unqualified, and the equalities of `on` between them. An event-time column is
+/// cast to a plain TIMESTAMP(3) (a regular join ends event time, and Flink refuses to write
+/// two time attributes to one table), but for the `kept` ones, by their output names.
+fn join_sides(
+    node: &Node,
+    on: &[(String, String)],
+    inputs: &[Relation],
+    i: usize,
+    kept: &[String],
+) -> (String, String, Vec<String>) {
     let [left, right] = inputs else {
         unreachable!("a join reads two inputs")
     };
@@ -1172,7 +1287,7 @@ fn regular_join(
             .iter()
             .map(|f| {
                 let out = names.next().unwrap_or(&f.name).to_string();
-                let e = if f.ty == streamform_ir::DataType::Timestamp {
+                let e = if f.ty == streamform_ir::DataType::Timestamp && !kept.contains(&out) {
                     format!("CAST({} AS TIMESTAMP(3))", ident(&f.name))
                 } else {
                     ident(&f.name)
@@ -1199,7 +1314,7 @@ fn regular_join(
             .position(|f| f.name == column)
             .map_or_else(|| column.to_string(), |p| names[p].clone())
     };
-    let mut condition: Vec<String> = on
+    let condition: Vec<String> = on
         .iter()
         .map(|(lc, rc)| {
             format!(
@@ -1211,33 +1326,7 @@ fn regular_join(
             )
         })
         .collect();
-    if let Some(f) = filter {
-        condition.push(expr(f));
-    }
-    let join = match kind {
-        streamform_ir::JoinKind::Inner => "JOIN",
-        streamform_ir::JoinKind::Left => "LEFT JOIN",
-        streamform_ir::JoinKind::Right => "RIGHT JOIN",
-        streamform_ir::JoinKind::Full => "FULL JOIN",
-    };
-    // Retention as Flink's state TTL on both sides, keyed by their aliases.
-    let hint = match &node.state {
-        State::Keyed(k) if k.retention != Retention::Unbounded => {
-            let ttl = string_literal(&k.retention.to_string());
-            format!(
-                "/*+ STATE_TTL({} = {ttl}, {} = {ttl}) */ ",
-                string_literal(&format!("l{i}")),
-                string_literal(&format!("r{i}"))
-            )
-        }
-        _ => String::new(),
-    };
-    format!(
-        "SELECT {hint}* FROM ({l}) AS {} {join} ({r}) AS {} ON {}",
-        ident(&format!("l{i}")),
-        ident(&format!("r{i}")),
-        condition.join(" AND ")
-    )
+    (l, r, condition)
 }
 
 /// UNION ALL of the inputs' rows, each as `SELECT <columns> FROM <input>`, the columns under

@@ -53,6 +53,7 @@ fn keyed() -> StateEntry {
         retention: "unbounded".into(),
         window: None,
         retracting: false,
+        bounds: None,
         digest: "4aead023aa01".repeat(6)[..64].to_string(),
     }
 }

@@ -191,6 +191,8 @@ pub enum Field {
     Retention,
     /// The window a window node keeps its state per.
     Window,
+    /// The time condition that bounds an interval join's state.
+    Bounds,
     /// The state digest.
     StateDigest,
 }
@@ -211,6 +213,7 @@ impl Field {
             Field::Accumulators => "accumulators",
             Field::Retention => "retention",
             Field::Window => "window",
+            Field::Bounds => "time bounds",
             Field::StateDigest => "state digest",
         }
     }
@@ -794,6 +797,7 @@ impl<'a> Context<'a> {
                     accumulators: a1,
                     retention: t1,
                     window: w1,
+                    bounds: b1,
                     digest: g1,
                     ..
                 },
@@ -801,12 +805,14 @@ impl<'a> Context<'a> {
                     accumulators: a2,
                     retention: t2,
                     window: w2,
+                    bounds: b2,
                     digest: g2,
                     ..
                 },
             ) => {
                 let window = |w: &Option<String>| w.clone().unwrap_or_else(|| "none".into());
                 add(Field::Window, w1 != w2, &|| (window(w1), window(w2)));
+                add(Field::Bounds, b1 != b2, &|| (window(b1), window(b2)));
                 add(Field::Accumulators, a1 != a2, &|| {
                     (columns(a1), columns(a2))
                 });
@@ -946,6 +952,7 @@ impl<'a> Context<'a> {
                     retention: t1,
                     window: w1,
                     retracting: r1,
+                    bounds: b1,
                     digest: g1,
                 },
                 StateEntry::Keyed {
@@ -954,6 +961,7 @@ impl<'a> Context<'a> {
                     retention: t2,
                     window: w2,
                     retracting: r2,
+                    bounds: b2,
                     digest: g2,
                 },
             ) => {
@@ -961,8 +969,24 @@ impl<'a> Context<'a> {
                 // key and the sides' columns (docs/joins.md): any change to it is a state
                 // of another shape. A changed condition keeps the rows, but what was
                 // emitted was matched under the old one.
-                let join = d.operator == "join" || r.operator == "join";
-                if join && g1 != g2 && r1 != r2 {
+                let joins = ["join", "interval_join"];
+                let join =
+                    joins.contains(&d.operator.as_str()) || joins.contains(&r.operator.as_str());
+                // An interval join whose time condition alone changed keeps its rows in the
+                // same layout; what changes is how long they are kept and what matched.
+                let only_bounds = b1 != b2
+                    && d.operator == r.operator
+                    && (k1, a1, t1, w1, r1) == (k2, a2, t2, w2, r2);
+                if only_bounds {
+                    out.add(
+                        BackfillRequired,
+                        format!(
+                            "the join's time condition changes from [{}] to [{}]: a row kept under the old one expires at another time, a row already expired cannot match under a wider one, and the rows already emitted were matched under the old one",
+                            b1.as_deref().unwrap_or("none"),
+                            b2.as_deref().unwrap_or("none")
+                        ),
+                    );
+                } else if join && g1 != g2 && r1 != r2 {
                     out.add(
                         StateIncompatible,
                         "the join's stored rows change shape: a side now updates or no longer does, and Flink keeps an updating side's rows by their key, an appending side's as counted rows (docs/joins.md, \"Tables that change\")",

@@ -120,6 +120,54 @@ fn render_node(out: &mut String, node: &Node, from: &[&str], inputs: &[String]) 
                 }
             }
         }
+        Operator::IntervalJoin {
+            kind,
+            on,
+            bounds,
+            filter,
+        } => {
+            let on: Vec<String> = on.iter().map(|(l, r)| format!("{l} = {r}")).collect();
+            let on = if on.is_empty() {
+                "no equal columns (every row meets every row of the other side)".to_string()
+            } else {
+                on.join(" AND ")
+            };
+            let _ = writeln!(out, "  kind={}\n  on={on}\n  time={bounds}", kind.name());
+            if let Some(f) = filter {
+                let _ = writeln!(out, "  where={f}");
+            }
+            let wait = |ms: i64| {
+                if ms >= 0 {
+                    format!("+ {}", crate::time::format_duration(ms.unsigned_abs()))
+                } else {
+                    format!("- {}", crate::time::format_duration(ms.unsigned_abs()))
+                }
+            };
+            let _ = writeln!(
+                out,
+                "  keeps=left rows until the watermark passes {} {}, right rows until it passes {} {}",
+                bounds.left_time,
+                wait(bounds.left_wait()),
+                bounds.right_time,
+                wait(bounds.right_wait())
+            );
+            let padded: Vec<&str> = [(kind.left_outer(), "left"), (kind.right_outer(), "right")]
+                .into_iter()
+                .filter_map(|(pads, side)| pads.then_some(side))
+                .collect();
+            if !padded.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "  pads=a {} row that matched nothing, once it is dropped",
+                    padded.join(" or ")
+                );
+            }
+            let _ = writeln!(
+                out,
+                "  watermark=held back by {}",
+                crate::time::format_duration(bounds.delay().unsigned_abs())
+            );
+        }
         Operator::Sort { keys } => {
             let keys: Vec<String> = keys
                 .iter()

@@ -12,7 +12,9 @@ use crate::plan::{Field, KeyedState, Node, NodeKind, State};
 /// `aggregate key=[customer_id] accumulators=[sum(amount): decimal(38,9)] retention=unbounded`;
 /// a deduplicate node stores its last row, so its accumulators are the row's columns; a
 /// window node's text names its window after the key,
-/// `window key=[page, window_start, window_end] window=tumble(size=1m) on viewed_at accumulators=[count(*): int64] retention=unbounded`.
+/// `window key=[page, window_start, window_end] window=tumble(size=1m) on viewed_at accumulators=[count(*): int64] retention=unbounded`;
+/// an interval join's names its time condition after the key,
+/// `interval_join key=[order_id=order_id] time=[shipped_at between ordered_at and ordered_at + 4h] accumulators=[…] retention=unbounded`.
 pub fn state_fingerprint(kind: NodeKind, state: &KeyedState) -> String {
     let accs: Vec<String> = state
         .accumulators
@@ -23,6 +25,7 @@ pub fn state_fingerprint(kind: NodeKind, state: &KeyedState) -> String {
         kind,
         &state.key,
         state.window.as_ref().map(ToString::to_string).as_deref(),
+        state.bounds.as_ref().map(ToString::to_string).as_deref(),
         state.retracting,
         &format!("[{}]", accs.join(", ")),
         &state.retention.to_string(),
@@ -35,11 +38,16 @@ pub fn fingerprint_text(
     kind: NodeKind,
     key: &[String],
     window: Option<&str>,
+    bounds: Option<&str>,
     retracting: bool,
     accumulators: &str,
     retention: &str,
 ) -> String {
     let window = window.map(|w| format!(" window={w}")).unwrap_or_default();
+    let window = match bounds {
+        Some(b) => format!("{window} time=[{b}]"),
+        None => window,
+    };
     let retracting = if retracting { " retracting" } else { "" };
     format!(
         "{} key=[{}]{window}{retracting} accumulators={accumulators} retention={retention}",
@@ -130,6 +138,7 @@ mod tests {
             retention: Retention::Unbounded,
             window: None,
             retracting: false,
+            bounds: None,
         }
     }
 

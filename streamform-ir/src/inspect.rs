@@ -76,12 +76,17 @@ fn render_node(out: &mut String, node: &NodeEntry) {
             retention,
             window,
             retracting,
+            bounds,
             digest,
         } => {
             let window = window
                 .as_ref()
                 .map(|w| format!(" window={w}"))
                 .unwrap_or_default();
+            let window = match bounds {
+                Some(b) => format!("{window} time=[{b}]"),
+                None => window,
+            };
             let retracting = if *retracting { " retracting" } else { "" };
             let _ = writeln!(
                 out,

@@ -181,6 +181,10 @@ pub enum StateEntry {
         /// input); omitted when they do not.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         retracting: bool,
+        /// An interval join's time condition, `ordered_at between shipped_at - 4h and
+        /// shipped_at`; omitted for every other node.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bounds: Option<String>,
         /// SHA-256 of the state fingerprint, 64 lowercase hex characters.
         digest: String,
     },
@@ -196,6 +200,7 @@ impl StateEntry {
             retention,
             window,
             retracting,
+            bounds,
             ..
         } = self
         else {
@@ -205,6 +210,7 @@ impl StateEntry {
             kind,
             keys,
             window.as_deref(),
+            bounds.as_deref(),
             *retracting,
             &render_columns(accumulators),
             retention,
@@ -714,6 +720,7 @@ fn node_entry(node: &Node, inputs: Vec<String>) -> NodeEntry {
                 retention: k.retention.to_string(),
                 window: k.window.as_ref().map(ToString::to_string),
                 retracting: k.retracting,
+                bounds: k.bounds.as_ref().map(ToString::to_string),
                 digest: digests.state_digest.unwrap_or_default(),
             },
         },
@@ -743,6 +750,7 @@ fn grouping(group_by: &[String], calls: &[crate::plan::AggCall]) -> String {
 /// | Deduplicate | `key=[payment_id] keep=last` |
 /// | Union | `all` (its inputs are the node's `inputs`) |
 /// | Join | `left on=[customer_id=customer_id]`, with the rest of ON: `inner on=[k=k] where (amount > limit)` |
+/// | IntervalJoin | `left on=[order_id=order_id] time=[shipped_at between ordered_at and ordered_at + 4h]`, and `where …` as a Join's |
 /// | Sort | `order=[reading DESC, sensor ASC]` |
 /// | Sink | `upsert kafka customer-metrics`, or `upsert` without a `sink:` |
 pub fn definition(op: &Operator) -> String {
@@ -783,6 +791,19 @@ pub fn definition(op: &Operator) -> String {
             match filter {
                 Some(f) => format!("{} on=[{}] where {f}", kind.name(), on.join(", ")),
                 None => format!("{} on=[{}]", kind.name(), on.join(", ")),
+            }
+        }
+        Operator::IntervalJoin {
+            kind,
+            on,
+            bounds,
+            filter,
+        } => {
+            let on: Vec<String> = on.iter().map(|(l, r)| format!("{l}={r}")).collect();
+            let base = format!("{} on=[{}] time=[{bounds}]", kind.name(), on.join(", "));
+            match filter {
+                Some(f) => format!("{base} where {f}"),
+                None => base,
             }
         }
         Operator::Sort { keys } => format!(
@@ -910,6 +931,7 @@ mod tests {
                 retention: "unbounded".into(),
                 window: None,
                 retracting: false,
+                bounds: None,
                 digest: STATE_4AEAD.into(),
             }
         );

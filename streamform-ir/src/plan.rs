@@ -155,6 +155,10 @@ pub struct KeyedState {
     /// of non-null values, a count per value for min and max), so its state differs from
     /// the same calls over an append input (docs/changing-tables.md).
     pub retracting: bool,
+    /// For an IntervalJoin, the time condition that bounds how long each side's rows are
+    /// kept (docs/joins.md, "Joins in time"), part of the state fingerprint. `None` for
+    /// every other node.
+    pub bounds: Option<TimeBounds>,
 }
 
 impl KeyedState {
@@ -173,6 +177,7 @@ impl KeyedState {
             retention: Retention::Unbounded,
             window: None,
             retracting: false,
+            bounds: None,
         }
     }
 }
@@ -529,6 +534,23 @@ pub enum Operator {
         /// The rest of ON, over the join's output columns; `None` when ON is only equalities.
         filter: Option<Expr>,
     },
+    /// An interval join of its two inputs (left, then right), both append and on event
+    /// time (docs/joins.md, "Joins in time"): equal columns as a regular join's, and a
+    /// time condition that bounds how far apart the two rows' times may be. Each side's rows
+    /// are kept until the watermark passes the last time the other side could match them;
+    /// an unmatched row of a side that keeps them is then inserted padded. Its output
+    /// appends, and its schema is the regular join's.
+    IntervalJoin {
+        /// Which unmatched rows are kept, padded with nulls once they can match no more.
+        kind: JoinKind,
+        /// The equal columns: (left input's column, right input's column), in ON's order;
+        /// empty when ON compares only times.
+        on: Vec<(String, String)>,
+        /// The time condition.
+        bounds: TimeBounds,
+        /// The rest of ON, over the join's output columns; `None` when there is none.
+        filter: Option<Expr>,
+    },
     /// UNION ALL: passes on every change of each of its inputs (two or more, with the same
     /// column types; its schema takes the first input's names), stateless (docs/sql.md,
     /// "Several inputs").
@@ -622,7 +644,110 @@ impl KeyedState {
             retention: Retention::Unbounded,
             window: None,
             retracting: false,
+            bounds: None,
         }
+    }
+
+    /// What an IntervalJoin stores (docs/joins.md, "Joins in time"): per join key, each
+    /// side's rows by their time, each with whether it matched a row yet (`left.matched`),
+    /// until the watermark passes the last time a row of the other side could match it.
+    pub fn interval_join(
+        on: &[(String, String)],
+        left: &[Field],
+        right: &[Field],
+        bounds: &TimeBounds,
+    ) -> KeyedState {
+        let side = |name: &str, fields: &[Field]| {
+            fields
+                .iter()
+                .map(|f| Accumulator {
+                    name: format!("{name}.{}", f.name),
+                    ty: f.ty,
+                })
+                .chain(std::iter::once(Accumulator {
+                    name: format!("{name}.{JOIN_MATCHED}"),
+                    ty: DataType::Boolean,
+                }))
+                .collect::<Vec<_>>()
+        };
+        let mut accumulators = side("left", left);
+        accumulators.extend(side("right", right));
+        KeyedState {
+            key: on.iter().map(|(l, r)| format!("{l}={r}")).collect(),
+            accumulators,
+            retention: Retention::Unbounded,
+            window: None,
+            retracting: false,
+            bounds: Some(bounds.clone()),
+        }
+    }
+}
+
+/// The name of the flag an interval join keeps beside each stored row: whether it matched
+/// a row of the other side (a row that never did is padded when it expires, on a side that
+/// keeps its unmatched rows).
+pub const JOIN_MATCHED: &str = "matched";
+
+/// The time condition of an interval join (docs/joins.md, "Joins in time"): a left row and
+/// a right row match when `right_time + lower <= left_time <= right_time + upper`, in
+/// milliseconds, the form Flink reads every such condition into (a strict comparison moves
+/// its bound by 1 ms).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TimeBounds {
+    /// The left input's time attribute, by its name in the join's output.
+    pub left_time: String,
+    /// The right input's time attribute, by its name in the join's output (`ts0` where the
+    /// left has a `ts`).
+    pub right_time: String,
+    /// The least `left_time - right_time` that matches.
+    pub lower: i64,
+    /// The greatest `left_time - right_time` that matches.
+    pub upper: i64,
+}
+
+impl TimeBounds {
+    /// How long after its own time a left row may still meet a match: a right row up to
+    /// its time minus `lower` (Flink's left relative size).
+    pub fn left_wait(&self) -> i64 {
+        self.lower.saturating_neg()
+    }
+
+    /// How long after its own time a right row may still meet a match: a left row up to
+    /// its time plus `upper` (Flink's right relative size).
+    pub fn right_wait(&self) -> i64 {
+        self.upper
+    }
+
+    /// How far the join holds back the watermark it passes on: the longer of the two
+    /// waits, so that no row it emits is behind the watermark after it.
+    pub fn delay(&self) -> i64 {
+        self.left_wait().max(self.right_wait()).max(0)
+    }
+}
+
+impl fmt::Display for TimeBounds {
+    /// `ordered_at between shipped_at - 4h and shipped_at`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let at = |ms: i64| match ms {
+            0 => self.right_time.clone(),
+            ms if ms < 0 => format!(
+                "{} - {}",
+                self.right_time,
+                crate::time::format_duration(ms.unsigned_abs())
+            ),
+            ms => format!(
+                "{} + {}",
+                self.right_time,
+                crate::time::format_duration(ms.unsigned_abs())
+            ),
+        };
+        write!(
+            f,
+            "{} between {} and {}",
+            self.left_time,
+            at(self.lower),
+            at(self.upper)
+        )
     }
 }
 
@@ -676,16 +801,19 @@ pub enum NodeKind {
     Union,
     /// An [`Operator::Join`]; `join` in ids.
     Join,
+    /// An [`Operator::IntervalJoin`]; `interval_join` in ids.
+    IntervalJoin,
 }
 
 impl NodeKind {
     /// Every kind, in the order ids list them.
-    pub const ALL: [NodeKind; 10] = [
+    pub const ALL: [NodeKind; 11] = [
         NodeKind::Source,
         NodeKind::Filter,
         NodeKind::Project,
         NodeKind::Union,
         NodeKind::Join,
+        NodeKind::IntervalJoin,
         NodeKind::Aggregate,
         NodeKind::Window,
         NodeKind::Deduplicate,
@@ -711,6 +839,7 @@ impl NodeKind {
             NodeKind::Window => "window",
             NodeKind::Union => "union",
             NodeKind::Join => "join",
+            NodeKind::IntervalJoin => "interval_join",
         }
     }
 
@@ -727,6 +856,7 @@ impl NodeKind {
             NodeKind::Window => "Window",
             NodeKind::Union => "Union",
             NodeKind::Join => "Join",
+            NodeKind::IntervalJoin => "IntervalJoin",
         }
     }
 }
@@ -744,6 +874,7 @@ impl Operator {
             Operator::Window { .. } => NodeKind::Window,
             Operator::Union => NodeKind::Union,
             Operator::Join { .. } => NodeKind::Join,
+            Operator::IntervalJoin { .. } => NodeKind::IntervalJoin,
             Operator::Sink { .. } => NodeKind::Sink,
         }
     }

@@ -231,9 +231,17 @@ pub struct Output {
     /// Per window node holding windows that have not fired when the input ended: nothing
     /// fires at the end of a run (docs/windows.md), so these emitted nothing.
     pub open_windows: Vec<OpenWindows>,
+    /// Per interval join keeping rows that matched nothing when the input ended: a row is
+    /// padded only once the watermark passes its last chance to match (docs/joins.md,
+    /// "Joins in time"), so these emitted nothing yet.
+    pub waiting_rows: Vec<OpenWindows>,
+    /// Per interval join that padded rows, how many of each side (left, right).
+    pub padded: Vec<(NodeId, [usize; 2])>,
 }
 
-/// The windows of one window node still open when a run ended.
+/// The windows of one window node still open when a run ended; for an interval join, its
+/// unmatched rows still kept (`count`), the first padded when the watermark reaches
+/// `first_fires_at`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct OpenWindows {
     /// The window node.
@@ -394,8 +402,10 @@ pub struct Simulator {
     hops: Vec<Hop>,
     /// The target model's Sink.
     target: usize,
-    /// Per stage, the feeds upstream of it: its watermark is the least of their clocks.
-    upstream: Vec<Vec<usize>>,
+    /// Per stage, the feeds upstream of it, each with how far the interval joins between
+    /// it and the stage hold its watermark back: the stage's watermark is the least of
+    /// their clocks, each less its delay.
+    upstream: Vec<Vec<(usize, i64)>>,
     /// Per stage, the last watermark it was handed.
     handed: Vec<i64>,
     changes: Changelog,
@@ -452,8 +462,10 @@ pub enum Arrival {
     /// It arrived behind the watermark on a source with `late_events: drop`: not
     /// delivered.
     Dropped,
-    /// A window aggregation dropped it: every window it belongs to had already fired.
-    DroppedByWindow(NodeId),
+    /// An operator dropped it as late: a window aggregation, every window it belongs to
+    /// having fired, or an inner interval join, which it reached after its last chance to
+    /// match and met none of the rows kept (docs/joins.md, "Joins in time").
+    DroppedBy(NodeId),
 }
 
 /// Where a node's output is, while the graph is built.
@@ -756,7 +768,7 @@ impl Simulator {
             Some(stage) => {
                 // Dropped, not delivered.
                 self.events -= 1;
-                Arrival::DroppedByWindow(self.stages[stage].id.clone())
+                Arrival::DroppedBy(self.stages[stage].id.clone())
             }
             None => Arrival::Delivered,
         };
@@ -840,11 +852,11 @@ impl Simulator {
             let i = self.watching[w];
             let watermark = self.upstream[i]
                 .iter()
-                .map(|&f| {
+                .map(|&(f, delay)| {
                     self.feeds[f]
                         .clock
                         .as_ref()
-                        .map_or(i64::MIN, |c| c.watermark)
+                        .map_or(i64::MIN, |c| c.watermark.saturating_sub(delay))
                 })
                 .min()
                 .unwrap_or(i64::MIN);
@@ -911,33 +923,50 @@ impl Simulator {
                 .map_err(|f| self.error_at(i, f))?;
             self.flow(i, &mut out)?;
         }
-        let open_windows = self
+        let pending = |waiting: fn(&StageKind) -> Option<(usize, i64)>| -> Vec<OpenWindows> {
+            self.stages
+                .iter()
+                .enumerate()
+                .filter_map(|(i, s)| {
+                    waiting(&s.kind).map(|(count, first_fires_at)| OpenWindows {
+                        node: s.id.clone(),
+                        count,
+                        first_fires_at,
+                        held_back_by: self.upstream[i]
+                            .iter()
+                            .map(|&(f, _)| &self.feeds[f])
+                            .filter(|f| f.clock.as_ref().is_some_and(|c| c.watermark == i64::MIN))
+                            .map(|f| f.name.clone())
+                            .collect(),
+                    })
+                })
+                .collect()
+        };
+        let open_windows = pending(|kind| match kind {
+            StageKind::Window(w) => w.open(),
+            StageKind::Session(w) => w.open(),
+            _ => None,
+        });
+        let waiting_rows = pending(|kind| match kind {
+            StageKind::IntervalJoin(j) => j.waiting(),
+            _ => None,
+        });
+        let padded = self
             .stages
             .iter()
-            .enumerate()
-            .filter_map(|(i, s)| {
-                match &s.kind {
-                    StageKind::Window(w) => w.open(),
-                    StageKind::Session(w) => w.open(),
-                    _ => None,
+            .filter_map(|s| match &s.kind {
+                StageKind::IntervalJoin(j) if j.padded() != [0, 0] => {
+                    Some((s.id.clone(), j.padded()))
                 }
-                .map(|(count, first_fires_at)| OpenWindows {
-                    node: s.id.clone(),
-                    count,
-                    first_fires_at,
-                    held_back_by: self.upstream[i]
-                        .iter()
-                        .map(|&f| &self.feeds[f])
-                        .filter(|f| f.clock.as_ref().is_some_and(|c| c.watermark == i64::MIN))
-                        .map(|f| f.name.clone())
-                        .collect(),
-                })
+                _ => None,
             })
             .collect();
         Ok(Output {
             changes: self.changes,
             events_processed: self.events,
             open_windows,
+            waiting_rows,
+            padded,
         })
     }
 
@@ -959,6 +988,7 @@ impl Simulator {
                 StageKind::Deduplicate(d) => Some(d.snapshot()),
                 StageKind::Normalize(n) => Some(n.snapshot()),
                 StageKind::Join(j) => Some(j.snapshot()),
+                StageKind::IntervalJoin(j) => Some(j.snapshot()),
                 _ => None,
             })
     }
@@ -1036,7 +1066,7 @@ struct Builder {
     feeds: Vec<Feed>,
     stages: Vec<Stage>,
     consumers: Vec<Vec<(usize, u8)>>,
-    upstream: Vec<Vec<usize>>,
+    upstream: Vec<Vec<(usize, i64)>>,
     /// Where each node built so far has its output.
     places: std::collections::HashMap<NodeId, Place>,
 }
@@ -1146,7 +1176,7 @@ impl Builder {
         };
         let place = if node.changelog.is_updating() {
             let stage = Stage::normalize(mi, node).map_err(|f| build_error(&plan.name, f))?;
-            let i = self.add(stage, vec![feed]);
+            let i = self.add(stage, vec![(feed, 0)]);
             self.feeds[feed].entries.push((i, 0));
             Place::Stage(i)
         } else {
@@ -1167,12 +1197,12 @@ impl Builder {
         let name = &plan.name;
         let want = match node.op {
             Operator::Union => "two or more nodes",
-            Operator::Join { .. } => "exactly two nodes",
+            Operator::Join { .. } | Operator::IntervalJoin { .. } => "exactly two nodes",
             _ => "exactly one node",
         };
         let count_ok = match node.op {
             Operator::Union => node.inputs.len() >= 2,
-            Operator::Join { .. } => node.inputs.len() == 2,
+            Operator::Join { .. } | Operator::IntervalJoin { .. } => node.inputs.len() == 2,
             _ => node.inputs.len() == 1,
         };
         if !count_ok {
@@ -1224,26 +1254,41 @@ impl Builder {
             })
             .collect();
         let stage = Stage::build(mi, node, &shapes).map_err(|f| build_error(name, f))?;
-        let mut upstream: Vec<usize> = Vec::new();
+        // Each feed once, with the longest delay of the paths from it.
+        let mut upstream: Vec<(usize, i64)> = Vec::new();
         for (_, place) in &read {
             let feeds = match *place {
-                Place::Feed(f) => vec![f],
-                Place::Stage(s) => self.upstream[s].clone(),
+                Place::Feed(f) => vec![(f, 0)],
+                Place::Stage(s) => {
+                    let delay = self.stages[s].delay();
+                    self.upstream[s]
+                        .iter()
+                        .map(|&(f, d)| (f, d.saturating_add(delay)))
+                        .collect()
+                }
             };
-            for f in feeds {
-                if !upstream.contains(&f) {
-                    upstream.push(f);
+            for (f, d) in feeds {
+                match upstream.iter_mut().find(|(g, _)| *g == f) {
+                    Some((_, e)) => *e = (*e).max(d),
+                    None => upstream.push((f, d)),
                 }
             }
         }
-        if let State::Keyed(k) = &node.state
-            && k.retention != Retention::Unbounded
-            && let Some(&f) = upstream.iter().find(|&&f| self.feeds[f].clock.is_none())
+        // An interval join's deadlines and a retention both count on event time.
+        let needs_clock = match (&node.op, &node.state) {
+            (Operator::IntervalJoin { .. }, _) => Some("is an interval join"),
+            (_, State::Keyed(k)) if k.retention != Retention::Unbounded => Some("has a retention"),
+            _ => None,
+        };
+        if let Some(what) = needs_clock
+            && let Some(&(f, _)) = upstream
+                .iter()
+                .find(|&&(f, _)| self.feeds[f].clock.is_none())
         {
             return Err(shape_error(
                 name,
                 format!(
-                    "node `{}` has a retention, but source `{}` runs on processing time",
+                    "node `{}` {what}, but source `{}` runs on processing time",
                     node.id, self.feeds[f].name
                 ),
             ));
@@ -1265,7 +1310,7 @@ impl Builder {
         Ok(())
     }
 
-    fn add(&mut self, stage: Stage, upstream: Vec<usize>) -> usize {
+    fn add(&mut self, stage: Stage, upstream: Vec<(usize, i64)>) -> usize {
         self.stages.push(stage);
         self.consumers.push(Vec::new());
         self.upstream.push(upstream);

@@ -27,6 +27,7 @@ use crate::operators::{
     aggregate::Aggregate,
     deduplicate::Deduplicate,
     filter::Filter,
+    interval_join::IntervalJoin,
     join::Join,
     normalize::Normalize,
     project::Project,
@@ -243,6 +244,8 @@ pub(crate) enum StageKind {
     Union,
     /// A regular join; its input port says which side a change comes from.
     Join(Join),
+    /// An interval join; its input port says which side a change comes from.
+    IntervalJoin(IntervalJoin),
     /// A model's Sink: with the key columns of its upsert sink, where a null key stops the
     /// run as Flink's NOT NULL enforcer stops the job (docs/concepts.md, "Append, upsert
     /// and keys"); empty when the model writes nowhere or appends.
@@ -308,6 +311,19 @@ impl Stage {
             IrOperator::Join { kind, on, filter } => {
                 StageKind::Join(Join::build(node, *kind, on, filter.as_ref(), inputs)?)
             }
+            IrOperator::IntervalJoin {
+                kind,
+                on,
+                bounds,
+                filter,
+            } => StageKind::IntervalJoin(IntervalJoin::build(
+                node,
+                *kind,
+                on,
+                bounds,
+                filter.as_ref(),
+                inputs,
+            )?),
             IrOperator::Union => {
                 for (i, shape) in inputs.iter().enumerate() {
                     same_types(node, i, shape.schema)?;
@@ -372,6 +388,7 @@ impl Stage {
             StageKind::Sort(s) => s.on_change(rec, time, out),
             StageKind::Union => Ok(Some(rec)),
             StageKind::Join(j) => j.on_input(port, rec, time, out),
+            StageKind::IntervalJoin(j) => j.on_input(port, rec, time, out),
             StageKind::Sink(keys) => {
                 if let Some((_, column)) = keys.iter().find(|(i, _)| rec.row[*i].is_null()) {
                     return Err(Fault {
@@ -401,6 +418,7 @@ impl Stage {
             StageKind::Session(w) => w.on_watermark(watermark, out),
             StageKind::Deduplicate(d) => d.on_watermark(watermark, out),
             StageKind::Join(j) => j.on_watermark(watermark, out),
+            StageKind::IntervalJoin(j) => j.on_watermark(watermark, out),
             StageKind::Normalize(_)
             | StageKind::Filter(_)
             | StageKind::Project(_)
@@ -417,9 +435,19 @@ impl Stage {
             StageKind::Aggregate(_)
             | StageKind::Window(_)
             | StageKind::Session(_)
-            | StageKind::Deduplicate(_) => true,
+            | StageKind::Deduplicate(_)
+            | StageKind::IntervalJoin(_) => true,
             StageKind::Join(j) => j.expires(),
             _ => false,
+        }
+    }
+
+    /// How far the stage holds back the watermark it passes on (an interval join's
+    /// [`streamform_ir::TimeBounds::delay`]); 0 for every other stage.
+    pub(crate) fn delay(&self) -> i64 {
+        match &self.kind {
+            StageKind::IntervalJoin(j) => j.delay(),
+            _ => 0,
         }
     }
 

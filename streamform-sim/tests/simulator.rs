@@ -912,6 +912,8 @@ fn a_global_aggregate_is_one_row_that_keeps_changing() {
             changes: Changelog::default(),
             events_processed: 0,
             open_windows: Vec::new(),
+            waiting_rows: Vec::new(),
+            padded: Vec::new(),
         }
     );
 }
@@ -1717,7 +1719,7 @@ fn a_tumbling_window_fires_at_its_end_minus_1_ms_and_drops_what_arrives_after() 
     .iter()
     .map(|&(v, t)| sim.push(&view(v, t)).unwrap())
     .collect();
-    let by_window = Arrival::DroppedByWindow(node("w", NodeKind::Window, 0));
+    let by_window = Arrival::DroppedBy(node("w", NodeKind::Window, 0));
     assert_eq!(
         arrivals,
         [
@@ -2065,7 +2067,7 @@ fn sessions_merge_per_key_and_fire_at_their_end_minus_1_ms() {
     }
     assert_eq!(
         sim.push(&keyed_view("a", 2, 6000)).unwrap(),
-        Arrival::DroppedByWindow(node("w", NodeKind::Window, 0))
+        Arrival::DroppedBy(node("w", NodeKind::Window, 0))
     );
     sim.push(&keyed_view("z", 0, 100_000)).unwrap();
     let out = sim.finish().unwrap();
@@ -2905,4 +2907,196 @@ fn a_join_condition_beside_the_key_decides_what_matches_and_an_outer_side_pads_t
         .map(|c| format!("{} {:?}", c.op, c.row[3]))
         .collect();
     assert_eq!(out, ["insert Null", "delete Null", "insert String(\"x\")"]);
+}
+
+// Interval joins (docs/joins.md, "Joins in time"). The timeline is the one verified on
+// Flink 2.2 with `R.ts BETWEEN L.ts - 1 s AND L.ts + 1 s` (a FULL join), each source's
+// watermark its latest time: L1@10000, R1@10500, L2@11000, R9@12500, L3@14000, R3@13500,
+// R3@16000, L4@9000 (late), R6@30000, L5@20000, then the end of the input. The digit is
+// the join key.
+
+fn timed_side(source: &str, value: &str) -> Model {
+    from_source(
+        "j",
+        source,
+        &[
+            ("id", DataType::Int64),
+            (value, DataType::String),
+            ("ts", DataType::Timestamp),
+        ],
+        kafka(source),
+    )
+    .event_time("ts", 0, LateEvents::Keep)
+}
+
+fn interval_plan(kind: streamform_ir::JoinKind) -> ModelPlan {
+    timed_side("l", "lv")
+        .interval_join_with(
+            timed_side("r", "rv"),
+            kind,
+            &[("id", "id")],
+            ("ts", "ts0", -1_000, 1_000),
+        )
+        .sink()
+}
+
+/// Per input step, the records it produced, as `L1 R1`, `L2 ∅`, `∅ R9` (a side's value and
+/// key), each step's records sorted (Flink's order among them follows its state backend).
+fn interval_steps(kind: streamform_ir::JoinKind) -> Vec<Vec<String>> {
+    let plan = interval_plan(kind);
+    let mut sim = Simulator::new(std::slice::from_ref(&plan)).unwrap();
+    let row =
+        |id: i64, v: &str, ms: i64| vec![i64v(id), Value::String(v.into()), Value::Timestamp(ms)];
+    let steps = [
+        (0, 1, "L1", 10_000),
+        (1, 1, "R1", 10_500),
+        (0, 2, "L2", 11_000),
+        (1, 9, "R9", 12_500),
+        (0, 3, "L3", 14_000),
+        (1, 3, "R3", 13_500),
+        (1, 3, "R3'", 16_000),
+        (0, 4, "L4", 9_000),
+        (1, 6, "R6", 30_000),
+        (0, 5, "L5", 20_000),
+    ];
+    let render = |changes: &Changelog, from: usize, to: usize| -> Vec<String> {
+        let mut out: Vec<String> = changes
+            .iter()
+            .take(to)
+            .skip(from)
+            .map(|c| {
+                assert_eq!(c.op, Op::Insert, "an interval join only inserts");
+                let v = |v: &Value| match v {
+                    Value::String(s) => s.to_string(),
+                    _ => "∅".to_string(),
+                };
+                format!("{} {}", v(&c.row[1]), v(&c.row[4]))
+            })
+            .collect();
+        out.sort();
+        out
+    };
+    let mut counts = Vec::new();
+    for (source, id, v, ms) in steps {
+        sim.push_to(source, &row(id, v, ms)).unwrap();
+        counts.push(sim.changes_emitted());
+    }
+    // The end of a bounded input: the final watermark.
+    sim.advance_watermark(i64::MAX).unwrap();
+    let changes = sim.finish().unwrap().changes;
+    counts.push(changes.len());
+    let mut seen = 0;
+    counts
+        .into_iter()
+        .map(|now| {
+            let step = render(&changes, seen, now);
+            seen = now;
+            step
+        })
+        .collect()
+}
+
+#[test]
+fn a_full_interval_join_matches_at_once_and_pads_when_the_watermark_rules_out_a_match() {
+    let steps = interval_steps(streamform_ir::JoinKind::Full);
+    let expected: [&[&str]; 11] = [
+        &[],
+        &["L1 R1"],
+        &[],
+        &[],
+        // The join's watermark reaches 12500: L2's last chance (12000) has passed.
+        &["L2 ∅"],
+        &["L3 R3"],
+        // 14000 passes R9's last chance (13500).
+        &["∅ R9"],
+        // Late (the join's time is 14000, past 9000 + 1 s): padded at once.
+        &["L4 ∅"],
+        &[],
+        // 20000 passes R3' (16000 + 1 s); R3 matched, so it goes without a record.
+        &["∅ R3'"],
+        // The end of the input: every row left is padded.
+        &["L5 ∅", "∅ R6"],
+    ];
+    assert_eq!(
+        steps,
+        expected.map(|s| s.iter().map(|x| x.to_string()).collect::<Vec<_>>())
+    );
+}
+
+#[test]
+fn an_inner_interval_join_emits_only_matches_and_drops_an_unmatched_late_row() {
+    let steps = interval_steps(streamform_ir::JoinKind::Inner);
+    let flat: Vec<String> = steps.into_iter().flatten().collect();
+    assert_eq!(flat, ["L1 R1", "L3 R3"]);
+}
+
+#[test]
+fn a_left_interval_join_pads_only_left_rows() {
+    let flat: Vec<String> = interval_steps(streamform_ir::JoinKind::Left)
+        .into_iter()
+        .flatten()
+        .collect();
+    assert_eq!(flat, ["L1 R1", "L2 ∅", "L3 R3", "L4 ∅", "L5 ∅"]);
+}
+
+#[test]
+fn a_right_interval_join_pads_only_right_rows() {
+    let flat: Vec<String> = interval_steps(streamform_ir::JoinKind::Right)
+        .into_iter()
+        .flatten()
+        .collect();
+    assert_eq!(flat, ["L1 R1", "L3 R3", "∅ R9", "∅ R3'", "∅ R6"]);
+}
+
+#[test]
+fn a_late_row_an_inner_interval_join_cannot_match_is_reported_dropped() {
+    let plan = interval_plan(streamform_ir::JoinKind::Inner);
+    let mut sim = Simulator::new(std::slice::from_ref(&plan)).unwrap();
+    let row = |id: i64, ms: i64| vec![i64v(id), Value::String("v".into()), Value::Timestamp(ms)];
+    sim.push_to(0, &row(1, 10_000)).unwrap();
+    sim.push_to(1, &row(2, 14_000)).unwrap();
+    // The join's time is 10 s: a right row at 8 s may still meet a left row up to 9 s,
+    // which can no longer come on time, so it is not kept; it matches nothing.
+    assert_eq!(
+        sim.push_to(1, &row(3, 8_000)).unwrap(),
+        Arrival::DroppedBy(node("j", NodeKind::IntervalJoin, 0))
+    );
+    // One that matches a kept row is joined, not dropped.
+    assert_eq!(sim.push_to(1, &row(1, 9_000)).unwrap(), Arrival::Delivered);
+    assert_eq!(sim.finish().unwrap().changes.len(), 1);
+}
+
+#[test]
+fn a_window_after_an_interval_join_sees_the_watermark_held_back_by_the_longer_wait() {
+    // Left rows wait 4 s for a match: the watermark after the join is 4 s behind.
+    let join = timed_side("l", "lv")
+        .interval_join_with(
+            timed_side("r", "rv"),
+            streamform_ir::JoinKind::Left,
+            &[("id", "id")],
+            ("ts", "ts0", -4_000, 0),
+        )
+        .sink();
+    let counts = from_model("counts", &join)
+        .window(
+            streamform_ir::WindowKind::Tumble { size: 10_000 },
+            &["window_start", "window_end"],
+            &[(AggFunc::Count, None)],
+        )
+        .sink();
+    let mut sim = Simulator::new(&[join, counts]).unwrap();
+    let row = |id: i64, ms: i64| vec![i64v(id), Value::String("v".into()), Value::Timestamp(ms)];
+    sim.push_to(0, &row(1, 1_000)).unwrap();
+    sim.push_to(1, &row(1, 2_000)).unwrap();
+    // Both sources at 12 s: the window [0, 10 s) would close at 10 s on the sources' time,
+    // but the join passes on 8 s, and L2 may still be padded into it.
+    sim.push_to(0, &row(2, 9_000)).unwrap();
+    sim.advance_watermark(12_000).unwrap();
+    assert_eq!(sim.changes_emitted(), 0);
+    // At 14 s the join pads L2 (9 s + 4 s has passed), then passes on 10 s: the window
+    // counts the match and the padded row.
+    sim.advance_watermark(14_000).unwrap();
+    let out = sim.finish().unwrap();
+    assert_eq!(out.changes.len(), 1);
+    assert_eq!(out.changes.get(0).unwrap().row[2], i64v(2));
 }

@@ -360,32 +360,53 @@ pub fn fixture_run(run: &FixtureRun, runs: &[FixtureRun]) -> String {
     if run.late_dropped > 0 {
         let _ = writeln!(out, "{} dropped", plural(run.late_dropped, "late event"));
     }
-    // The events a window dropped, counted per window node in the order they first were.
-    let mut by_window: Vec<(&str, usize)> = Vec::new();
-    for node in run.late.iter().filter_map(|l| l.by_window.as_deref()) {
-        match by_window.iter_mut().find(|(n, _)| *n == node) {
-            Some((_, count)) => *count += 1,
-            None => by_window.push((node, 1)),
+    // The events an operator dropped, counted per node in the order they first were.
+    let mut by_node: Vec<(&str, bool, usize)> = Vec::new();
+    let dropped_by = run.late.iter().filter_map(|l| {
+        l.by_window
+            .as_deref()
+            .map(|n| (n, true))
+            .or(l.by_join.as_deref().map(|n| (n, false)))
+    });
+    for (node, window) in dropped_by {
+        match by_node.iter_mut().find(|(n, _, _)| *n == node) {
+            Some((_, _, count)) => *count += 1,
+            None => by_node.push((node, window, 1)),
         }
     }
-    for (node, n) in &by_window {
-        let _ = writeln!(
-            out,
-            "  {n} of them by window `{node}`: every window {} had already closed",
-            if *n == 1 {
-                "it belongs to"
-            } else {
-                "they belong to"
-            }
-        );
+    for (node, window, n) in &by_node {
+        if *window {
+            let _ = writeln!(
+                out,
+                "  {n} of them by window `{node}`: every window {} had already closed",
+                if *n == 1 {
+                    "it belongs to"
+                } else {
+                    "they belong to"
+                }
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "  {n} of them by interval join `{node}`: {} after {} last chance to match, and met no row the join still kept",
+                if *n == 1 { "it came" } else { "they came" },
+                if *n == 1 { "its" } else { "their" }
+            );
+        }
     }
-    for (node, count, at, held) in &run.open_windows {
-        let _ = writeln!(
-            out,
-            "{} still open in `{node}` at the end, so not emitted: the first fires when the watermark reaches {}",
-            plural(*count, "window"),
-            streamform_ir::time::format_rfc3339(*at)
-        );
+    for (node, [left, right]) in &run.padded {
+        for (n, side) in [(left, "left"), (right, "right")] {
+            if *n > 0 {
+                let _ = writeln!(
+                    out,
+                    "{} padded by `{node}`: no match came within the time bounds before the watermark passed {}",
+                    plural(*n, &format!("{side} row")),
+                    if *n == 1 { "it" } else { "them" }
+                );
+            }
+        }
+    }
+    let held_back = |out: &mut String, held: &[String]| {
         for source in held {
             let _ = writeln!(
                 out,
@@ -393,6 +414,24 @@ pub fn fixture_run(run: &FixtureRun, runs: &[FixtureRun]) -> String {
                 printable(source)
             );
         }
+    };
+    for (node, count, at, held) in &run.open_windows {
+        let _ = writeln!(
+            out,
+            "{} still open in `{node}` at the end, so not emitted: the first fires when the watermark reaches {}",
+            plural(*count, "window"),
+            streamform_ir::time::format_rfc3339(*at)
+        );
+        held_back(&mut out, held);
+    }
+    for (node, count, at, held) in &run.waiting_rows {
+        let _ = writeln!(
+            out,
+            "{} still kept in `{node}` at the end, unmatched, so not padded: the first is padded when the watermark reaches {}",
+            plural(*count, "row"),
+            streamform_ir::time::format_rfc3339(*at)
+        );
+        held_back(&mut out, held);
     }
     if run.passed {
         return out;
@@ -410,11 +449,11 @@ pub fn fixture_run(run: &FixtureRun, runs: &[FixtureRun]) -> String {
 
 /// The `late:` list against the events dropped, as `test` prints it when they differ.
 fn late_table(out: &mut String, run: &FixtureRun) {
-    let event = |row: Option<&Vec<streamform_ir::Value>>, none: &str| match row {
+    let event = |row: Option<&Vec<streamform_ir::Value>>, source: usize, none: &str| match row {
         None => none.to_string(),
         Some(values) => {
             let parts: Vec<String> = run
-                .source_columns
+                .source_columns_of(source)
                 .iter()
                 .zip(values)
                 .filter(|(_, v)| !v.is_null())
@@ -432,8 +471,8 @@ fn late_table(out: &mut String, run: &FixtureRun) {
         .iter()
         .map(|r| {
             (
-                event(r.listed.as_ref(), "(not listed)"),
-                event(r.dropped.as_ref(), "(not dropped)"),
+                event(r.listed.as_ref(), r.listed_source, "(not listed)"),
+                event(r.dropped.as_ref(), r.dropped_source, "(not dropped)"),
                 r.problem.as_ref(),
             )
         })

@@ -61,7 +61,11 @@ fn expected(plans: &[ModelPlan], reaching: &BTreeSet<String>) -> BTreeSet<String
                 }
                 (
                     _,
-                    NodeKind::Aggregate | NodeKind::Window | NodeKind::Deduplicate | NodeKind::Join,
+                    NodeKind::Aggregate
+                    | NodeKind::Window
+                    | NodeKind::Deduplicate
+                    | NodeKind::Join
+                    | NodeKind::IntervalJoin,
                 ) => {
                     out.insert(node.id.to_string());
                 }
@@ -240,5 +244,44 @@ fn a_plan_of_another_application_is_not_pinned_from_this_one() {
             "stream-exec-group-aggregate",
             "stream-exec-sink"
         ]
+    );
+}
+
+/// An interval join is pinned by the sinks it feeds. Flink 2.0 plans the join a window
+/// model reads again in that model's query, and the copy is pinned towards the window's
+/// sink alone; Flink 2.2 plans it once (the application reuses common parts).
+#[test]
+fn order_fulfilment_pins_its_interval_joins_and_the_copy_a_window_reads() {
+    let shared = |shipped: &[&str]| -> Vec<String> {
+        let mut all: Vec<String> = [
+            "fulfilment_log::interval_join::0",
+            "fulfilment_log::sink::0",
+            "late_shipments::interval_join::0",
+            "late_shipments::sink::0",
+            "shipments_per_hour::sink::0",
+            "shipments_per_hour::window::0",
+            "shipped_orders::sink::0",
+            "source:orders",
+            "source:shipments",
+            "unordered_shipments::interval_join::0",
+            "unordered_shipments::sink::0",
+        ]
+        .iter()
+        .chain(shipped)
+        .map(|s| s.to_string())
+        .collect();
+        all.sort();
+        all
+    };
+    assert_eq!(
+        identities("2.0", "order-fulfilment"),
+        shared(&[
+            "shipped_orders::interval_join::0@shipments_per_hour::sink::0",
+            "shipped_orders::interval_join::0@shipped_orders::sink::0"
+        ])
+    );
+    assert_eq!(
+        identities("2.2", "order-fulfilment"),
+        shared(&["shipped_orders::interval_join::0"])
     );
 }

@@ -1856,3 +1856,40 @@ fn a_union_with_an_updating_input_on_flink_matches_the_simulator_under_an_aggreg
         "tests/status_totals.yml",
     );
 }
+
+/// An interval join (docs/joins.md, "Joins in time"): matches at both bounds of four
+/// hours, a shipment waiting for its order, and one a millisecond too late.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn shipped_orders_on_flink_match_the_simulator_with_an_interval_join() {
+    differential("order-fulfilment", "tests/shipped_orders.yml");
+}
+
+/// A LEFT interval join: an order is padded exactly when the watermarks of both sources
+/// have passed its four hours, and not before.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn late_shipments_on_flink_match_the_simulator_with_a_left_interval_join() {
+    differential("order-fulfilment", "tests/late_shipments.yml");
+}
+
+/// A RIGHT interval join: a shipment is padded when both watermarks pass its time.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn unordered_shipments_on_flink_match_the_simulator_with_a_right_interval_join() {
+    differential("order-fulfilment", "tests/unordered_shipments.yml");
+}
+
+/// A FULL interval join pads each side when its own bound has passed.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn fulfilment_log_on_flink_matches_the_simulator_with_a_full_interval_join() {
+    differential("order-fulfilment", "tests/fulfilment_log.yml");
+}
+
+/// A window after an interval join sees the join's watermark held back by its four hours.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn shipments_per_hour_on_flink_match_the_simulator_after_an_interval_join() {
+    differential_windows("order-fulfilment", "tests/shipments_per_hour.yml");
+}

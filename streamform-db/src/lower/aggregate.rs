@@ -140,6 +140,7 @@ impl Lowering<'_> {
             retention: Retention::Unbounded,
             window: window.clone(),
             retracting,
+            bounds: None,
         };
         if !computed.is_empty() {
             let input = self.schema.clone();

@@ -7,6 +7,7 @@ use streamform_ir::{
 
 use crate::diagnostic::Code;
 
+use super::interval_join::{self, Timed};
 use super::lowering::*;
 
 impl Lowering<'_> {
@@ -75,8 +76,29 @@ impl Lowering<'_> {
                 DfExpr::Column(c) if j.right.schema().index_of_column(c).is_ok() => Some(1),
                 _ => None,
             };
+            // Whether `e` is a side's time attribute.
+            let is_time = |e: &DfExpr| {
+                let DfExpr::Column(c) = e else { return false };
+                [(j.left.schema(), &left), (j.right.schema(), &right)]
+                    .iter()
+                    .any(|(df, stream)| {
+                        df.index_of_column(c).ok().is_some_and(|i| {
+                            stream.time.is_some()
+                                && stream.schema.get(i).map(|f| &f.name) == stream.time.as_ref()
+                        })
+                    })
+            };
             for part in datafusion_expr::utils::split_conjunction(f) {
                 match part {
+                    // An equality of the two sides' time attributes is a time condition
+                    // (an interval join of equal times), not a join key, as Flink reads it.
+                    DfExpr::BinaryExpr(b)
+                        if b.op == datafusion_expr::Operator::Eq
+                            && is_time(&b.left)
+                            && is_time(&b.right) =>
+                    {
+                        rest.push(part.clone());
+                    }
                     DfExpr::BinaryExpr(b) if b.op == datafusion_expr::Operator::Eq => {
                         match (side_of(&b.left), side_of(&b.right)) {
                             (Some(0), Some(1)) => pairs.push((*b.left.clone(), *b.right.clone())),
@@ -114,14 +136,6 @@ impl Lowering<'_> {
                     "compute the expression as a column in a subquery of its side, and join on that column",
                 )
                 .with_span(self.on_span()));
-        }
-        if pairs.is_empty() {
-            return Err(self.err(
-                Code::UnsupportedSql,
-                "the join's ON holds no equality between a column of each side that every pair of rows must meet (one under OR does not count); Flink runs a regular join only on equal columns".into(),
-                "add an equality between the two sides, ON o.customer_id = c.customer_id; the rest of the condition may stay beside it with AND",
-            )
-            .with_span(self.on_span()));
         }
         let mut on: Vec<(String, String)> = Vec::with_capacity(j.on.len());
         for (l, r) in &pairs {
@@ -193,13 +207,42 @@ impl Lowering<'_> {
             }
             None => None,
         };
-        self.boundedness = if left.boundedness == Boundedness::Bounded
-            && right.boundedness == Boundedness::Bounded
-        {
-            Boundedness::Bounded
-        } else {
-            Boundedness::Unbounded
+        // Both sides on event time, with ON comparing their times: an interval join.
+        let times = match (&left.time, &right.time) {
+            (Some(lt), Some(rt)) => right
+                .schema
+                .iter()
+                .position(|f| &f.name == rt)
+                .map(|at| [lt.clone(), schema[left.schema.len() + at].name.clone()]),
+            _ => None,
         };
+        let filter = match times
+            .as_ref()
+            .map(|[l, r]| interval_join::read(filter.clone(), [l, r]))
+        {
+            None | Some(Timed::Regular) => filter,
+            Some(Timed::Interval(bounds, rest)) => {
+                return self.interval_join(kind, on, bounds, rest, [left, right], schema);
+            }
+            Some(Timed::Unbounded(why, help)) => {
+                return Err(self
+                    .err(
+                        Code::UnsupportedSql,
+                        format!("the join compares the two sides' event times, but {why}"),
+                        help,
+                    )
+                    .with_span(self.on_span()));
+            }
+        };
+        if on.is_empty() {
+            return Err(self.err(
+                Code::UnsupportedSql,
+                "the join's ON holds no equality between a column of each side that every pair of rows must meet (one under OR does not count); Flink runs a regular join only on equal columns".into(),
+                "add an equality between the two sides, ON o.customer_id = c.customer_id; the rest of the condition may stay beside it with AND",
+            )
+            .with_span(self.on_span()));
+        }
+        self.boundedness = both_bounded(&left, &right);
         // A side that updates has each change retracted and added again (docs/joins.md,
         // "Tables that change"); an outer join deletes the padded rows it inserted. Either
         // way the joined rows have no key: an aggregate over them takes the retractions back.
@@ -259,6 +302,75 @@ impl Lowering<'_> {
         self.push_reading(Operator::Join { kind, on, filter }, schema, state, inputs);
         self.other_keys = keys;
         Ok(())
+    }
+
+    /// An interval join of two appending sides on event time (docs/joins.md, "Joins in
+    /// time"): its output appends (a row is padded once, when it can match no more) and
+    /// keeps a time attribute, with the watermark held back by the longer wait.
+    fn interval_join(
+        &mut self,
+        kind: JoinKind,
+        on: Vec<(String, String)>,
+        bounds: streamform_ir::TimeBounds,
+        filter: Option<streamform_ir::Expr>,
+        [left, right]: [Stream; 2],
+        schema: Vec<streamform_ir::Field>,
+    ) -> Lowered<()> {
+        for (side, stream) in [("left", &left), ("right", &right)] {
+            if stream.changelog.is_updating() {
+                return Err(self
+                    .err(
+                        Code::UnsupportedSql,
+                        format!("the join bounds the two sides' event times, which makes it an interval join, and an interval join reads appending inputs, but its {side} side updates"),
+                        "an interval join keeps each row only until the watermark passes its bounds, which a row that changes cannot be; join a table that changes with a regular JOIN … ON its key, without the time bounds",
+                    )
+                    .with_span(self.on_span()));
+            }
+        }
+        if bounds.lower > bounds.upper {
+            return Err(self
+                .err(
+                    Code::UnsupportedSql,
+                    format!("the join's time condition `{bounds}` matches no pair of rows: its lower bound is after its upper bound"),
+                    "write the earlier bound first: ON s.shipped_at BETWEEN o.ordered_at AND o.ordered_at + INTERVAL '4' HOUR",
+                )
+                .with_span(self.on_span()));
+        }
+        self.boundedness = both_bounded(&left, &right);
+        (self.changelog, self.unkeyed) = (Changelog::Append, None);
+        self.time = interval_join::output_time(kind, &bounds);
+        self.clock = left.clock && right.clock;
+        let state = State::Keyed(KeyedState::interval_join(
+            &on,
+            &left.schema,
+            &right.schema,
+            &bounds,
+        ));
+        let inputs = [left.current, right.current]
+            .into_iter()
+            .flatten()
+            .collect();
+        self.push_reading(
+            Operator::IntervalJoin {
+                kind,
+                on,
+                bounds,
+                filter,
+            },
+            schema,
+            state,
+            inputs,
+        );
+        Ok(())
+    }
+}
+
+/// A join ends when both its sides do.
+fn both_bounded(left: &Stream, right: &Stream) -> Boundedness {
+    if left.boundedness == Boundedness::Bounded && right.boundedness == Boundedness::Bounded {
+        Boundedness::Bounded
+    } else {
+        Boundedness::Unbounded
     }
 }
 

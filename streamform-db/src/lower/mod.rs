@@ -24,6 +24,7 @@ mod contract;
 mod errors;
 mod expr;
 mod filter;
+mod interval_join;
 mod join;
 mod lowering;
 mod project;
@@ -326,10 +327,12 @@ fn retain(l: &mut Lowering<'_>, ms: u64) -> Result<(), Diagnostic> {
         );
     }
     if !l.clock {
-        let several = l
-            .nodes
-            .iter()
-            .any(|n| matches!(n.id.kind, NodeKind::Join | NodeKind::Union));
+        let several = l.nodes.iter().any(|n| {
+            matches!(
+                n.id.kind,
+                NodeKind::Join | NodeKind::IntervalJoin | NodeKind::Union
+            )
+        });
         return err(
             if several {
                 format!(

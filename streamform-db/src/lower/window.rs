@@ -26,10 +26,10 @@ impl Lowering<'_> {
         match &self.time {
             None => {
                 // No Source node yet: the model reads another model, whose rows lost their
-                // time attribute (an aggregate drops it, a window keeps window_time only when
-                // it groups by it).
+                // time attribute (an aggregate or a regular join drops it, a FULL interval
+                // join keeps none, a window keeps window_time only when it groups by it).
                 let help = if self.nodes.is_empty() {
-                    "the model this one reads carries no event-time attribute: a window's output carries one when it groups by window_time (GROUP BY window_start, window_end, window_time), and a source's when the source declares `event_time:` (docs/windows.md)"
+                    "the model this one reads carries no event-time attribute: an aggregate and a regular join end it, a FULL interval join keeps none (either side's time may be null, docs/joins.md), a window's output carries one when it groups by window_time (GROUP BY window_start, window_end, window_time), and a source's when the source declares `event_time:` (docs/windows.md)"
                 } else {
                     "declare `event_time:` on the source the model reads (sources.yml): a window closes when the watermark passes its end"
                 };

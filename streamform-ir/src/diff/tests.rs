@@ -33,6 +33,7 @@ fn keyed(keys: &[&str], accumulators: &[(&str, &str)], retention: &str) -> State
         retention: retention.into(),
         window: None,
         retracting: false,
+        bounds: None,
         digest: sha256_hex(&fingerprint),
     }
 }
@@ -1348,6 +1349,15 @@ fn the_retracting_rows_of_the_rule_table() {
 /// A model `j` joining source `l(id, lv)` with source `r(id, rv)` filtered by `rv <> ''`,
 /// of `kind`, on `id = id` and, if given, a further condition.
 fn join_app(kind: crate::plan::JoinKind, condition: Option<&str>, right_filter: &str) -> Manifest {
+    Manifest::from_plans(&[join_plan(kind, condition, right_filter)])
+}
+
+/// The model of [`join_app`].
+fn join_plan(
+    kind: crate::plan::JoinKind,
+    condition: Option<&str>,
+    right_filter: &str,
+) -> crate::plan::ModelPlan {
     use crate::expr::{BinaryOp, Expr};
     use crate::plan::*;
     let field = |name: &str, ty: crate::types::DataType| Field {
@@ -1438,7 +1448,7 @@ fn join_app(kind: crate::plan::JoinKind, condition: Option<&str>, right_filter: 
         state: State::Stateless,
         time: None,
     };
-    Manifest::from_plans(&[ModelPlan {
+    ModelPlan {
         name: "j".into(),
         inputs: vec![Input::Source("l".into()), Input::Source("r".into())],
         nodes: vec![
@@ -1448,7 +1458,77 @@ fn join_app(kind: crate::plan::JoinKind, condition: Option<&str>, right_filter: 
             join,
             sink,
         ],
-    }])
+    }
+}
+
+/// [`join_app`] as an interval join whose left time lies between the right's plus `lower`
+/// and plus `upper` (milliseconds), or as the regular join for `None`.
+fn interval_app(bounds: Option<(i64, i64)>) -> Manifest {
+    use crate::plan::*;
+    let mut plan = join_plan(JoinKind::Inner, None, "");
+    if let Some((lower, upper)) = bounds {
+        let bounds = TimeBounds {
+            left_time: "lv".into(),
+            right_time: "rv".into(),
+            lower,
+            upper,
+        };
+        let (left, right) = (plan.nodes[0].schema.clone(), plan.nodes[2].schema.clone());
+        let join = &mut plan.nodes[3];
+        let on = vec![("id".to_string(), "id".to_string())];
+        join.id.kind = NodeKind::IntervalJoin;
+        join.state = State::Keyed(KeyedState::interval_join(&on, &left, &right, &bounds));
+        join.op = Operator::IntervalJoin {
+            kind: JoinKind::Inner,
+            on,
+            bounds,
+            filter: None,
+        };
+        let id = join.id.clone();
+        plan.nodes[4].inputs = vec![id];
+    }
+    Manifest::from_plans(&[plan])
+}
+
+#[test]
+fn the_interval_join_rows_of_the_rule_table() {
+    let verdict = |running: Manifest, desired: Manifest| {
+        verdict_of(
+            &diff(&running, &desired, &Hints::default()),
+            "j::interval_join::0",
+        )
+    };
+    let hour = 3_600_000;
+    assert_eq!(
+        verdict(
+            interval_app(Some((-hour, 0))),
+            interval_app(Some((-hour, 0)))
+        ),
+        None,
+        "unchanged"
+    );
+    for (bounds, what) in [
+        ((-2 * hour, 0), "wider"),
+        ((-hour / 2, 0), "narrower"),
+        ((-hour, 1), "moved"),
+    ] {
+        let (classification, reasons) =
+            verdict(interval_app(Some((-hour, 0))), interval_app(Some(bounds))).unwrap();
+        assert_eq!(classification, BackfillRequired, "{what}");
+        assert_eq!(reasons.len(), 1, "{what}: {reasons:?}");
+        assert!(
+            reasons[0].starts_with("BACKFILL REQUIRED: the join's time condition changes from [lv between rv - 1h and rv] to ["),
+            "{what}: {reasons:?}"
+        );
+    }
+    // A regular join becoming an interval join is another node: the join's state is
+    // dropped, and the interval join starts empty.
+    let d = diff(
+        &interval_app(None),
+        &interval_app(Some((-hour, 0))),
+        &Hints::default(),
+    );
+    assert_eq!(d.verdict, BackfillRequired);
 }
 
 #[test]

@@ -51,7 +51,12 @@ struct Side {
 
 /// The joined row of `row` (from side `s`) and `other` (from the other side, nulls for
 /// `None`), left columns first; `widths` are the sides' widths.
-fn joined(widths: [usize; 2], s: usize, row: &[Value], other: Option<&[Value]>) -> Vec<Value> {
+pub(crate) fn joined(
+    widths: [usize; 2],
+    s: usize,
+    row: &[Value],
+    other: Option<&[Value]>,
+) -> Vec<Value> {
     let mut out = Vec::with_capacity(widths[0] + widths[1]);
     let other_side = |out: &mut Vec<Value>| match other {
         Some(o) => out.extend_from_slice(o),
@@ -65,6 +70,32 @@ fn joined(widths: [usize; 2], s: usize, row: &[Value], other: Option<&[Value]>) 
         out.extend_from_slice(row);
     }
     out
+}
+
+/// A join's schema must be its inputs' columns, as [`streamform_ir::join_schema`] names
+/// them.
+pub(crate) fn check_schema(
+    node: &Node,
+    kind: JoinKind,
+    left: &[streamform_ir::Field],
+    right: &[streamform_ir::Field],
+) -> Result<(), Fault> {
+    let expected = streamform_ir::join_schema(kind, left, right);
+    let same = expected.len() == node.schema.len()
+        && expected
+            .iter()
+            .zip(&node.schema)
+            .all(|(a, b)| a.name == b.name && a.ty == b.ty);
+    if same {
+        Ok(())
+    } else {
+        Err(Fault::plain(format!(
+            "node `{}`: its schema {} is not its inputs' columns {}",
+            node.id,
+            streamform_ir::identity::schema_fingerprint(&node.schema),
+            streamform_ir::identity::schema_fingerprint(&expected)
+        )))
+    }
 }
 
 /// Where `row` is among `rows`, by value.
@@ -110,20 +141,7 @@ impl Join {
                 inputs.len()
             )));
         };
-        let expected = streamform_ir::join_schema(kind, left.schema, right.schema);
-        let same = expected.len() == node.schema.len()
-            && expected
-                .iter()
-                .zip(&node.schema)
-                .all(|(a, b)| a.name == b.name && a.ty == b.ty);
-        if !same {
-            return Err(Fault::plain(format!(
-                "node `{}`: its schema {} is not its inputs' columns {}",
-                node.id,
-                streamform_ir::identity::schema_fingerprint(&node.schema),
-                streamform_ir::identity::schema_fingerprint(&expected)
-            )));
-        }
+        check_schema(node, kind, left.schema, right.schema)?;
         let mut keys = [Vec::new(), Vec::new()];
         for (l, r) in on {
             let li = resolve(left.schema, l).map_err(|m| Fault::at(l, m))?;

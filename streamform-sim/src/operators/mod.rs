@@ -4,6 +4,7 @@ pub(crate) mod accumulate;
 pub(crate) mod aggregate;
 pub(crate) mod deduplicate;
 pub(crate) mod filter;
+pub(crate) mod interval_join;
 pub(crate) mod join;
 pub(crate) mod normalize;
 pub(crate) mod project;

@@ -322,6 +322,7 @@ impl Model {
             retention: Retention::Unbounded,
             retracting: window.is_none() && self.last().changelog.is_updating(),
             window,
+            bounds: None,
         });
         (key, calls, schema, state)
     }
@@ -436,6 +437,54 @@ impl Model {
         self
     }
 
+    /// An interval join of what this model has built so far (left) and `other` (right), on
+    /// `on`'s equal columns and `right_time + lower <= left_time <= right_time + upper`
+    /// (docs/joins.md, "Joins in time"); its time attribute is the left's.
+    pub fn interval_join_with(
+        mut self,
+        other: Model,
+        kind: streamform_ir::JoinKind,
+        on: &[(&str, &str)],
+        (left_time, right_time, lower, upper): (&str, &str, i64, i64),
+    ) -> Model {
+        let left = self.last().clone();
+        let right = self.graft(other);
+        let on: Vec<(String, String)> = on
+            .iter()
+            .map(|(l, r)| (l.to_string(), r.to_string()))
+            .collect();
+        let schema = streamform_ir::join_schema(kind, &left.schema, &right.schema);
+        let bounds = streamform_ir::TimeBounds {
+            left_time: left_time.into(),
+            right_time: right_time.into(),
+            lower,
+            upper,
+        };
+        let state = State::Keyed(KeyedState::interval_join(
+            &on,
+            &left.schema,
+            &right.schema,
+            &bounds,
+        ));
+        let node = Node {
+            inputs: vec![left.id.clone(), right.id.clone()],
+            id: assign_id(&self.name, &self.nodes, NodeKind::IntervalJoin),
+            op: Operator::IntervalJoin {
+                kind,
+                on,
+                bounds,
+                filter: None,
+            },
+            schema,
+            boundedness: left.boundedness,
+            changelog: Changelog::Append,
+            state,
+            time: Some(left_time.into()),
+        };
+        self.nodes.push(node);
+        self
+    }
+
     /// Says that the last node's changelog is upserted by `key`, as lowering derives it for
     /// a join of two tables on the key they share (docs/joins.md).
     pub fn keyed_by(mut self, key: &[&str]) -> Model {
@@ -490,7 +539,11 @@ impl Model {
             target: None,
         };
         let schema = self.schema();
-        let m = self.push(NodeKind::Sink, op, schema, changelog, State::Stateless);
+        let time = self.last().time.clone();
+        let mut m = self.push(NodeKind::Sink, op, schema, changelog, State::Stateless);
+        if let Some(sink) = m.nodes.last_mut() {
+            sink.time = time;
+        }
         ModelPlan {
             name: m.name,
             inputs: m.inputs,
