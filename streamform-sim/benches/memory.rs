@@ -11,6 +11,9 @@
 //!   minute, pushed one at a time with a HAVING that nothing passes after the window, over
 //!   1,000,000 and then 10,000,000 events: the state is the windows open at once, so both
 //!   peaks should be the same.
+//! - **interval join state**: orders and shipments over 1,000,000 and 10,000,000 events,
+//!   matched within a minute by a condition no pair meets: the rows kept are bounded by the
+//!   watermark, not by the events seen.
 //!
 //! Each reports the peak of live heap bytes (counted by a wrapper around mimalloc, the
 //! binary's allocator) and the process's peak resident memory (VmHWM, Linux).
@@ -176,8 +179,68 @@ fn join_held() -> usize {
     held
 }
 
+/// The peak live heap of an interval join of orders and shipments (each order shipped 30 s
+/// after it, one order every 6 ms, each its own key), matched within a minute but for a
+/// condition no pair meets, so nothing is emitted: `n` events in all, half on each side.
+fn interval_join_peak(n: u64) -> usize {
+    use streamform_ir::{Expr, JoinKind, LateEvents, Operator};
+    let side = |source: &str| {
+        from_source(
+            "shipped",
+            source,
+            &[
+                ("k", DataType::Int64),
+                ("v", DataType::Int64),
+                ("t", DataType::Timestamp),
+            ],
+            kafka(source),
+        )
+        .event_time("t", 0, LateEvents::Keep)
+    };
+    let mut plan = side("orders")
+        .interval_join_with(
+            side("shipments"),
+            JoinKind::Inner,
+            &[("k", "k")],
+            ("t", "t0", -60_000, 0),
+        )
+        .sink();
+    for node in &mut plan.nodes {
+        if let Operator::IntervalJoin { filter, .. } = &mut node.op {
+            let column = |name: &str| Expr::Column {
+                name: name.into(),
+                ty: DataType::Int64,
+            };
+            *filter = Some(bin(BinaryOp::Lt, column("v"), column("v0")));
+        }
+    }
+    let base = LIVE.load(Ordering::Relaxed);
+    PEAK.store(base, Ordering::Relaxed);
+    let mut sim = Simulator::new(&[plan]).expect("a valid plan");
+    let start = 1_788_084_000_000i64;
+    for i in 0..n / 2 {
+        let at = start + 6 * i as i64;
+        let key = Value::Int64(i as i64);
+        // Orders' values above every shipment's: `v < v0` never holds.
+        sim.push_to(0, &[key.clone(), Value::Int64(1), Value::Timestamp(at)])
+            .expect("runs");
+        sim.push_to(1, &[key, Value::Int64(0), Value::Timestamp(at + 30_000)])
+            .expect("runs");
+    }
+    let peak = PEAK.load(Ordering::Relaxed) - base;
+    assert!(sim.finish().expect("runs").changes.is_empty());
+    peak
+}
+
 fn main() {
     // criterion's harness flags are ignored: these are measurements, printed once.
+    let small = interval_join_peak(1_000_000);
+    let large = interval_join_peak(10_000_000);
+    println!(
+        "interval join state, a minute of orders and shipments kept: {:.1} MiB peak heap over 1,000,000 events, {:.1} MiB over 10,000,000",
+        small as f64 / MIB,
+        large as f64 / MIB
+    );
     let join = join_held();
     println!(
         "join state, 2 x 500,000 events over 10,000 keys: {:.0} MiB live at the end ({:.0} bytes a row)",
