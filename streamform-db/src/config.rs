@@ -1390,11 +1390,19 @@ fn source_key(
             "an upsert source reads its key and its value as json; write the topic in json",
         ));
     }
-    if let Some(t) = &raw.event_time {
+    // An upsert source on event time is a versioned table (a temporal join reads it,
+    // docs/joins.md): Flink keeps every version, late or not.
+    if let Some(t) = &raw.event_time
+        && raw.late_events.as_ref().map(|l| l.value.as_str()) != Some("keep")
+    {
+        let at = match &raw.late_events {
+            Some(l) => key_span(text, "late_events", span_of(l, text)),
+            None => key_span(text, "event_time", span_of(t, text)),
+        };
         diags.push(err(
-            format!("{what} is an upsert source with an event time"),
-            key_span(text, "event_time", span_of(t, text)),
-            "a tombstone deletes a key without a value, so it carries no event time; an upsert source runs on processing time: remove `event_time:` (and `watermark:`, `late_events:`)",
+            format!("{what} is an upsert source on event time that drops late events"),
+            at,
+            "an upsert source on event time is read as a versioned table, which keeps every version, late or not, as Flink does: write `late_events: keep` (or remove `event_time:` to read it on processing time)",
         ));
     }
     (diags.len() == before).then_some(columns)

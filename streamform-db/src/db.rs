@@ -1129,6 +1129,9 @@ fn type_source_events(
         } => Some(t.column.clone()),
         _ => None,
     };
+    if let (Some(_), Some(_)) = (&event_time, key) {
+        fixture::refuse_versioned_deletes(shape, source_name, diagnostics);
+    }
     if let Some(column) = event_time {
         fixture::require_event_time(shape, &column, source_name, &columns, diagnostics);
         def.watermarks = fixture::type_watermarks(shape, diagnostics)

@@ -388,6 +388,10 @@ pub fn require_event_time(
 ) {
     for (what, rows) in [("event", &shape.given), ("late event", &shape.late)] {
         for (i, (map, item)) in rows.iter().enumerate() {
+            // A delete is a tombstone, which has no time (refused on its own).
+            if what == "event" && shape.deletes.binary_search(&i).is_ok() {
+                continue;
+            }
             let n = shape.number(rows, i);
             let span = match map.get(column) {
                 // Reported as an `event:` without columns.
@@ -646,6 +650,27 @@ fn fitting<'a>(
     reads
         .get(shapes.iter().position(fits).unwrap_or(0))
         .map_or("<name>", String::as_str)
+}
+
+/// A delete of an upsert source on event time (a versioned table, docs/joins.md): its
+/// tombstone carries no time, and Flink 2.0 and 2.2 read a deleted version differently, so
+/// no fixture can say what Flink does with it.
+pub fn refuse_versioned_deletes(shape: &FixtureShape, source: &str, diags: &mut Vec<Diagnostic>) {
+    for &i in &shape.deletes {
+        diags.push(
+            Diagnostic::error(
+                Code::FixtureShape,
+                format!(
+                    "event {} deletes a key of `{source}`, an upsert source on event time, whose deletes Flink 2.0 and 2.2 read differently",
+                    shape.given_numbers[i]
+                ),
+            )
+            .with_span(Some(shape.given[i].1.clone()))
+            .with_help(
+                "a tombstone carries no time: Flink 2.0 stops a temporal join from matching the key after it, Flink 2.2 ignores it; give the key a new version instead (a row whose columns say it no longer applies), or read the source on processing time",
+            ),
+        );
+    }
 }
 
 /// Checks the `given` events against the source's changelog (docs/changing-tables.md): a

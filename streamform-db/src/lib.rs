@@ -22,6 +22,7 @@ pub mod report;
 pub mod sql;
 pub mod surface;
 pub mod target;
+pub mod temporal;
 pub mod watch;
 pub mod window;
 pub mod yaml;

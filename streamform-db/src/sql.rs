@@ -594,8 +594,10 @@ pub fn parse_model(model: &str, text: &str) -> ParsedModel {
                 .with_help(help),
         );
     }
-    let statements = match Parser::parse_sql(&GenericDialect {}, &crate::window::for_parsing(text))
-    {
+    let statements = match Parser::parse_sql(
+        &GenericDialect {},
+        &crate::window::for_parsing(&crate::temporal::for_parsing(text)),
+    ) {
         Ok(s) => s,
         // A window table function does not parse as our dialect reads FROM; say what it is
         // rather than where the parser gave up.
@@ -678,10 +680,10 @@ pub fn parse_model(model: &str, text: &str) -> ParsedModel {
                 return fail(
                     Diagnostic::error(
                         Code::UnsupportedSql,
-                        format!("model `{model}`: FOR SYSTEM_TIME AS OF (a temporal join) is not supported yet"),
+                        format!("model `{model}`: FOR SYSTEM_TIME AS OF names no column of the probe side here; only a temporal join on the probe side's event time is supported"),
                     )
                     .with_span(Some(start..at + "SYSTEM_TIME".len()))
-                    .with_help("a regular JOIN … ON matches every version of both sides; temporal joins are on the roadmap"),
+                    .with_help("join AS OF the event-time column of the table on the left, FOR SYSTEM_TIME AS OF o.ordered_at; a temporal join on processing time (PROCTIME()) and a lookup join read the table at the moment a row is processed, which no fixture can replay"),
                 );
             }
             return fail(
@@ -770,6 +772,8 @@ pub struct Read {
     pub span: Option<Range<usize>>,
     /// The window table function the input is read through, if any.
     pub window: Option<crate::window::WindowRead>,
+    /// The `FOR SYSTEM_TIME AS OF` it is joined with (a temporal join), if any.
+    pub as_of: Option<crate::temporal::AsOf>,
 }
 
 /// What a model reads: every `source()` and `ref()` of its FROM clauses (the branches of a
@@ -1240,9 +1244,9 @@ impl Validator<'_> {
                 version: Some(_), ..
             } => {
                 self.refuse(
-                    "FOR SYSTEM_TIME AS OF (a temporal join)",
+                    "FOR SYSTEM_TIME AS OF on this relation",
                     relation.span(),
-                    "temporal joins are not supported yet; a regular JOIN … ON keeps every version of both sides",
+                    "join a source read as a versioned table AS OF the probe side's event time: JOIN source('rates') FOR SYSTEM_TIME AS OF o.ordered_at AS r ON …",
                 );
                 None
             }
@@ -1353,6 +1357,12 @@ impl Validator<'_> {
         Some(Reads {
             relations: vec![Read {
                 input,
+                as_of: span
+                    .as_ref()
+                    .and_then(|s| match crate::temporal::after(self.text, s.end) {
+                        Some(Ok(as_of)) => Some(as_of),
+                        _ => None,
+                    }),
                 span,
                 window: None,
             }],

@@ -154,7 +154,7 @@ fn partition_columns(text: &str, at: &Range<usize>) -> Result<Vec<String>, ()> {
 
 /// `text` with string literals, quoted names and comments turned into spaces (byte for
 /// byte, so offsets stay), so that only SQL itself is looked at.
-fn code_only(text: &str) -> String {
+pub(crate) fn code_only(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = bytes.to_vec();
     let mut i = 0;

@@ -87,6 +87,8 @@ enum Role {
     Join,
     /// An interval join: identified as a regular join is.
     IntervalJoin,
+    /// An event-time temporal join: identified as a regular join is.
+    TemporalJoin,
     /// The changelog normalization of an upsert source: identified by the scan it reads.
     Normalize,
     /// Holds no state.
@@ -109,6 +111,7 @@ fn role(kind: &str) -> Role {
         "stream-exec-deduplicate" => Role::Deduplicate,
         "stream-exec-join" => Role::Join,
         "stream-exec-interval-join" => Role::IntervalJoin,
+        "stream-exec-temporal-join" => Role::TemporalJoin,
         "stream-exec-changelog-normalize" => Role::Normalize,
         "stream-exec-calc"
         | "stream-exec-exchange"
@@ -189,7 +192,7 @@ pub fn pin(
                     _ => None,
                 }
             }
-            Role::Deduplicate | Role::Join | Role::IntervalJoin => {
+            Role::Deduplicate | Role::Join | Role::IntervalJoin | Role::TemporalJoin => {
                 structural.push(at);
                 continue;
             }
@@ -216,6 +219,7 @@ pub fn pin(
             Role::Deduplicate => NodeKind::Deduplicate,
             Role::Join => NodeKind::Join,
             Role::IntervalJoin => NodeKind::IntervalJoin,
+            Role::TemporalJoin => NodeKind::TemporalJoin,
             _ => NodeKind::Aggregate,
         };
         let sinks = graph.sinks_below(at, tables);
@@ -497,7 +501,8 @@ impl IrFeeds {
                             | NodeKind::Window
                             | NodeKind::Deduplicate
                             | NodeKind::Join
-                            | NodeKind::IntervalJoin,
+                            | NodeKind::IntervalJoin
+                            | NodeKind::TemporalJoin,
                         ) => n.id.to_string(),
                         _ => return None,
                     };

@@ -283,6 +283,7 @@ pub fn generate(
                     | streamform_ir::NodeKind::Union
                     | streamform_ir::NodeKind::Join
                     | streamform_ir::NodeKind::IntervalJoin
+                    | streamform_ir::NodeKind::TemporalJoin
             )
         });
         let query = if written {
@@ -1081,6 +1082,12 @@ fn view_query(
                 bounds,
                 filter,
             } => interval_join(node, (*kind, on, bounds, filter.as_ref()), &inputs, i),
+            Operator::TemporalJoin {
+                kind,
+                on,
+                left_time,
+                right_time,
+            } => temporal_join(node, (*kind, on, left_time, right_time), &inputs, i),
             Operator::Sort { .. } => unreachable!("ORDER BY is refused before generation"),
         };
         rendered.insert(&node.id, (i, q));
@@ -1260,6 +1267,55 @@ fn interval_join(
         ident(&format!("l{i}")),
         join_keyword(kind),
         ident(&format!("r{i}")),
+        condition.join(" AND ")
+    )
+}
+
+/// An event-time temporal join (docs/joins.md, "Joins in time"): the probe side as a
+/// regular join's left subquery with its time attribute kept, the versioned side as the
+/// upsert source's table itself (Flink reads `FOR SYSTEM_TIME AS OF` only on a table with a
+/// primary key and a watermark), its columns named in the SELECT as the join names them,
+/// its time cast to a plain TIMESTAMP(3) so that the rows keep one time attribute.
+fn temporal_join(
+    node: &Node,
+    (kind, on, left_time, right_time): (streamform_ir::JoinKind, &[(String, String)], &str, &str),
+    inputs: &[Relation],
+    i: usize,
+) -> String {
+    let [_, right] = inputs else {
+        unreachable!("a join reads two inputs")
+    };
+    let (l, _, _) = join_sides(node, on, inputs, i, &[left_time.to_string()]);
+    let (la, ra) = (ident(&format!("l{i}")), ident(&format!("r{i}")));
+    let width = node.schema.len() - right.schema.len();
+    let cols: Vec<String> = node
+        .schema
+        .iter()
+        .enumerate()
+        .map(|(at, f)| match at.checked_sub(width) {
+            None => format!("{la}.{}", ident(&f.name)),
+            Some(r) => {
+                let column = format!("{ra}.{}", ident(&right.schema[r].name));
+                if f.name == right_time {
+                    format!("CAST({column} AS TIMESTAMP(3)) AS {}", ident(&f.name))
+                } else if right.schema[r].name == f.name {
+                    column
+                } else {
+                    format!("{column} AS {}", ident(&f.name))
+                }
+            }
+        })
+        .collect();
+    let condition: Vec<String> = on
+        .iter()
+        .map(|(lc, rc)| format!("{la}.{} = {ra}.{}", ident(lc), ident(rc)))
+        .collect();
+    format!(
+        "SELECT {} FROM ({l}) AS {la} {} {} FOR SYSTEM_TIME AS OF {la}.{} AS {ra} ON {}",
+        cols.join(", "),
+        join_keyword(kind),
+        right.from,
+        ident(left_time),
         condition.join(" AND ")
     )
 }

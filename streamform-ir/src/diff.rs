@@ -969,7 +969,7 @@ impl<'a> Context<'a> {
                 // key and the sides' columns (docs/joins.md): any change to it is a state
                 // of another shape. A changed condition keeps the rows, but what was
                 // emitted was matched under the old one.
-                let joins = ["join", "interval_join"];
+                let joins = ["join", "interval_join", "temporal_join"];
                 let join =
                     joins.contains(&d.operator.as_str()) || joins.contains(&r.operator.as_str());
                 // An interval join whose time condition alone changed keeps its rows in the

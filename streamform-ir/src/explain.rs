@@ -120,6 +120,31 @@ fn render_node(out: &mut String, node: &Node, from: &[&str], inputs: &[String]) 
                 }
             }
         }
+        Operator::TemporalJoin {
+            kind,
+            on,
+            left_time,
+            right_time,
+        } => {
+            let on: Vec<String> = on.iter().map(|(l, r)| format!("{l} = {r}")).collect();
+            let _ = writeln!(
+                out,
+                "  kind={}\n  on={}\n  as of={left_time}\n  version={right_time}",
+                kind.name(),
+                on.join(" AND ")
+            );
+            out.push_str("  keeps=each left row until the watermark passes its time; per key, the latest version at or before the watermark and every later one
+");
+            let _ = writeln!(
+                out,
+                "  emits=each left row once the watermark passes its time, in arrival order, with the version valid then{}",
+                if kind.left_outer() {
+                    ", padded when there is none"
+                } else {
+                    ""
+                }
+            );
+        }
         Operator::IntervalJoin {
             kind,
             on,

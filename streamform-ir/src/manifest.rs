@@ -750,6 +750,7 @@ fn grouping(group_by: &[String], calls: &[crate::plan::AggCall]) -> String {
 /// | Deduplicate | `key=[payment_id] keep=last` |
 /// | Union | `all` (its inputs are the node's `inputs`) |
 /// | Join | `left on=[customer_id=customer_id]`, with the rest of ON: `inner on=[k=k] where (amount > limit)` |
+/// | TemporalJoin | `left on=[currency=currency] as_of=ordered_at version=updated_at` |
 /// | IntervalJoin | `left on=[order_id=order_id] time=[shipped_at between ordered_at and ordered_at + 4h]`, and `where …` as a Join's |
 /// | Sort | `order=[reading DESC, sensor ASC]` |
 /// | Sink | `upsert kafka customer-metrics`, or `upsert` without a `sink:` |
@@ -792,6 +793,19 @@ pub fn definition(op: &Operator) -> String {
                 Some(f) => format!("{} on=[{}] where {f}", kind.name(), on.join(", ")),
                 None => format!("{} on=[{}]", kind.name(), on.join(", ")),
             }
+        }
+        Operator::TemporalJoin {
+            kind,
+            on,
+            left_time,
+            right_time,
+        } => {
+            let on: Vec<String> = on.iter().map(|(l, r)| format!("{l}={r}")).collect();
+            format!(
+                "{} on=[{}] as_of={left_time} version={right_time}",
+                kind.name(),
+                on.join(", ")
+            )
         }
         Operator::IntervalJoin {
             kind,

@@ -551,6 +551,23 @@ pub enum Operator {
         /// The rest of ON, over the join's output columns; `None` when there is none.
         filter: Option<Expr>,
     },
+    /// An event-time temporal join (docs/joins.md, "Joins in time"): each row of its left
+    /// input (the probe side, appending) joined with the version of its right input (an
+    /// upsert source read as a versioned table) valid at the probe row's time. A probe row
+    /// waits until the watermark passes its time; then it meets the latest version of its
+    /// key at or before that time, or none (padded with nulls in a LEFT join). Its output
+    /// appends, in the probe rows' arrival order, and keeps the probe side's time.
+    TemporalJoin {
+        /// `Inner` or `Left`.
+        kind: JoinKind,
+        /// The equal columns: (left input's column, right input's column), in ON's order; the
+        /// right ones are the versioned table's key.
+        on: Vec<(String, String)>,
+        /// The probe side's time attribute (`AS OF` it), by its name in the join's output.
+        left_time: String,
+        /// The versioned side's time attribute, by its name in the join's output.
+        right_time: String,
+    },
     /// UNION ALL: passes on every change of each of its inputs (two or more, with the same
     /// column types; its schema takes the first input's names), stateless (docs/sql.md,
     /// "Several inputs").
@@ -683,6 +700,33 @@ impl KeyedState {
     }
 }
 
+impl KeyedState {
+    /// What a TemporalJoin stores (docs/joins.md, "Joins in time"): per join key (the
+    /// versioned table's key), the probe rows waiting for the watermark (`left.…`) and the
+    /// versions by their time (`right.…`).
+    pub fn temporal_join(on: &[(String, String)], left: &[Field], right: &[Field]) -> KeyedState {
+        let side = |name: &str, fields: &[Field]| {
+            fields
+                .iter()
+                .map(|f| Accumulator {
+                    name: format!("{name}.{}", f.name),
+                    ty: f.ty,
+                })
+                .collect::<Vec<_>>()
+        };
+        let mut accumulators = side("left", left);
+        accumulators.extend(side("right", right));
+        KeyedState {
+            key: on.iter().map(|(l, r)| format!("{l}={r}")).collect(),
+            accumulators,
+            retention: Retention::Unbounded,
+            window: None,
+            retracting: false,
+            bounds: None,
+        }
+    }
+}
+
 /// The name of the flag an interval join keeps beside each stored row: whether it matched
 /// a row of the other side (a row that never did is padded when it expires, on a side that
 /// keeps its unmatched rows).
@@ -803,17 +847,20 @@ pub enum NodeKind {
     Join,
     /// An [`Operator::IntervalJoin`]; `interval_join` in ids.
     IntervalJoin,
+    /// An [`Operator::TemporalJoin`]; `temporal_join` in ids.
+    TemporalJoin,
 }
 
 impl NodeKind {
     /// Every kind, in the order ids list them.
-    pub const ALL: [NodeKind; 11] = [
+    pub const ALL: [NodeKind; 12] = [
         NodeKind::Source,
         NodeKind::Filter,
         NodeKind::Project,
         NodeKind::Union,
         NodeKind::Join,
         NodeKind::IntervalJoin,
+        NodeKind::TemporalJoin,
         NodeKind::Aggregate,
         NodeKind::Window,
         NodeKind::Deduplicate,
@@ -840,6 +887,7 @@ impl NodeKind {
             NodeKind::Union => "union",
             NodeKind::Join => "join",
             NodeKind::IntervalJoin => "interval_join",
+            NodeKind::TemporalJoin => "temporal_join",
         }
     }
 
@@ -857,6 +905,7 @@ impl NodeKind {
             NodeKind::Union => "Union",
             NodeKind::Join => "Join",
             NodeKind::IntervalJoin => "IntervalJoin",
+            NodeKind::TemporalJoin => "TemporalJoin",
         }
     }
 }
@@ -875,6 +924,7 @@ impl Operator {
             Operator::Union => NodeKind::Union,
             Operator::Join { .. } => NodeKind::Join,
             Operator::IntervalJoin { .. } => NodeKind::IntervalJoin,
+            Operator::TemporalJoin { .. } => NodeKind::TemporalJoin,
             Operator::Sink { .. } => NodeKind::Sink,
         }
     }

@@ -949,6 +949,7 @@ impl Simulator {
         });
         let waiting_rows = pending(|kind| match kind {
             StageKind::IntervalJoin(j) => j.waiting(),
+            StageKind::TemporalJoin(j) => j.waiting(),
             _ => None,
         });
         let padded = self
@@ -989,6 +990,7 @@ impl Simulator {
                 StageKind::Normalize(n) => Some(n.snapshot()),
                 StageKind::Join(j) => Some(j.snapshot()),
                 StageKind::IntervalJoin(j) => Some(j.snapshot()),
+                StageKind::TemporalJoin(j) => Some(j.snapshot()),
                 _ => None,
             })
     }
@@ -1197,12 +1199,16 @@ impl Builder {
         let name = &plan.name;
         let want = match node.op {
             Operator::Union => "two or more nodes",
-            Operator::Join { .. } | Operator::IntervalJoin { .. } => "exactly two nodes",
+            Operator::Join { .. }
+            | Operator::IntervalJoin { .. }
+            | Operator::TemporalJoin { .. } => "exactly two nodes",
             _ => "exactly one node",
         };
         let count_ok = match node.op {
             Operator::Union => node.inputs.len() >= 2,
-            Operator::Join { .. } | Operator::IntervalJoin { .. } => node.inputs.len() == 2,
+            Operator::Join { .. }
+            | Operator::IntervalJoin { .. }
+            | Operator::TemporalJoin { .. } => node.inputs.len() == 2,
             _ => node.inputs.len() == 1,
         };
         if !count_ok {
@@ -1277,6 +1283,7 @@ impl Builder {
         // An interval join's deadlines and a retention both count on event time.
         let needs_clock = match (&node.op, &node.state) {
             (Operator::IntervalJoin { .. }, _) => Some("is an interval join"),
+            (Operator::TemporalJoin { .. }, _) => Some("is a temporal join"),
             (_, State::Keyed(k)) if k.retention != Retention::Unbounded => Some("has a retention"),
             _ => None,
         };

@@ -33,6 +33,7 @@ use crate::operators::{
     project::Project,
     session::SessionAggregate,
     sort::Sort,
+    temporal_join::TemporalJoin,
     window::{Shape, WindowAggregate},
 };
 use crate::{Failure, Op};
@@ -246,6 +247,8 @@ pub(crate) enum StageKind {
     Join(Join),
     /// An interval join; its input port says which side a change comes from.
     IntervalJoin(IntervalJoin),
+    /// A temporal join; port 0 is the probe side, port 1 the versioned side.
+    TemporalJoin(TemporalJoin),
     /// A model's Sink: with the key columns of its upsert sink, where a null key stops the
     /// run as Flink's NOT NULL enforcer stops the job (docs/concepts.md, "Append, upsert
     /// and keys"); empty when the model writes nowhere or appends.
@@ -324,6 +327,18 @@ impl Stage {
                 filter.as_ref(),
                 inputs,
             )?),
+            IrOperator::TemporalJoin {
+                kind,
+                on,
+                left_time,
+                right_time,
+            } => StageKind::TemporalJoin(TemporalJoin::build(
+                node,
+                *kind,
+                on,
+                (left_time, right_time),
+                inputs,
+            )?),
             IrOperator::Union => {
                 for (i, shape) in inputs.iter().enumerate() {
                     same_types(node, i, shape.schema)?;
@@ -389,6 +404,7 @@ impl Stage {
             StageKind::Union => Ok(Some(rec)),
             StageKind::Join(j) => j.on_input(port, rec, time, out),
             StageKind::IntervalJoin(j) => j.on_input(port, rec, time, out),
+            StageKind::TemporalJoin(j) => j.on_input(port, rec, time, out),
             StageKind::Sink(keys) => {
                 if let Some((_, column)) = keys.iter().find(|(i, _)| rec.row[*i].is_null()) {
                     return Err(Fault {
@@ -419,6 +435,7 @@ impl Stage {
             StageKind::Deduplicate(d) => d.on_watermark(watermark, out),
             StageKind::Join(j) => j.on_watermark(watermark, out),
             StageKind::IntervalJoin(j) => j.on_watermark(watermark, out),
+            StageKind::TemporalJoin(j) => j.on_watermark(watermark, out),
             StageKind::Normalize(_)
             | StageKind::Filter(_)
             | StageKind::Project(_)
@@ -436,7 +453,8 @@ impl Stage {
             | StageKind::Window(_)
             | StageKind::Session(_)
             | StageKind::Deduplicate(_)
-            | StageKind::IntervalJoin(_) => true,
+            | StageKind::IntervalJoin(_)
+            | StageKind::TemporalJoin(_) => true,
             StageKind::Join(j) => j.expires(),
             _ => false,
         }

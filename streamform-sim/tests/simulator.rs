@@ -3100,3 +3100,105 @@ fn a_window_after_an_interval_join_sees_the_watermark_held_back_by_the_longer_wa
     assert_eq!(out.changes.len(), 1);
     assert_eq!(out.changes.get(0).unwrap().row[2], i64v(2));
 }
+
+// Temporal joins (docs/joins.md, "Joins in time"): orders priced at the rate valid at their
+// time. A probe row waits until the watermark (the least of both sources') passes its
+// time; the rows one watermark releases come in arrival order.
+
+fn temporal_steps(kind: streamform_ir::JoinKind) -> Vec<Vec<String>> {
+    let orders = timed_side("orders", "ov");
+    let rates = from_source(
+        "j",
+        "rates",
+        &[
+            ("id", DataType::Int64),
+            ("rate", DataType::Int64),
+            ("ts", DataType::Timestamp),
+        ],
+        kafka("rates"),
+    )
+    .event_time("ts", 0, LateEvents::Keep)
+    .upsert(&["id"]);
+    let plan = orders
+        .temporal_join_with(rates, kind, &[("id", "id")], ("ts", "ts0"))
+        .sink();
+    let mut sim = Simulator::new(std::slice::from_ref(&plan)).unwrap();
+    let order =
+        |id: i64, v: &str, ms: i64| vec![i64v(id), Value::String(v.into()), Value::Timestamp(ms)];
+    let rate = |rate: i64, ms: i64| vec![i64v(1), i64v(rate), Value::Timestamp(ms)];
+    let steps: Vec<(usize, Vec<Value>)> = vec![
+        (1, rate(100, 10_500)),
+        (0, order(1, "a", 10_000)),
+        (1, rate(200, 11_000)),
+        (0, order(1, "b", 12_000)),
+        (0, order(1, "c", 11_500)),
+        (1, rate(300, 12_500)),
+        (0, order(1, "d", 9_000)),
+        (0, order(2, "e", 13_000)),
+    ];
+    let mut counts = Vec::new();
+    for (source, row) in steps {
+        sim.push_to(source, &row).unwrap();
+        counts.push(sim.changes_emitted());
+    }
+    sim.advance_watermark(i64::MAX).unwrap();
+    let changes = sim.finish().unwrap().changes;
+    counts.push(changes.len());
+    let mut seen = 0;
+    counts
+        .into_iter()
+        .map(|now| {
+            let step = changes
+                .iter()
+                .take(now)
+                .skip(seen)
+                .map(|c| {
+                    assert_eq!(c.op, Op::Insert, "a temporal join only inserts");
+                    let rate = match &c.row[4] {
+                        Value::Int64(r) => r.to_string(),
+                        _ => "∅".into(),
+                    };
+                    let v = match &c.row[1] {
+                        Value::String(s) => s.to_string(),
+                        other => other.render(),
+                    };
+                    format!("{v}{rate}")
+                })
+                .collect();
+            seen = now;
+            step
+        })
+        .collect()
+}
+
+#[test]
+fn a_left_temporal_join_emits_each_order_with_the_rate_valid_at_its_time_in_arrival_order() {
+    let expected: [&[&str]; 9] = [
+        &[],
+        // The watermark passes 10 s: no rate was valid yet.
+        &["a∅"],
+        &[],
+        &[],
+        &[],
+        // At 12 s both orders are released, b first as it came first, though c is older.
+        &["b200", "c200"],
+        &[],
+        // Late, released at the next watermark: the rate of 100 is gone by then.
+        &["d∅"],
+        // The end of the input: no rate for key 2.
+        &["e∅"],
+    ];
+    assert_eq!(
+        temporal_steps(streamform_ir::JoinKind::Left),
+        expected.map(|s| s.iter().map(|x| x.to_string()).collect::<Vec<_>>())
+    );
+}
+
+#[test]
+fn an_inner_temporal_join_emits_only_the_orders_with_a_rate() {
+    let flat: Vec<String> = temporal_steps(streamform_ir::JoinKind::Inner)
+        .into_iter()
+        .flatten()
+        .collect();
+    assert_eq!(flat, ["b200", "c200"]);
+}

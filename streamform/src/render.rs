@@ -425,12 +425,22 @@ pub fn fixture_run(run: &FixtureRun, runs: &[FixtureRun]) -> String {
         held_back(&mut out, held);
     }
     for (node, count, at, held) in &run.waiting_rows {
-        let _ = writeln!(
-            out,
-            "{} still kept in `{node}` at the end, unmatched, so not padded: the first is padded when the watermark reaches {}",
-            plural(*count, "row"),
-            streamform_ir::time::format_rfc3339(*at)
-        );
+        let temporal = streamform_ir::NodeId::parse(node)
+            .is_some_and(|id| id.kind == streamform_ir::NodeKind::TemporalJoin);
+        let at = streamform_ir::time::format_rfc3339(*at);
+        let _ = if temporal {
+            writeln!(
+                out,
+                "{} still waiting in `{node}` at the end, so not emitted: the first is emitted when the watermark reaches {at}",
+                plural(*count, "row")
+            )
+        } else {
+            writeln!(
+                out,
+                "{} still kept in `{node}` at the end, unmatched, so not padded: the first is padded when the watermark reaches {at}",
+                plural(*count, "row")
+            )
+        };
         held_back(&mut out, held);
     }
     if run.passed {

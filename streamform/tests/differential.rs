@@ -1102,10 +1102,22 @@ fn overview() -> Vec<serde_json::Value> {
     overview["jobs"].as_array().unwrap().clone()
 }
 
-/// Job ids the Flink cluster knows, in any state, sorted.
-fn cluster_jobs() -> Vec<String> {
+/// The ids of `project`'s jobs (its name is unique to the test) that Flink knows, in any
+/// state, sorted: tests that run beside it start jobs of their own.
+fn jobs_of(project: &Path) -> Vec<String> {
+    jobs_named(project, |_| true)
+}
+
+/// The ids of `project`'s jobs whose state `keep` accepts, sorted.
+fn jobs_named(project: &Path, keep: impl Fn(&serde_json::Value) -> bool) -> Vec<String> {
+    let name = std::fs::read_to_string(project.join("streamform.yml"))
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("name: ").map(str::to_string))
+        .unwrap();
     let mut jobs: Vec<String> = overview()
         .iter()
+        .filter(|j| j["name"] == format!("streamform/{name}/local") && keep(&j["state"]))
         .map(|j| j["jid"].as_str().unwrap().to_string())
         .collect();
     jobs.sort();
@@ -1122,7 +1134,7 @@ fn cluster_jobs() -> Vec<String> {
 fn a_rejected_view_is_exit_1_with_flinks_reason_and_the_record_untouched() {
     let suffix = run_suffix("rejected");
     let project = scratch_project("order-pipeline", &suffix, &env().bare_gateway);
-    let jobs_before = cluster_jobs();
+    let jobs_before = jobs_of(project.path());
     let out = streamform(&["apply", "--timeout", "120"], project.path());
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
@@ -1147,7 +1159,7 @@ fn a_rejected_view_is_exit_1_with_flinks_reason_and_the_record_untouched() {
             .exists(),
         "no record: nothing was submitted that could start a job"
     );
-    assert_eq!(cluster_jobs(), jobs_before, "no job was started");
+    assert_eq!(jobs_of(project.path()), jobs_before, "no job was started");
 }
 
 /// Connector options of a sink are resolved only when the statement set is planned, which
@@ -1172,13 +1184,14 @@ fn a_statement_set_rejected_late_is_reported_the_same_way() {
     std::fs::write(
         dir.join("streamform.yml"),
         format!(
-            "name: late\nversion: 1\n\nmodels:\n  high_readings:\n    sink:\n      connector: kafka\n      topic: high-readings\n      format: json\n\ntargets:\n  local:\n    backend: flink\n    flink:\n      gateway: {}\n    kafka:\n      bootstrap_servers: {}\n",
+            "name: {}\nversion: 1\n\nmodels:\n  high_readings:\n    sink:\n      connector: kafka\n      topic: high-readings\n      format: json\n\ntargets:\n  local:\n    backend: flink\n    flink:\n      gateway: {}\n    kafka:\n      bootstrap_servers: {}\n",
+            run_suffix("late"),
             env().bare_gateway,
             env().kafka
         ),
     )
     .unwrap();
-    let jobs_before = cluster_jobs();
+    let jobs_before = jobs_of(dir);
     let out = streamform(&["apply", "--timeout", "120"], dir);
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
@@ -1203,7 +1216,7 @@ fn a_statement_set_rejected_late_is_reported_the_same_way() {
         !dir.join(".streamform/applied/local.json").exists(),
         "nothing was submitted, so nothing was recorded"
     );
-    assert_eq!(cluster_jobs(), jobs_before, "no job was started");
+    assert_eq!(jobs_of(dir), jobs_before, "no job was started");
 }
 
 #[test]
@@ -1242,7 +1255,7 @@ fn a_record_that_cannot_be_written_is_exit_2_and_starts_nothing() {
         "not a directory",
     )
     .unwrap();
-    let jobs_before = cluster_jobs();
+    let jobs_before = jobs_of(project.path());
     let out = streamform(&["apply", "--timeout", "120"], project.path());
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
@@ -1250,23 +1263,12 @@ fn a_record_that_cannot_be_written_is_exit_2_and_starts_nothing() {
         stderr.contains("error: cannot open the lock .streamform/applied/local.lock: "),
         "{stderr}"
     );
-    assert_eq!(cluster_jobs(), jobs_before, "no job was started");
+    assert_eq!(jobs_of(project.path()), jobs_before, "no job was started");
 }
 
 /// The jobs of `project` (its name is unique to the test) that Flink reports RUNNING.
 fn running_jobs(project: &Path) -> Vec<String> {
-    let name = std::fs::read_to_string(project.join("streamform.yml"))
-        .unwrap()
-        .lines()
-        .find_map(|l| l.strip_prefix("name: ").map(str::to_string))
-        .unwrap();
-    let mut jobs: Vec<String> = overview()
-        .iter()
-        .filter(|j| j["name"] == format!("streamform/{name}/local") && j["state"] == "RUNNING")
-        .map(|j| j["jid"].as_str().unwrap().to_string())
-        .collect();
-    jobs.sort();
-    jobs
+    jobs_named(project, |state| state == "RUNNING")
 }
 
 /// The target's applied record, checked against its published schema and read strictly.
@@ -1892,4 +1894,13 @@ fn fulfilment_log_on_flink_matches_the_simulator_with_a_full_interval_join() {
 #[ignore = "needs the integration environment: run integration/up, then integration/test"]
 fn shipments_per_hour_on_flink_match_the_simulator_after_an_interval_join() {
     differential_windows("order-fulfilment", "tests/shipments_per_hour.yml");
+}
+
+/// An event-time temporal join (docs/joins.md, "Joins in time"): each order priced at the
+/// rate valid at its time once both watermarks pass it, a rate changing between two
+/// orders, and an order older than its currency's first rate.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn priced_orders_on_flink_match_the_simulator_with_a_temporal_join() {
+    differential("order-fulfilment", "tests/priced_orders.yml");
 }

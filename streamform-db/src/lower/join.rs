@@ -207,6 +207,10 @@ impl Lowering<'_> {
             }
             None => None,
         };
+        // A source read `FOR SYSTEM_TIME AS OF` the probe side's time: a temporal join.
+        if let Some(as_of) = self.as_of_of(&right) {
+            return self.temporal_join(kind, on, filter, [left, right], as_of);
+        }
         // Both sides on event time, with ON comparing their times: an interval join.
         let times = match (&left.time, &right.time) {
             (Some(lt), Some(rt)) => right
@@ -366,7 +370,7 @@ impl Lowering<'_> {
 }
 
 /// A join ends when both its sides do.
-fn both_bounded(left: &Stream, right: &Stream) -> Boundedness {
+pub(super) fn both_bounded(left: &Stream, right: &Stream) -> Boundedness {
     if left.boundedness == Boundedness::Bounded && right.boundedness == Boundedness::Bounded {
         Boundedness::Bounded
     } else {

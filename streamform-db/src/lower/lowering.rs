@@ -46,6 +46,9 @@ pub(super) struct Lowering<'a> {
     /// a model may be upserted by (a join's, docs/joins.md, "Tables that change"). A
     /// projection maps them; any other node but a filter leaves none.
     pub(super) other_keys: Vec<Vec<String>>,
+    /// The sources read `FOR SYSTEM_TIME AS OF` a column (a temporal join), each with the
+    /// clause.
+    pub(super) as_of: Vec<(String, crate::temporal::AsOf)>,
 }
 
 /// Why a changelog is retracting: it has updates but no key that identifies its rows.

@@ -30,6 +30,7 @@ mod lowering;
 mod project;
 mod scan;
 mod sort;
+mod temporal_join;
 mod union;
 mod window;
 
@@ -257,6 +258,14 @@ pub fn lower_model(
         renamed: std::collections::HashMap::new(),
         branch_names: None,
         other_keys: Vec::new(),
+        as_of: reads
+            .relations
+            .iter()
+            .filter_map(|r| match (&r.input, &r.as_of) {
+                (streamform_ir::Input::Source(name), Some(a)) => Some((name.clone(), a.clone())),
+                _ => None,
+            })
+            .collect(),
     };
     l.plan(&plan, upstream).map_err(|d| {
         if d.span.is_none() {

@@ -10,4 +10,5 @@ pub(crate) mod normalize;
 pub(crate) mod project;
 pub(crate) mod session;
 pub(crate) mod sort;
+pub(crate) mod temporal_join;
 pub(crate) mod window;

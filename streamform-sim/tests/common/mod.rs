@@ -485,6 +485,44 @@ impl Model {
         self
     }
 
+    /// An event-time temporal join of what this model has built so far (the probe side)
+    /// with `other` (an upsert source on event time, read as a versioned table) on `on`,
+    /// `AS OF` the probe side's `left_time`; `right_time` is the versioned side's time by
+    /// its name in the join.
+    pub fn temporal_join_with(
+        mut self,
+        other: Model,
+        kind: streamform_ir::JoinKind,
+        on: &[(&str, &str)],
+        (left_time, right_time): (&str, &str),
+    ) -> Model {
+        let left = self.last().clone();
+        let right = self.graft(other);
+        let on: Vec<(String, String)> = on
+            .iter()
+            .map(|(l, r)| (l.to_string(), r.to_string()))
+            .collect();
+        let schema = streamform_ir::join_schema(kind, &left.schema, &right.schema);
+        let state = State::Keyed(KeyedState::temporal_join(&on, &left.schema, &right.schema));
+        let node = Node {
+            inputs: vec![left.id.clone(), right.id.clone()],
+            id: assign_id(&self.name, &self.nodes, NodeKind::TemporalJoin),
+            op: Operator::TemporalJoin {
+                kind,
+                on,
+                left_time: left_time.into(),
+                right_time: right_time.into(),
+            },
+            schema,
+            boundedness: left.boundedness,
+            changelog: Changelog::Append,
+            state,
+            time: Some(left_time.into()),
+        };
+        self.nodes.push(node);
+        self
+    }
+
     /// Says that the last node's changelog is upserted by `key`, as lowering derives it for
     /// a join of two tables on the key they share (docs/joins.md).
     pub fn keyed_by(mut self, key: &[&str]) -> Model {

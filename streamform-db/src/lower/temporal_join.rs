@@ -1,0 +1,162 @@
+//! An event-time temporal join: a source read `FOR SYSTEM_TIME AS OF` the probe side's
+//! event time, as a versioned table (docs/joins.md, "Joins in time").
+
+use streamform_ir::{Changelog, Expr, Field, JoinKind, KeyedState, Operator, State, join_schema};
+
+use crate::diagnostic::Code;
+use crate::temporal::AsOf;
+
+use super::lowering::*;
+
+impl Lowering<'_> {
+    /// The source the right side scans directly, when it is read `AS OF` a column: its
+    /// name and the clause.
+    pub(super) fn as_of_of(&self, right: &Stream) -> Option<(String, AsOf)> {
+        let id = right.current.as_ref()?;
+        let node = self.nodes.iter().find(|n| &n.id == id)?;
+        let Operator::Source { name, .. } = &node.op else {
+            return None;
+        };
+        self.as_of
+            .iter()
+            .find(|(source, _)| source == name)
+            .map(|(source, a)| (source.clone(), a.clone()))
+    }
+
+    /// Joins `left` (the probe side) with `right`, an upsert source on event time read as
+    /// a versioned table `AS OF` the probe side's time attribute, on its key.
+    pub(super) fn temporal_join(
+        &mut self,
+        kind: JoinKind,
+        on: Vec<(String, String)>,
+        filter: Option<Expr>,
+        [left, right]: [Stream; 2],
+        (source, as_of): (String, AsOf),
+    ) -> Lowered<()> {
+        let at = Some(as_of.span.clone());
+        let refuse = |this: &Self, message: String, help: &str| {
+            Err(this
+                .err(Code::UnsupportedSql, message, help)
+                .with_span(at.clone()))
+        };
+        if !matches!(kind, JoinKind::Inner | JoinKind::Left) {
+            return refuse(
+                self,
+                format!(
+                    "a temporal join is an inner or a LEFT JOIN, not a {} JOIN",
+                    kind.name().to_uppercase()
+                ),
+                "write JOIN (only the probe rows with a version) or LEFT JOIN (every probe row, padded when no version is valid at its time)",
+            );
+        }
+        let Some(left_time) = left.time.clone() else {
+            return refuse(
+                self,
+                format!(
+                    "FOR SYSTEM_TIME AS OF reads `{source}` at the time of each row of the join's left side, which has no event time"
+                ),
+                "declare `event_time:` on the source the left side reads; a temporal join on processing time, or a lookup join, reads the table at the moment a row is processed, which no fixture can replay",
+            );
+        };
+        if as_of.column != left_time {
+            return refuse(
+                self,
+                format!(
+                    "FOR SYSTEM_TIME AS OF names `{}`, which is not the event-time column of the join's left side, `{left_time}`",
+                    as_of.column
+                ),
+                &format!(
+                    "join AS OF the left side's event time: FOR SYSTEM_TIME AS OF {}{left_time}",
+                    as_of
+                        .qualifier
+                        .as_deref()
+                        .map(|q| format!("{q}."))
+                        .unwrap_or_default()
+                ),
+            );
+        }
+        if left.changelog.is_updating() {
+            return refuse(
+                self,
+                "the temporal join's left side updates; Flink joins only rows that are never changed with the version valid at their time".into(),
+                "join the appending stream the updates come from, or aggregate after the join",
+            );
+        }
+        let Changelog::Upsert(key) = &right.changelog else {
+            return refuse(
+                self,
+                format!(
+                    "`{source}` is read as a versioned table, but it is not an upsert source: its rows are not versions of a key"
+                ),
+                &format!(
+                    "declare `changelog: upsert` with its `key:` on `{source}` in sources.yml, and `event_time:` for the time each version starts at"
+                ),
+            );
+        };
+        let Some(right_time) = right.time.clone() else {
+            return refuse(
+                self,
+                format!(
+                    "`{source}` is read as a versioned table, but it has no event time to say when each version starts"
+                ),
+                &format!(
+                    "declare `event_time:` on `{source}` in sources.yml (with `late_events: keep`), the column each version starts at"
+                ),
+            );
+        };
+        let joined: Vec<&String> = on.iter().map(|(_, r)| r).collect();
+        if key.iter().any(|k| !joined.contains(&k)) || joined.iter().any(|r| !key.contains(r)) {
+            return refuse(
+                self,
+                format!(
+                    "the temporal join must compare exactly the key of `{source}` ({}) with columns of the left side, and its ON compares [{}]",
+                    key.join(", "),
+                    joined
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                &format!(
+                    "join on the versioned table's key, ON o.{0} = r.{0}; filter on other columns after the join",
+                    key.first().map_or("id", String::as_str)
+                ),
+            );
+        }
+        if filter.is_some() {
+            return refuse(
+                self,
+                "a temporal join's ON with a condition beside its key is not supported yet".into(),
+                "keep only the key's equalities in ON and filter the joined rows with WHERE (in a LEFT JOIN, a CASE over the version's columns keeps the unmatched rows)",
+            );
+        }
+        let schema: Vec<Field> = join_schema(kind, &left.schema, &right.schema);
+        let right_at = right
+            .schema
+            .iter()
+            .position(|f| f.name == right_time)
+            .unwrap_or(0);
+        let right_time = schema[left.schema.len() + right_at].name.clone();
+        self.boundedness = super::join::both_bounded(&left, &right);
+        (self.changelog, self.unkeyed) = (Changelog::Append, None);
+        self.time = Some(left_time.clone());
+        self.clock = left.clock && right.clock;
+        let state = State::Keyed(KeyedState::temporal_join(&on, &left.schema, &right.schema));
+        let inputs = [left.current, right.current]
+            .into_iter()
+            .flatten()
+            .collect();
+        self.push_reading(
+            Operator::TemporalJoin {
+                kind,
+                on,
+                left_time,
+                right_time,
+            },
+            schema,
+            state,
+            inputs,
+        );
+        Ok(())
+    }
+}
