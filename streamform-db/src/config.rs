@@ -1402,7 +1402,7 @@ fn source_key(
         diags.push(err(
             format!("{what} is an upsert source on event time that drops late events"),
             at,
-            "an upsert source on event time is read as a versioned table, which keeps every version, late or not, as Flink does: write `late_events: keep` (or remove `event_time:` to read it on processing time)",
+            "an upsert source on event time is read as a versioned table, which keeps every version, late or not, as Flink does: write `late_events: keep`",
         ));
     }
     (diags.len() == before).then_some(columns)

@@ -1262,10 +1262,10 @@ pub struct FixtureRun {
     /// The windows still open when the fixture ended, which emitted nothing: per window
     /// node, its id, the (key, window) pairs open, the watermark the first fires at, and
     /// the sources upstream that saw nothing and held its watermark back.
-    pub open_windows: Vec<(String, usize, i64, Vec<String>)>,
+    pub open_windows: Vec<Pending>,
     /// The interval joins still keeping unmatched rows when the fixture ended, which they
     /// would pad later: as `open_windows`, with the watermark the first is padded at.
-    pub waiting_rows: Vec<(String, usize, i64, Vec<String>)>,
+    pub waiting_rows: Vec<Pending>,
     /// The rows each interval join padded: its id, then the left and the right rows.
     pub padded: Vec<(String, [usize; 2])>,
     /// The top source's columns, which the late events' values follow.
@@ -1276,6 +1276,23 @@ pub struct FixtureRun {
     pub schema: Vec<streamform_ir::Field>,
     /// Whether every position matches and the simulator did not fail.
     pub passed: bool,
+}
+
+/// What a node still held when a fixture ended (a window's open windows, an interval
+/// join's unmatched rows, a temporal join's waiting rows), and what held its watermark back.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Pending {
+    /// The node's id.
+    pub node: String,
+    /// How many windows or rows.
+    pub count: usize,
+    /// The watermark at which the first fires, is padded or is emitted.
+    pub first_at: i64,
+    /// The sources upstream that sent no event and no watermark.
+    pub silent: Vec<String>,
+    /// When none is silent, those whose watermark (less the delay of the interval joins on
+    /// the way) is the node's, short of `first_at`: each with its watermark and that delay.
+    pub behind: Vec<(String, i64, i64)>,
 }
 
 impl FixtureRun {
@@ -1322,13 +1339,12 @@ pub fn fixture_result(db: &dyn Db, project: Project, file: SourceFile) -> Option
             run.late_dropped = dropped.len();
             let pending = |list: &[streamform_sim::OpenWindows]| -> Vec<_> {
                 list.iter()
-                    .map(|w| {
-                        (
-                            w.node.to_string(),
-                            w.count,
-                            w.first_fires_at,
-                            w.held_back_by.clone(),
-                        )
+                    .map(|w| Pending {
+                        node: w.node.to_string(),
+                        count: w.count,
+                        first_at: w.first_fires_at,
+                        silent: w.held_back_by.clone(),
+                        behind: w.behind.clone(),
                     })
                     .collect()
             };

@@ -667,7 +667,7 @@ pub fn refuse_versioned_deletes(shape: &FixtureShape, source: &str, diags: &mut 
             )
             .with_span(Some(shape.given[i].1.clone()))
             .with_help(
-                "a tombstone carries no time: Flink 2.0 stops a temporal join from matching the key after it, Flink 2.2 ignores it; give the key a new version instead (a row whose columns say it no longer applies), or read the source on processing time",
+                "a tombstone carries no time: Flink 2.0 stops a temporal join from matching the key after it, Flink 2.2 ignores it; give the key a new version instead, a row whose other columns say it no longer applies (null, say)",
             ),
         );
     }

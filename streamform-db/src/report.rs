@@ -429,6 +429,24 @@ pub struct OpenWindows {
     /// event time back; omitted when none did.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub held_back_by: Vec<String>,
+    /// When no source is silent: the sources whose watermark holds the node's back, short
+    /// of `first_fires_at`; omitted when none does.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub behind: Vec<Behind>,
+}
+
+/// A source whose watermark holds a node's back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Behind {
+    /// The source's name.
+    pub source: String,
+    /// Its watermark, RFC 3339.
+    pub watermark: String,
+    /// How far the interval joins between it and the node hold its watermark back there
+    /// (`4h`); omitted when none does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay: Option<String>,
 }
 
 /// Why the simulator refused a fixture's run.
@@ -727,13 +745,23 @@ impl Graph {
 
 /// The windows still open, or the rows an interval join still keeps unmatched, as the
 /// report lists them.
-fn pending(list: &[(String, usize, i64, Vec<String>)]) -> Vec<OpenWindows> {
+fn pending(list: &[crate::db::Pending]) -> Vec<OpenWindows> {
     list.iter()
-        .map(|(node, count, at, held)| OpenWindows {
-            node: node.clone(),
-            count: *count as u64,
-            first_fires_at: streamform_ir::time::format_rfc3339(*at),
-            held_back_by: held.clone(),
+        .map(|p| OpenWindows {
+            node: p.node.clone(),
+            count: p.count as u64,
+            first_fires_at: streamform_ir::time::format_rfc3339(p.first_at),
+            held_back_by: p.silent.clone(),
+            behind: p
+                .behind
+                .iter()
+                .map(|(source, watermark, delay)| Behind {
+                    source: source.clone(),
+                    watermark: streamform_ir::time::format_rfc3339(*watermark),
+                    delay: (*delay > 0)
+                        .then(|| streamform_ir::time::format_duration(delay.unsigned_abs())),
+                })
+                .collect(),
         })
         .collect()
 }

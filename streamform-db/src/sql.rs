@@ -683,7 +683,7 @@ pub fn parse_model(model: &str, text: &str) -> ParsedModel {
                         format!("model `{model}`: FOR SYSTEM_TIME AS OF names no column of the probe side here; only a temporal join on the probe side's event time is supported"),
                     )
                     .with_span(Some(start..at + "SYSTEM_TIME".len()))
-                    .with_help("join AS OF the event-time column of the table on the left, FOR SYSTEM_TIME AS OF o.ordered_at; a temporal join on processing time (PROCTIME()) and a lookup join read the table at the moment a row is processed, which no fixture can replay"),
+                    .with_help("join AS OF the event-time column of the table on the left, FOR SYSTEM_TIME AS OF <left alias>.<event-time column>; a temporal join on processing time (PROCTIME()) and a lookup join read the table at the moment a row is processed, which no fixture can replay"),
                 );
             }
             return fail(
@@ -825,6 +825,28 @@ pub fn validate(model: &str, text: &str, query: &Query) -> (Option<Reads>, Vec<D
         in_aggregate: false,
     };
     let reads = v.query(query);
+    // `FOR SYSTEM_TIME AS OF` is read only after a `source('x')` (a versioned table); after
+    // a subquery or a model it would be lost with the blanked text.
+    let checked = if reads.is_some() {
+        crate::temporal::all(text)
+    } else {
+        Vec::new()
+    };
+    for span in checked {
+        let on_a_source = reads.iter().flat_map(|r| &r.relations).any(|r| {
+            matches!(r.input, Input::Source(_)) && r.as_of.as_ref().is_some_and(|a| a.span == span)
+        });
+        if !on_a_source {
+            v.diags.push(
+                Diagnostic::error(
+                    Code::UnsupportedSql,
+                    format!("model `{model}`: FOR SYSTEM_TIME AS OF follows something other than a source read with source('…')"),
+                )
+                .with_span(Some(span))
+                .with_help("read the versioned table itself, JOIN source('<name>') FOR SYSTEM_TIME AS OF <left alias>.<event-time column>: Flink reads versions only from a table with a primary key and a watermark, not from a subquery or a model"),
+            );
+        }
+    }
     (reads, v.diags)
 }
 

@@ -43,32 +43,54 @@ fn clause(text: &str, code: &str, at: usize) -> Option<Result<AsOf, usize>> {
     }
     let rest = &code[i..];
     let start = i + rest.len() - rest.trim_start().len();
-    let len = text[start..]
-        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
-        .unwrap_or(text.len() - start);
-    let path = &text[start..start + len];
-    let parts: Vec<&str> = path.split('.').collect();
-    let ident = |s: &str| {
-        s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-            && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-    };
-    let end = start + len;
-    // A call (`PROCTIME()`) is no column.
-    if text[end..].trim_start().starts_with('(') {
-        return Some(Err(end));
+    // One or two identifiers joined by a dot, each plain or quoted (`"a"`, `` `a` ``).
+    let mut parts: Vec<String> = Vec::new();
+    let mut end = start;
+    while let Some((part, next)) = identifier(text, end) {
+        parts.push(part);
+        end = next;
+        if !text[end..].starts_with('.') {
+            break;
+        }
+        end += 1;
     }
-    match parts.as_slice() {
-        [column] if ident(column) => Some(Ok(AsOf {
+    let called = text[end..]
+        .trim_start()
+        .starts_with(['(', '-', '+', '*', '/', '%', '|', ':', '[', '.']);
+    match (parts.as_slice(), called) {
+        ([column], false) => Some(Ok(AsOf {
             qualifier: None,
-            column: column.to_string(),
+            column: column.clone(),
             span: at..end,
         })),
-        [q, column] if ident(q) && ident(column) => Some(Ok(AsOf {
-            qualifier: Some(q.to_string()),
-            column: column.to_string(),
+        ([q, column], false) => Some(Ok(AsOf {
+            qualifier: Some(q.clone()),
+            column: column.clone(),
             span: at..end,
         })),
+        // A call (`PROCTIME()`), an expression (`o.ts - INTERVAL '1' HOUR`) or a longer
+        // path is no column.
         _ => Some(Err(end.max(at + "FOR SYSTEM_TIME AS OF".len()))),
+    }
+}
+
+/// The identifier at `at` in `text` (plain, or quoted with `"` or a backtick) and where it
+/// ends.
+fn identifier(text: &str, at: usize) -> Option<(String, usize)> {
+    let rest = &text[at..];
+    match rest.chars().next()? {
+        q @ ('"' | '`') => {
+            let close = rest[1..].find(q)?;
+            let name = &rest[1..1 + close];
+            (!name.is_empty()).then(|| (name.to_string(), at + close + 2))
+        }
+        c if c.is_ascii_alphabetic() || c == '_' => {
+            let len = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            Some((rest[..len].to_string(), at + len))
+        }
+        _ => None,
     }
 }
 
@@ -90,6 +112,18 @@ pub fn for_parsing(text: &str) -> Cow<'_, str> {
         out.replace_range(at..end, &" ".repeat(end - at));
     }
     out.map_or(Cow::Borrowed(text), Cow::Owned)
+}
+
+/// Where every clause naming a column is, in the order written.
+pub fn all(text: &str) -> Vec<Range<usize>> {
+    let code = crate::window::code_only(text).to_ascii_uppercase();
+    code.match_indices("FOR")
+        .filter(|(at, _)| !code[..*at].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_'))
+        .filter_map(|(at, _)| match clause(text, &code, at) {
+            Some(Ok(as_of)) => Some(as_of.span),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The clause written right after the relation that ends at `end`, if one is: `Ok` with

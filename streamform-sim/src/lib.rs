@@ -253,6 +253,10 @@ pub struct OpenWindows {
     /// The event-time sources upstream of the node that saw no event and no watermark, so
     /// held its watermark back (docs/sql.md, "Several inputs"), by name.
     pub held_back_by: Vec<String>,
+    /// When every source upstream moved: those whose watermark, less the delay of the
+    /// interval joins on the way, is the node's and short of `first_fires_at`, each with
+    /// its watermark and that delay.
+    pub behind: Vec<(String, i64, i64)>,
 }
 
 /// Why a chain cannot be simulated or a run failed (docs/sql.md: an overflow or a division by zero
@@ -928,16 +932,37 @@ impl Simulator {
                 .iter()
                 .enumerate()
                 .filter_map(|(i, s)| {
-                    waiting(&s.kind).map(|(count, first_fires_at)| OpenWindows {
-                        node: s.id.clone(),
-                        count,
-                        first_fires_at,
-                        held_back_by: self.upstream[i]
+                    waiting(&s.kind).map(|(count, first_fires_at)| {
+                        let clocks: Vec<(&Feed, i64, i64)> = self.upstream[i]
                             .iter()
-                            .map(|&(f, _)| &self.feeds[f])
-                            .filter(|f| f.clock.as_ref().is_some_and(|c| c.watermark == i64::MIN))
-                            .map(|f| f.name.clone())
-                            .collect(),
+                            .filter_map(|&(f, delay)| {
+                                let feed = &self.feeds[f];
+                                feed.clock.as_ref().map(|c| (feed, c.watermark, delay))
+                            })
+                            .collect();
+                        let held_back_by: Vec<String> = clocks
+                            .iter()
+                            .filter(|(_, w, _)| *w == i64::MIN)
+                            .map(|(f, _, _)| f.name.clone())
+                            .collect();
+                        let least = clocks.iter().map(|(_, w, d)| w.saturating_sub(*d)).min();
+                        let behind = match least {
+                            Some(least) if held_back_by.is_empty() && least < first_fires_at => {
+                                clocks
+                                    .iter()
+                                    .filter(|(_, w, d)| w.saturating_sub(*d) == least)
+                                    .map(|(f, w, d)| (f.name.clone(), *w, *d))
+                                    .collect()
+                            }
+                            _ => Vec::new(),
+                        };
+                        OpenWindows {
+                            node: s.id.clone(),
+                            count,
+                            first_fires_at,
+                            held_back_by,
+                            behind,
+                        }
                     })
                 })
                 .collect()

@@ -406,42 +406,60 @@ pub fn fixture_run(run: &FixtureRun, runs: &[FixtureRun]) -> String {
             }
         }
     }
-    let held_back = |out: &mut String, held: &[String]| {
-        for source in held {
+    let held_back = |out: &mut String, p: &streamform_db::db::Pending| {
+        for source in &p.silent {
             let _ = writeln!(
                 out,
                 "  source `{}` sent no event and no watermark, which holds the watermark there back: give it an event or a `- watermark:` item naming it",
                 printable(source)
             );
         }
+        for (source, watermark, delay) in &p.behind {
+            let at = streamform_ir::time::format_rfc3339(*watermark);
+            let _ = if *delay > 0 {
+                writeln!(
+                    out,
+                    "  source `{}` is at {at}, {} less there, as an interval join upstream holds the watermark back by that: give it later events or a `- watermark:` item naming it",
+                    printable(source),
+                    streamform_ir::time::format_duration(delay.unsigned_abs())
+                )
+            } else {
+                writeln!(
+                    out,
+                    "  source `{}` is at {at}, which holds the watermark there back: give it a later event or a `- watermark:` item naming it",
+                    printable(source)
+                )
+            };
+        }
     };
-    for (node, count, at, held) in &run.open_windows {
+    for p in &run.open_windows {
         let _ = writeln!(
             out,
-            "{} still open in `{node}` at the end, so not emitted: the first fires when the watermark reaches {}",
-            plural(*count, "window"),
-            streamform_ir::time::format_rfc3339(*at)
+            "{} still open in `{}` at the end, so not emitted: the first fires when the watermark reaches {}",
+            plural(p.count, "window"),
+            p.node,
+            streamform_ir::time::format_rfc3339(p.first_at)
         );
-        held_back(&mut out, held);
+        held_back(&mut out, p);
     }
-    for (node, count, at, held) in &run.waiting_rows {
-        let temporal = streamform_ir::NodeId::parse(node)
+    for p in &run.waiting_rows {
+        let temporal = streamform_ir::NodeId::parse(&p.node)
             .is_some_and(|id| id.kind == streamform_ir::NodeKind::TemporalJoin);
-        let at = streamform_ir::time::format_rfc3339(*at);
+        let (node, at) = (&p.node, streamform_ir::time::format_rfc3339(p.first_at));
         let _ = if temporal {
             writeln!(
                 out,
                 "{} still waiting in `{node}` at the end, so not emitted: the first is emitted when the watermark reaches {at}",
-                plural(*count, "row")
+                plural(p.count, "row")
             )
         } else {
             writeln!(
                 out,
                 "{} still kept in `{node}` at the end, unmatched, so not padded: the first is padded when the watermark reaches {at}",
-                plural(*count, "row")
+                plural(p.count, "row")
             )
         };
-        held_back(&mut out, held);
+        held_back(&mut out, p);
     }
     if run.passed {
         return out;

@@ -3,17 +3,24 @@
 
 use streamform_ir::{BinaryOp, Expr, JoinKind, TimeBounds};
 
+/// How far an expression moves a time: milliseconds, or why it has no fixed offset.
+type Offset = Result<i64, &'static str>;
+
 /// Which side's time attribute an expression reads, and how far it moves it: `shipped_at`
 /// is (1, 0), `ordered_at + INTERVAL '4' HOUR` (0, 4h); a move by months, whose length
-/// varies, has no offset.
-fn time_access(e: &Expr, times: [&str; 2]) -> Option<(usize, Option<i64>)> {
+/// varies, or one past what a timestamp can move, has no offset.
+fn time_access(e: &Expr, times: [&str; 2]) -> Option<(usize, Offset)> {
     match e {
-        Expr::Column { name, .. } => times.iter().position(|t| *t == name).map(|s| (s, Some(0))),
+        Expr::Column { name, .. } => times.iter().position(|t| *t == name).map(|s| (s, Ok(0))),
         Expr::PlusInterval { expr, interval } => {
             let (side, by) = time_access(expr, times)?;
-            let by = by
-                .filter(|_| interval.months == 0)
-                .and_then(|b| b.checked_add(interval.millis));
+            let by = by.and_then(|b| {
+                if interval.months != 0 {
+                    Err("months")
+                } else {
+                    b.checked_add(interval.millis).ok_or("overflow")
+                }
+            });
             Some((side, by))
         }
         _ => None,
@@ -36,9 +43,6 @@ fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
     }
 }
 
-/// The help for a time condition bounded in one direction only.
-const BOTH: &str = "bound the time from both sides to make it an interval join, which keeps each row only until the watermark passes its bounds: ON s.shipped_at BETWEEN o.ordered_at AND o.ordered_at + INTERVAL '4' HOUR";
-
 /// What reading a join's condition for time bounds found.
 pub(super) enum Timed {
     /// No comparison of the two sides' time attributes: a regular join.
@@ -47,7 +51,7 @@ pub(super) enum Timed {
     Interval(TimeBounds, Option<Expr>),
     /// Comparisons of the two time attributes that do not bound the join in both
     /// directions: what is wrong, and what to write instead.
-    Unbounded(String, &'static str),
+    Unbounded(String, String),
 }
 
 /// Reads the time bounds out of `filter` (the join's condition past its equal columns) as
@@ -90,12 +94,20 @@ pub(super) fn read(filter: Option<Expr>, times: [&str; 2]) -> Timed {
             rest.push(part);
             continue;
         }
-        let (Some(oa), Some(ob)) = (oa, ob) else {
-            return Timed::Unbounded(
-                "it moves a time by months, whose length varies, so the join has no fixed bound"
-                    .into(),
-                "write the bound in days or smaller units, which Flink turns into milliseconds: INTERVAL '30' DAY rather than INTERVAL '1' MONTH",
-            );
+        let (oa, ob) = match (oa, ob) {
+            (Ok(oa), Ok(ob)) => (oa, ob),
+            (Err("months"), _) | (_, Err("months")) => {
+                return Timed::Unbounded(
+                    "it moves a time by months, whose length varies, so the join has no fixed bound".into(),
+                    "write the bound in days or smaller units, which Flink turns into milliseconds: INTERVAL '30' DAY rather than INTERVAL '1' MONTH".into(),
+                );
+            }
+            _ => {
+                return Timed::Unbounded(
+                    "it moves a time further than a timestamp can go".into(),
+                    "keep each bound under 1000 days, as Flink's interval arithmetic needs".into(),
+                );
+            }
         };
         // As `left_time OP right_time + offset`, the operator turned when the right's
         // time is written first.
@@ -124,6 +136,21 @@ pub(super) fn read(filter: Option<Expr>, times: [&str; 2]) -> Timed {
             _ => equal.push(offset),
         }
     }
+    // A comparison of the two times that is no bound (under OR or NOT, or inside an
+    // expression) would leave a regular join that keeps both sides for ever.
+    if rest.iter().any(|part| {
+        let columns = part.columns();
+        times.iter().all(|t| columns.iter().any(|c| c == t))
+    }) {
+        return Timed::Unbounded(
+            "it compares them in a way Flink does not read as bounds (under OR or NOT, or inside an expression), so the join would keep both sides for ever".into(),
+            format!(
+                "write the time condition as two comparisons joined by AND, or BETWEEN, each side a time column moved by an INTERVAL at most: ON … AND {r} BETWEEN {l} - INTERVAL '1' HOUR AND {l} + INTERVAL '1' HOUR",
+                l = times[0],
+                r = times[1]
+            ),
+        );
+    }
     let rest = rest.into_iter().reduce(|l, r| Expr::Binary {
         op: BinaryOp::And,
         left: Box::new(l),
@@ -136,32 +163,51 @@ pub(super) fn read(filter: Option<Expr>, times: [&str; 2]) -> Timed {
         lower,
         upper,
     };
+    // The help names the user's own columns.
+    let between = format!(
+        "ON … AND {r} BETWEEN {l} - INTERVAL '1' HOUR AND {l} + INTERVAL '1' HOUR",
+        l = times[0],
+        r = times[1]
+    );
+    let one_way = |from: &str| {
+        Timed::Unbounded(
+            format!(
+                "it bounds `{}` against `{}` only {from}, so a row would wait for ever for matches",
+                times[0], times[1]
+            ),
+            format!(
+                "bound the time from both sides to make it an interval join, which keeps each row only until the watermark passes its bounds: {between}"
+            ),
+        )
+    };
+    // Flink computes an INTERVAL of at most 999 days here (the delays of watermarks and
+    // windows are held under 1000 days for the same reason).
+    const LIMIT: i64 = 1000 * 86_400_000;
+    if lower
+        .iter()
+        .chain(&upper)
+        .chain(&equal)
+        .any(|b| b.unsigned_abs() >= LIMIT as u64)
+    {
+        return Timed::Unbounded(
+            "it bounds them 1000 days or more apart, more than Flink's interval arithmetic takes".into(),
+            "keep each bound under 1000 days; a join of rows so far apart keeps years of rows in its state".into(),
+        );
+    }
     match (lower.as_slice(), upper.as_slice(), equal.as_slice()) {
         ([], [], []) => Timed::Regular,
         ([l], [u], []) => Timed::Interval(bounds(*l, *u), rest),
         ([], [], [e]) => Timed::Interval(bounds(*e, *e), rest),
         (_, _, [_, ..]) => Timed::Unbounded(
             "it compares the two times with `=` beside another comparison of them".into(),
-            "keep either the `=` (rows of equal times meet) or two comparisons, one bound from below and one from above",
+            format!("keep either the `=` (rows of equal times meet) or two comparisons, one bound from below and one from above: {between}"),
         ),
-        ([], _, []) => Timed::Unbounded(
-            format!(
-                "it bounds `{}` only from above, so a row would wait for ever for matches",
-                times[0]
-            ),
-            BOTH,
-        ),
-        (_, [], []) => Timed::Unbounded(
-            format!(
-                "it bounds `{}` only from below, so a row would wait for ever for matches",
-                times[0]
-            ),
-            BOTH,
-        ),
-        _ => Timed::Unbounded(
+        (l, u, []) if l.len() > 1 || u.len() > 1 => Timed::Unbounded(
             "it bounds the times more than once in one direction, which Flink does not read as an interval".into(),
-            "write one bound from below and one from above, as BETWEEN does: ON s.shipped_at BETWEEN o.ordered_at AND o.ordered_at + INTERVAL '4' HOUR",
+            format!("write one bound from below and one from above, as BETWEEN does: {between}"),
         ),
+        ([], _, []) => one_way("from above"),
+        _ => one_way("from below"),
     }
 }
 

@@ -17,7 +17,7 @@ impl Lowering<'_> {
     /// appends for an inner join of append inputs, and retracts for an outer join (a padded
     /// row is deleted when its match arrives); a regular join ends event time.
     /// Where the first JOIN's ON condition is written, for an error about it.
-    fn on_span(&self) -> Option<std::ops::Range<usize>> {
+    pub(super) fn on_span(&self) -> Option<std::ops::Range<usize>> {
         use sqlparser::ast::{JoinConstraint, JoinOperator, SetExpr, Spanned, TableFactor};
         fn find(body: &SetExpr) -> Option<&sqlparser::ast::Expr> {
             let SetExpr::Select(s) = body else {
@@ -66,6 +66,18 @@ impl Lowering<'_> {
                 ));
             }
         };
+        // Whether column `c` is a side's time attribute.
+        let time_column = |c: &datafusion_common::Column| {
+            [(j.left.schema(), &left), (j.right.schema(), &right)]
+                .iter()
+                .any(|(df, stream)| {
+                    df.index_of_column(c).ok().is_some_and(|i| {
+                        stream.time.is_some()
+                            && stream.schema.get(i).map(|f| &f.name) == stream.time.as_ref()
+                    })
+                })
+        };
+        let is_time = |e: &DfExpr| matches!(e, DfExpr::Column(c) if time_column(c));
         // The planner leaves ON whole in the filter: each conjunct `l = r` between a left
         // and a right column is a key pair, the rest stays the filter.
         let mut pairs: Vec<(DfExpr, DfExpr)> = j.on.clone();
@@ -75,18 +87,6 @@ impl Lowering<'_> {
                 DfExpr::Column(c) if j.left.schema().index_of_column(c).is_ok() => Some(0),
                 DfExpr::Column(c) if j.right.schema().index_of_column(c).is_ok() => Some(1),
                 _ => None,
-            };
-            // Whether `e` is a side's time attribute.
-            let is_time = |e: &DfExpr| {
-                let DfExpr::Column(c) = e else { return false };
-                [(j.left.schema(), &left), (j.right.schema(), &right)]
-                    .iter()
-                    .any(|(df, stream)| {
-                        df.index_of_column(c).ok().is_some_and(|i| {
-                            stream.time.is_some()
-                                && stream.schema.get(i).map(|f| &f.name) == stream.time.as_ref()
-                        })
-                    })
             };
             for part in datafusion_expr::utils::split_conjunction(f) {
                 match part {
@@ -119,8 +119,16 @@ impl Lowering<'_> {
             }
             sides
         };
+        // Only the time attributes (moved by an interval or not): a time condition.
+        let only_time = |e: &DfExpr| {
+            let refs = e.column_refs();
+            !refs.is_empty() && refs.iter().all(|c| time_column(c))
+        };
         let computed_key = rest.iter().any(|part| match part {
-            DfExpr::BinaryExpr(b) if b.op == datafusion_expr::Operator::Eq => {
+            DfExpr::BinaryExpr(b)
+                if b.op == datafusion_expr::Operator::Eq
+                    && !(only_time(&b.left) && only_time(&b.right)) =>
+            {
                 let (l, r) = (sides_of(&b.left), sides_of(&b.right));
                 (l == [true, false] && r == [false, true])
                     || (l == [false, true] && r == [true, false])
@@ -208,8 +216,9 @@ impl Lowering<'_> {
             None => None,
         };
         // A source read `FOR SYSTEM_TIME AS OF` the probe side's time: a temporal join.
-        if let Some(as_of) = self.as_of_of(&right) {
-            return self.temporal_join(kind, on, filter, [left, right], as_of);
+        if let Some((source, as_of)) = self.as_of_of(&right) {
+            let column = self.as_of_column(j, &left, &as_of)?;
+            return self.temporal_join(kind, on, filter, [left, right], (source, as_of, column));
         }
         // Both sides on event time, with ON comparing their times: an interval join.
         let times = match (&left.time, &right.time) {
@@ -233,7 +242,7 @@ impl Lowering<'_> {
                     .err(
                         Code::UnsupportedSql,
                         format!("the join compares the two sides' event times, but {why}"),
-                        help,
+                        &help,
                     )
                     .with_span(self.on_span()));
             }
@@ -326,7 +335,7 @@ impl Lowering<'_> {
                     .err(
                         Code::UnsupportedSql,
                         format!("the join bounds the two sides' event times, which makes it an interval join, and an interval join reads appending inputs, but its {side} side updates"),
-                        "an interval join keeps each row only until the watermark passes its bounds, which a row that changes cannot be; join a table that changes with a regular JOIN … ON its key, without the time bounds",
+                        "an interval join keeps each row only until the watermark passes its bounds, which a row that changes cannot be; to meet each row with the version of a table valid at its time, read the table FOR SYSTEM_TIME AS OF the row's time (a temporal join of an upsert source on event time), or join it with a regular JOIN … ON its key, without the time bounds",
                     )
                     .with_span(self.on_span()));
             }
@@ -336,7 +345,14 @@ impl Lowering<'_> {
                 .err(
                     Code::UnsupportedSql,
                     format!("the join's time condition `{bounds}` matches no pair of rows: its lower bound is after its upper bound"),
-                    "write the earlier bound first: ON s.shipped_at BETWEEN o.ordered_at AND o.ordered_at + INTERVAL '4' HOUR",
+                    &format!(
+                        "write the earlier bound first, as BETWEEN low AND high; the other way round it reads `{}`",
+                        streamform_ir::TimeBounds {
+                            lower: bounds.upper,
+                            upper: bounds.lower,
+                            ..bounds.clone()
+                        }
+                    ),
                 )
                 .with_span(self.on_span()));
         }

@@ -49,6 +49,8 @@ pub(super) struct Lowering<'a> {
     /// The sources read `FOR SYSTEM_TIME AS OF` a column (a temporal join), each with the
     /// clause.
     pub(super) as_of: Vec<(String, crate::temporal::AsOf)>,
+    /// The sources of `as_of` a temporal join has read so far.
+    pub(super) as_of_used: Vec<String>,
 }
 
 /// Why a changelog is retracting: it has updates but no key that identifies its rows.

@@ -266,6 +266,7 @@ pub fn lower_model(
                 _ => None,
             })
             .collect(),
+        as_of_used: Vec::new(),
     };
     l.plan(&plan, upstream).map_err(|d| {
         if d.span.is_none() {
@@ -276,6 +277,16 @@ pub fn lower_model(
     })?;
     if let Some(w) = l.window {
         return Err(l.unaggregated_window(w));
+    }
+    // A source read `FOR SYSTEM_TIME AS OF` that no temporal join read (it stands alone or
+    // on the left of a join).
+    if let Some((source, as_of)) = l.as_of.iter().find(|(s, _)| !l.as_of_used.contains(s)) {
+        return Err(Diagnostic::error(
+            Code::UnsupportedSql,
+            format!("model `{model}`: `{source}` is read FOR SYSTEM_TIME AS OF, but it is not the right side of a join"),
+        )
+        .with_span(Some(as_of.span.clone()))
+        .with_help("a temporal join reads the versioned table on the right: FROM the appending stream, then JOIN source('<versioned table>') FOR SYSTEM_TIME AS OF <left alias>.<event-time column> ON its key"));
     }
     let mut changelog = sink_changelog(&l, declared)?;
     if let (false, Changelog::Upsert(key)) = (l.changelog.is_updating(), &changelog)
@@ -335,6 +346,22 @@ fn retain(l: &mut Lowering<'_>, ms: u64) -> Result<(), Diagnostic> {
             "remove `retention:`; an aggregate over updates keeps a group until its last row is retracted (docs/changing-tables.md)",
         );
     }
+    // A join in time keeps its rows by the watermark already (docs/joins.md).
+    if let Some(join) = l
+        .nodes
+        .iter()
+        .find(|n| matches!(n.id.kind, NodeKind::IntervalJoin | NodeKind::TemporalJoin))
+    {
+        let why = if join.id.kind == NodeKind::IntervalJoin {
+            "its interval join keeps each row only until the watermark passes the last time it can match"
+        } else {
+            "its temporal join keeps each row of its left side until the watermark passes it, and the versions the watermark has made old are dropped"
+        };
+        return err(
+            format!("model `{model}` declares retention, but {why}"),
+            "remove `retention:`: the join's state is bounded by the watermark, as Flink bounds it (docs/joins.md, \"Joins in time\")",
+        );
+    }
     if !l.clock {
         let several = l.nodes.iter().any(|n| {
             matches!(
@@ -357,9 +384,11 @@ fn retain(l: &mut Lowering<'_>, ms: u64) -> Result<(), Diagnostic> {
     }
     let mut keyed = false;
     for node in &mut l.nodes {
-        // A window frees its state when it fires; retention does not apply to it.
+        // A window frees its state when it fires; retention does not apply to it, nor to
+        // an upsert source's current rows, which it reads as they change.
         if let State::Keyed(k) = &mut node.state
             && k.window.is_none()
+            && node.id.kind != NodeKind::Source
         {
             k.retention = Retention::After(ms);
             keyed = true;

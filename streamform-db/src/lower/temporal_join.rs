@@ -23,16 +23,82 @@ impl Lowering<'_> {
             .map(|(source, a)| (source.clone(), a.clone()))
     }
 
+    /// The column of the join's left side (by its name there) that `as_of` names: its
+    /// qualifier, when written, must be a relation of the left side, and an unqualified
+    /// name must name one column there.
+    pub(super) fn as_of_column(
+        &self,
+        j: &datafusion_expr::logical_plan::Join,
+        left: &Stream,
+        as_of: &AsOf,
+    ) -> Lowered<String> {
+        let written = match &as_of.qualifier {
+            Some(q) => format!("{q}.{}", as_of.column),
+            None => as_of.column.clone(),
+        };
+        let matches = |df: &datafusion_common::DFSchemaRef| -> Vec<usize> {
+            df.iter()
+                .enumerate()
+                .filter(|(_, (q, f))| {
+                    f.name().eq_ignore_ascii_case(&as_of.column)
+                        && as_of.qualifier.as_ref().is_none_or(|want| {
+                            q.is_some_and(|q| q.table().eq_ignore_ascii_case(want))
+                        })
+                })
+                .map(|(i, _)| i)
+                .collect()
+        };
+        let refuse = |message: String, help: String| {
+            Err(self
+                .err(Code::UnsupportedSql, message, &help)
+                .with_span(Some(as_of.span.clone())))
+        };
+        let time = left.time.clone().unwrap_or_default();
+        match matches(j.left.schema()).as_slice() {
+            [i] => Ok(left
+                .schema
+                .get(*i)
+                .map(|f| f.name.clone())
+                .unwrap_or_default()),
+            [] if !matches(j.right.schema()).is_empty() => refuse(
+                format!(
+                    "FOR SYSTEM_TIME AS OF names `{written}`, a column of the versioned table itself"
+                ),
+                format!(
+                    "AS OF takes the time of each row of the join's left side: its event-time column, `{time}`, qualified by the left side's alias"
+                ),
+            ),
+            [] => refuse(
+                format!(
+                    "FOR SYSTEM_TIME AS OF names `{written}`, which is no column of the join's left side"
+                ),
+                format!(
+                    "AS OF takes the left side's event-time column, `{time}`, qualified by the left side's alias"
+                ),
+            ),
+            _ => refuse(
+                format!(
+                    "FOR SYSTEM_TIME AS OF names `{written}`, which more than one relation of the join's left side has"
+                ),
+                format!(
+                    "qualify it with the alias of the relation whose event time it is (`{time}`)"
+                ),
+            ),
+        }
+    }
+
     /// Joins `left` (the probe side) with `right`, an upsert source on event time read as
-    /// a versioned table `AS OF` the probe side's time attribute, on its key.
+    /// a versioned table `AS OF` the probe side's time attribute (`column`, by its name on
+    /// the left side), on its key.
     pub(super) fn temporal_join(
         &mut self,
         kind: JoinKind,
         on: Vec<(String, String)>,
         filter: Option<Expr>,
         [left, right]: [Stream; 2],
-        (source, as_of): (String, AsOf),
+        (source, as_of, column): (String, AsOf, String),
     ) -> Lowered<()> {
+        self.as_of_used.push(source.clone());
         let at = Some(as_of.span.clone());
         let refuse = |this: &Self, message: String, help: &str| {
             Err(this
@@ -58,12 +124,15 @@ impl Lowering<'_> {
                 "declare `event_time:` on the source the left side reads; a temporal join on processing time, or a lookup join, reads the table at the moment a row is processed, which no fixture can replay",
             );
         };
-        if as_of.column != left_time {
+        if column != left_time {
+            let written = match &as_of.qualifier {
+                Some(q) => format!("{q}.{}", as_of.column),
+                None => as_of.column.clone(),
+            };
             return refuse(
                 self,
                 format!(
-                    "FOR SYSTEM_TIME AS OF names `{}`, which is not the event-time column of the join's left side, `{left_time}`",
-                    as_of.column
+                    "FOR SYSTEM_TIME AS OF names `{written}`, which is not the event-time column of the join's left side, `{left_time}`"
                 ),
                 &format!(
                     "join AS OF the left side's event time: FOR SYSTEM_TIME AS OF {}{left_time}",
@@ -73,6 +142,13 @@ impl Lowering<'_> {
                         .map(|q| format!("{q}."))
                         .unwrap_or_default()
                 ),
+            );
+        }
+        if left.changelog.is_updating() && !right.changelog.is_updating() {
+            return refuse(
+                self,
+                "the temporal join's left side updates and its right side appends: FOR SYSTEM_TIME AS OF is written on the versioned table, which comes on the right".into(),
+                "swap the two sides: the appending stream FROM first, then JOIN source('<versioned table>') FOR SYSTEM_TIME AS OF <its alias>.<event-time column>",
             );
         }
         if left.changelog.is_updating() {
@@ -105,6 +181,19 @@ impl Lowering<'_> {
             );
         };
         let joined: Vec<&String> = on.iter().map(|(_, r)| r).collect();
+        if joined.is_empty() {
+            return refuse(
+                self,
+                format!(
+                    "the temporal join's ON compares no column of the left side with the key of `{source}` ({}), each with AND",
+                    key.join(", ")
+                ),
+                &format!(
+                    "compare each column of the versioned table's key ({}) with a column of the left side, joined by AND",
+                    key.join(", ")
+                ),
+            );
+        }
         if key.iter().any(|k| !joined.contains(&k)) || joined.iter().any(|r| !key.contains(r)) {
             return refuse(
                 self,
@@ -118,17 +207,19 @@ impl Lowering<'_> {
                         .join(", ")
                 ),
                 &format!(
-                    "join on the versioned table's key, ON o.{0} = r.{0}; filter on other columns after the join",
-                    key.first().map_or("id", String::as_str)
+                    "compare each column of the versioned table's key ({}) with a column of the left side, and nothing else; filter on other columns after the join",
+                    key.join(", ")
                 ),
             );
         }
         if filter.is_some() {
-            return refuse(
-                self,
-                "a temporal join's ON with a condition beside its key is not supported yet".into(),
-                "keep only the key's equalities in ON and filter the joined rows with WHERE (in a LEFT JOIN, a CASE over the version's columns keeps the unmatched rows)",
-            );
+            return Err(self
+                .err(
+                    Code::UnsupportedSql,
+                    "a temporal join's ON with a condition beside its key is not supported yet".into(),
+                    "keep only the key's equalities in ON and filter the joined rows with WHERE (in a LEFT JOIN, a CASE over the version's columns keeps the unmatched rows)",
+                )
+                .with_span(self.on_span()));
         }
         let schema: Vec<Field> = join_schema(kind, &left.schema, &right.schema);
         let right_at = right

@@ -1490,6 +1490,54 @@ fn interval_app(bounds: Option<(i64, i64)>) -> Manifest {
     Manifest::from_plans(&[plan])
 }
 
+/// [`join_app`] as a LEFT temporal join `AS OF` the left's `lv` on `on` (pairs of the left's
+/// and the right's columns), the right's key.
+fn temporal_app(on: &[(&str, &str)]) -> Manifest {
+    use crate::plan::*;
+    let mut plan = join_plan(JoinKind::Left, None, "");
+    let (left, right) = (plan.nodes[0].schema.clone(), plan.nodes[2].schema.clone());
+    let on: Vec<(String, String)> = on
+        .iter()
+        .map(|(l, r)| (l.to_string(), r.to_string()))
+        .collect();
+    let join = &mut plan.nodes[3];
+    join.id.kind = NodeKind::TemporalJoin;
+    join.state = State::Keyed(KeyedState::temporal_join(&on, &left, &right));
+    join.op = Operator::TemporalJoin {
+        kind: JoinKind::Left,
+        on,
+        left_time: "lv".into(),
+        right_time: "rv".into(),
+    };
+    let id = join.id.clone();
+    plan.nodes[4].inputs = vec![id];
+    Manifest::from_plans(&[plan])
+}
+
+#[test]
+fn the_temporal_join_rows_of_the_rule_table() {
+    let verdict = |running: Manifest, desired: Manifest| {
+        verdict_of(
+            &diff(&running, &desired, &Hints::default()),
+            "j::temporal_join::0",
+        )
+    };
+    assert_eq!(
+        verdict(temporal_app(&[("id", "id")]), temporal_app(&[("id", "id")])),
+        None,
+        "unchanged"
+    );
+    let (classification, reasons) =
+        verdict(temporal_app(&[("id", "id")]), temporal_app(&[("lv", "rv")])).unwrap();
+    assert_eq!(classification, StateIncompatible, "a changed version key");
+    assert_eq!(
+        reasons,
+        [
+            "STATE INCOMPATIBLE: the join's stored rows change shape (its kind, its key or a side's columns); Flink keeps each side's rows in a layout of their own, which a savepoint cannot carry across"
+        ]
+    );
+}
+
 #[test]
 fn the_interval_join_rows_of_the_rule_table() {
     let verdict = |running: Manifest, desired: Manifest| {

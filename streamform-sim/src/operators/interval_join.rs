@@ -337,21 +337,24 @@ impl IntervalJoin {
         Ok(())
     }
 
-    /// The rows waiting to be padded: per side that pads, how many are stored unmatched,
-    /// and the earliest watermark at which one of them is padded.
+    /// The rows waiting to be padded: how many unmatched rows are kept on the sides that
+    /// pad, and the earliest watermark at which one of them is: its deadline (its time plus
+    /// its side's wait plus 1 ms), or its key's timer when that is later, and past the
+    /// watermark the join has now.
     pub(crate) fn waiting(&self) -> Option<(usize, i64)> {
         let mut count = 0;
         let mut first = i64::MAX;
         for keyed in &self.slots {
-            for s in 0..2 {
-                if !self.pads(s) {
-                    continue;
-                }
+            for s in (0..2).filter(|&s| self.pads(s)) {
                 for (&time, rows) in &keyed.rows[s] {
                     let waiting = rows.iter().filter(|(_, m)| !m).count();
                     if waiting > 0 {
                         count += waiting;
-                        first = first.min(time.saturating_add(self.waits[s]).saturating_add(1));
+                        let deadline = time.saturating_add(self.waits[s]).saturating_add(1);
+                        let at = deadline
+                            .max(keyed.timer[s].unwrap_or(deadline))
+                            .max(self.watermark.saturating_add(1));
+                        first = first.min(at);
                     }
                 }
             }

@@ -227,14 +227,18 @@ impl TemporalJoin {
         }
     }
 
-    /// The probe rows still waiting, and the earliest watermark at which one is emitted.
+    /// The probe rows still waiting, and the earliest watermark at which one is emitted:
+    /// its key's timer, or the next watermark for one whose time has passed (a late row).
     pub(crate) fn waiting(&self) -> Option<(usize, i64)> {
         let mut count = 0;
         let mut first = i64::MAX;
         for keyed in &self.slots {
             for (t, _) in keyed.probes.values() {
                 count += 1;
-                first = first.min(*t);
+                let at = (*t)
+                    .max(keyed.timer.unwrap_or(*t))
+                    .max(self.watermark.saturating_add(1));
+                first = first.min(at);
             }
         }
         (count > 0).then_some((count, first))
