@@ -256,6 +256,9 @@ fn a_plan_of_another_application_is_not_pinned_from_this_one() {
 fn order_fulfilment_pins_its_interval_joins_and_the_copy_a_window_reads() {
     let shared = |shipped: &[&str]| -> Vec<String> {
         let mut all: Vec<String> = [
+            "eur_revenue::aggregate::0",
+            "eur_revenue::sink::0",
+            "eur_revenue::temporal_join::0",
             "fulfilment_log::interval_join::0",
             "fulfilment_log::sink::0",
             "late_shipments::interval_join::0",
