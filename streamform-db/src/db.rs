@@ -1266,7 +1266,8 @@ pub struct FixtureRun {
     /// The interval joins still keeping unmatched rows when the fixture ended, which they
     /// would pad later: as `open_windows`, with the watermark the first is padded at.
     pub waiting_rows: Vec<Pending>,
-    /// The rows each interval join padded: its id, then the left and the right rows.
+    /// The rows each interval join padded: its id, then the left and the right rows; for a
+    /// temporal join, the left rows that met no version (and 0).
     pub padded: Vec<(String, [usize; 2])>,
     /// The top source's columns, which the late events' values follow.
     pub source_columns: Vec<streamform_ir::Field>,

@@ -235,7 +235,8 @@ pub struct Output {
     /// padded only once the watermark passes its last chance to match (docs/joins.md,
     /// "Joins in time"), so these emitted nothing yet.
     pub waiting_rows: Vec<OpenWindows>,
-    /// Per interval join that padded rows, how many of each side (left, right).
+    /// Per interval join that padded rows, how many of each side (left, right); per
+    /// temporal join, the left rows that met no version valid at their time (and 0).
     pub padded: Vec<(NodeId, [usize; 2])>,
 }
 
@@ -983,6 +984,9 @@ impl Simulator {
             .filter_map(|s| match &s.kind {
                 StageKind::IntervalJoin(j) if j.padded() != [0, 0] => {
                     Some((s.id.clone(), j.padded()))
+                }
+                StageKind::TemporalJoin(j) if j.unmatched() > 0 => {
+                    Some((s.id.clone(), [j.unmatched(), 0]))
                 }
                 _ => None,
             })

@@ -395,6 +395,17 @@ pub fn fixture_run(run: &FixtureRun, runs: &[FixtureRun]) -> String {
         }
     }
     for (node, [left, right]) in &run.padded {
+        let temporal = streamform_ir::NodeId::parse(node)
+            .is_some_and(|id| id.kind == streamform_ir::NodeKind::TemporalJoin);
+        if temporal {
+            let _ = writeln!(
+                out,
+                "{} of `{node}` met no version valid at {} time",
+                plural(*left, "left row"),
+                if *left == 1 { "its" } else { "their" }
+            );
+            continue;
+        }
         for (n, side) in [(left, "left"), (right, "right")] {
             if *n > 0 {
                 let _ = writeln!(

@@ -54,6 +54,8 @@ pub(crate) struct TemporalJoin {
     /// The number the next probe row gets.
     next: u64,
     watermark: i64,
+    /// The probe rows that met no version valid at their time, so far.
+    unmatched: usize,
 }
 
 impl TemporalJoin {
@@ -117,6 +119,7 @@ impl TemporalJoin {
             timers: BTreeSet::new(),
             next: 0,
             watermark: i64::MIN,
+            unmatched: 0,
         })
     }
 
@@ -194,9 +197,10 @@ impl TemporalJoin {
             match version {
                 Some(v) => records.push((joined(self.widths, 0, &row, Some(v)), t)),
                 None if self.kind.left_outer() => {
+                    self.unmatched += 1;
                     records.push((joined(self.widths, 0, &row, None), t));
                 }
-                None => {}
+                None => self.unmatched += 1,
             }
         }
         // Keep the latest version at or before the watermark and every later one.
@@ -242,6 +246,12 @@ impl TemporalJoin {
             }
         }
         (count > 0).then_some((count, first))
+    }
+
+    /// The probe rows that met no version valid at their time (padded in a LEFT join, not
+    /// emitted in an inner one).
+    pub(crate) fn unmatched(&self) -> usize {
+        self.unmatched
     }
 
     /// Every kept row, by key: a probe row's columns then the right side's null, or a
