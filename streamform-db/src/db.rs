@@ -1266,6 +1266,9 @@ pub struct FixtureRun {
     /// The interval joins still keeping unmatched rows when the fixture ended, which they
     /// would pad later: as `open_windows`, with the watermark the first is padded at.
     pub waiting_rows: Vec<Pending>,
+    /// The rows a window or an interval join dropped as late that no event given stands
+    /// for: its id and how many.
+    pub dropped_rows: Vec<(String, usize)>,
     /// The rows each interval join padded: its id, then the left and the right rows; for a
     /// temporal join, the left rows that met no version (and 0).
     pub padded: Vec<(String, [usize; 2])>,
@@ -1326,6 +1329,7 @@ pub fn fixture_result(db: &dyn Db, project: Project, file: SourceFile) -> Option
         late: Vec::new(),
         open_windows: Vec::new(),
         waiting_rows: Vec::new(),
+        dropped_rows: Vec::new(),
         padded: Vec::new(),
         source_columns: def.source_columns.clone(),
         columns: def.columns.clone(),
@@ -1351,6 +1355,11 @@ pub fn fixture_result(db: &dyn Db, project: Project, file: SourceFile) -> Option
             };
             run.open_windows = pending(&out.open_windows);
             run.waiting_rows = pending(&out.waiting_rows);
+            run.dropped_rows = out
+                .dropped_rows
+                .iter()
+                .map(|(node, n)| (node.to_string(), *n))
+                .collect();
             run.padded = out
                 .padded
                 .iter()

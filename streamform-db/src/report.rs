@@ -429,8 +429,9 @@ pub struct OpenWindows {
     /// event time back; omitted when none did.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub held_back_by: Vec<String>,
-    /// When no source is silent: the sources whose watermark holds the node's back, short
-    /// of `first_fires_at`; omitted when none does.
+    /// When no source is silent: the sources whose watermark (less the hold-back of the
+    /// interval joins on the way) is the node's, short of `first_fires_at`; omitted when
+    /// none is.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub behind: Vec<Behind>,
 }

@@ -998,10 +998,20 @@ impl<'a> Context<'a> {
                     );
                 }
                 if join && g1 == g2 && r.definition != d.definition {
-                    out.add(
-                        BackfillRequired,
-                        "the join's condition changed; the rows it already emitted were matched under the previous one",
-                    );
+                    // A definition starts with the join's kind (`left on=[…]`).
+                    let kind = |d: &str| d.split(' ').next().unwrap_or_default().to_string();
+                    let (k1, k2) = (kind(&r.definition), kind(&d.definition));
+                    if k1 != k2 {
+                        out.add(
+                            BackfillRequired,
+                            format!("the join's kind changes from {k1} to {k2}: its stored rows keep their layout, but the rows it already emitted (or padded) were matched as a {k1} join"),
+                        );
+                    } else {
+                        out.add(
+                            BackfillRequired,
+                            "the join's condition changed; the rows it already emitted were matched under the previous one",
+                        );
+                    }
                 }
                 // An aggregate over an append input keeps results only; over an updating
                 // one, Flink's retracting accumulators keep counts beside them, a state of

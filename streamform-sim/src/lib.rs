@@ -235,6 +235,10 @@ pub struct Output {
     /// padded only once the watermark passes its last chance to match (docs/joins.md,
     /// "Joins in time"), so these emitted nothing yet.
     pub waiting_rows: Vec<OpenWindows>,
+    /// Per window or interval join that dropped rows as late that no event given stands
+    /// for (an operator before it emitted them on a watermark or padded them late, or the
+    /// event went on by another way), how many.
+    pub dropped_rows: Vec<(NodeId, usize)>,
     /// Per interval join that padded rows, how many of each side (left, right); per
     /// temporal join, the left rows that met no version valid at their time (and 0).
     pub padded: Vec<(NodeId, [usize; 2])>,
@@ -416,6 +420,8 @@ pub struct Simulator {
     changes: Changelog,
     /// The halves of an update a join emitted apart, paired again in `changes`.
     halves: halves::Halves,
+    /// Per stage, the rows it dropped as late that no fixture event stands for.
+    dropped_rows: Vec<usize>,
     /// Events delivered (late events dropped are not).
     events: usize,
     /// Events pushed, delivered or dropped: the number an error names.
@@ -571,6 +577,7 @@ impl Simulator {
                 .filter(|&i| stages[i].watches_watermark())
                 .collect(),
             handed: vec![i64::MIN; stages.len()],
+            dropped_rows: vec![0; stages.len()],
             stages,
             consumers,
             upstream,
@@ -726,7 +733,7 @@ impl Simulator {
             },
         };
         self.events += 1;
-        let mut late = None;
+        let mut late = Drops::default();
         let mut graph = Graph {
             stages: &mut self.stages,
             consumers: &self.consumers,
@@ -769,13 +776,20 @@ impl Simulator {
             return Err(self.fail(e));
         }
         self.halves.end_event(&mut self.changes);
-        let arrival = match late {
-            Some(stage) => {
+        // The event is dropped when the stages that may drop it all did; the rows a stage
+        // dropped of an event that went on elsewhere are counted apart.
+        let arrival = match late.stages.first() {
+            Some(&stage) if !late.kept => {
                 // Dropped, not delivered.
                 self.events -= 1;
                 Arrival::DroppedBy(self.stages[stage].id.clone())
             }
-            None => Arrival::Delivered,
+            _ => {
+                for &stage in &late.stages {
+                    self.dropped_rows[stage] += 1;
+                }
+                Arrival::Delivered
+            }
         };
         if let (Some(t), Some(clock)) = (time, &self.feeds[feed].clock) {
             let to = t.saturating_sub(clock.delay);
@@ -882,7 +896,7 @@ impl Simulator {
 
     /// Delivers what stage `i` emitted to its consumers.
     fn flow(&mut self, i: usize, out: &mut Out<'static>) -> Result<(), SimError> {
-        let mut late = None;
+        let mut late = Drops::default();
         let mut graph = Graph {
             stages: &mut self.stages,
             consumers: &self.consumers,
@@ -898,6 +912,11 @@ impl Simulator {
             if result.is_err() {
                 break;
             }
+        }
+        // Rows an operator emitted on a watermark or at the end that a stage after it
+        // dropped as late: no event of a fixture to acknowledge, so counted.
+        for &stage in &late.stages {
+            self.dropped_rows[stage] += 1;
         }
         result.map_err(|(stage, fault)| self.error_at(stage, fault))
     }
@@ -991,11 +1010,19 @@ impl Simulator {
                 _ => None,
             })
             .collect();
+        let dropped_rows = self
+            .stages
+            .iter()
+            .zip(&self.dropped_rows)
+            .filter(|(_, n)| **n > 0)
+            .map(|(s, n)| (s.id.clone(), *n))
+            .collect();
         Ok(Output {
             changes: self.changes,
             events_processed: self.events,
             open_windows,
             waiting_rows,
+            dropped_rows,
             padded,
         })
     }
@@ -1423,8 +1450,17 @@ struct Graph<'g> {
     target: usize,
     changes: &'g mut Changelog,
     halves: &'g mut halves::Halves,
-    /// The first stage that dropped the delivered change as late.
-    late: &'g mut Option<usize>,
+    /// What stages dropped as late of what was delivered.
+    late: &'g mut Drops,
+}
+
+/// The rows stages dropped as late while one event, or one watermark's rows, went through
+/// the plans: the stages that did, in order, and whether a stage that may drop kept it on
+/// another way (a self-join's other side, another model reading the same source).
+#[derive(Default)]
+struct Drops {
+    stages: smallvec::SmallVec<[usize; 1]>,
+    kept: bool,
 }
 
 impl Graph<'_> {
@@ -1450,7 +1486,9 @@ impl Graph<'_> {
                 .on_change(port, rec, time, &mut out)
                 .map_err(|f| (at, f))?;
             if out.take_late() {
-                self.late.get_or_insert(at);
+                self.late.stages.push(at);
+            } else if stages[at].may_drop() {
+                self.late.kept = true;
             }
             if out.is_empty() {
                 match (hops[at], next) {

@@ -460,6 +460,14 @@ impl Stage {
         }
     }
 
+    /// Whether the operator may drop a change as late (a window, an interval join).
+    pub(crate) fn may_drop(&self) -> bool {
+        matches!(
+            self.kind,
+            StageKind::Window(_) | StageKind::Session(_) | StageKind::IntervalJoin(_)
+        )
+    }
+
     /// How far the stage holds back the watermark it passes on (an interval join's
     /// [`streamform_ir::TimeBounds::delay`]); 0 for every other stage.
     pub(crate) fn delay(&self) -> i64 {

@@ -913,6 +913,7 @@ fn a_global_aggregate_is_one_row_that_keeps_changing() {
             events_processed: 0,
             open_windows: Vec::new(),
             waiting_rows: Vec::new(),
+            dropped_rows: Vec::new(),
             padded: Vec::new(),
         }
     );

@@ -394,6 +394,29 @@ pub fn fixture_run(run: &FixtureRun, runs: &[FixtureRun]) -> String {
             );
         }
     }
+    for (node, n) in &run.dropped_rows {
+        let join = streamform_ir::NodeId::parse(node)
+            .is_some_and(|id| id.kind == streamform_ir::NodeKind::IntervalJoin);
+        let _ = if join {
+            writeln!(
+                out,
+                "{} reached interval join `{node}` on one side after {} last chance to match, met nothing and {} dropped there; the {} came from went on by another way",
+                plural(*n, "row"),
+                if *n == 1 { "its" } else { "their" },
+                if *n == 1 { "was" } else { "were" },
+                if *n == 1 { "event it" } else { "events they" }
+            )
+        } else {
+            writeln!(
+                out,
+                "{} reached window `{node}` after every window {} to had closed, and {} dropped: an operator before it emitted {} late, which no event of the fixture stands for",
+                plural(*n, "row"),
+                if *n == 1 { "it belongs" } else { "they belong" },
+                if *n == 1 { "was" } else { "were" },
+                if *n == 1 { "it" } else { "them" }
+            )
+        };
+    }
     for (node, [left, right]) in &run.padded {
         let temporal = streamform_ir::NodeId::parse(node)
             .is_some_and(|id| id.kind == streamform_ir::NodeKind::TemporalJoin);

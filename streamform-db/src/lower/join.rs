@@ -178,11 +178,20 @@ impl Lowering<'_> {
                         "the join compares `{}` ({}) with `{}` ({}), of another type",
                         lf.name, lf.ty, rf.name, rf.ty
                     ),
-                    &format!(
-                        "CAST one side in a subquery so both have one type, e.g. CAST({} AS {})",
-                        rf.name,
-                        lf.ty.sql_name()
-                    ),
+                    &if self.as_of_of(&right).is_some() {
+                        // The versioned table is read as it is: the left side takes the cast.
+                        format!(
+                            "CAST the left side's column in a subquery of the left side so both have one type, CAST({} AS {}); the versioned table is read as it is",
+                            lf.name,
+                            rf.ty.sql_name()
+                        )
+                    } else {
+                        format!(
+                            "CAST one side in a subquery so both have one type, e.g. CAST({} AS {})",
+                            rf.name,
+                            lf.ty.sql_name()
+                        )
+                    },
                 )
                 .with_span(self.on_span()));
             }
@@ -217,8 +226,8 @@ impl Lowering<'_> {
         };
         // A source read `FOR SYSTEM_TIME AS OF` the probe side's time: a temporal join.
         if let Some((source, as_of)) = self.as_of_of(&right) {
-            let column = self.as_of_column(j, &left, &as_of)?;
-            return self.temporal_join(kind, on, filter, [left, right], (source, as_of, column));
+            let named = self.as_of_column(j, &left, &as_of)?;
+            return self.temporal_join(kind, on, filter, [left, right], (source, as_of, named));
         }
         // Both sides on event time, with ON comparing their times: an interval join.
         let times = match (&left.time, &right.time) {
@@ -344,7 +353,11 @@ impl Lowering<'_> {
             return Err(self
                 .err(
                     Code::UnsupportedSql,
-                    format!("the join's time condition `{bounds}` matches no pair of rows: its lower bound is after its upper bound"),
+                    if bounds.lower == bounds.upper + 1 {
+                        format!("the join's time condition `{bounds}` matches no pair of rows: its two strict comparisons leave no millisecond between them (a strict comparison moves its bound by 1 ms)")
+                    } else {
+                        format!("the join's time condition `{bounds}` matches no pair of rows: its lower bound is after its upper bound")
+                    },
                     &format!(
                         "write the earlier bound first, as BETWEEN low AND high; the other way round it reads `{}`",
                         streamform_ir::TimeBounds {

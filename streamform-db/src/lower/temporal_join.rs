@@ -31,7 +31,7 @@ impl Lowering<'_> {
         j: &datafusion_expr::logical_plan::Join,
         left: &Stream,
         as_of: &AsOf,
-    ) -> Lowered<String> {
+    ) -> Lowered<(String, String)> {
         let written = match &as_of.qualifier {
             Some(q) => format!("{q}.{}", as_of.column),
             None => as_of.column.clone(),
@@ -55,11 +55,23 @@ impl Lowering<'_> {
         };
         let time = left.time.clone().unwrap_or_default();
         match matches(j.left.schema()).as_slice() {
-            [i] => Ok(left
-                .schema
-                .get(*i)
-                .map(|f| f.name.clone())
-                .unwrap_or_default()),
+            [i] => {
+                // The column, and the time attribute as the left side writes it.
+                let column = left
+                    .schema
+                    .get(*i)
+                    .map(|f| f.name.clone())
+                    .unwrap_or_default();
+                let at = left.schema.iter().position(|f| f.name == time);
+                let written_time = at
+                    .and_then(|at| j.left.schema().iter().nth(at))
+                    .map(|(q, f)| match q {
+                        Some(q) => format!("{}.{}", q.table(), f.name()),
+                        None => f.name().to_string(),
+                    })
+                    .unwrap_or_else(|| time.clone());
+                Ok((column, written_time))
+            }
             [] if !matches(j.right.schema()).is_empty() => refuse(
                 format!(
                     "FOR SYSTEM_TIME AS OF names `{written}`, a column of the versioned table itself"
@@ -96,7 +108,7 @@ impl Lowering<'_> {
         on: Vec<(String, String)>,
         filter: Option<Expr>,
         [left, right]: [Stream; 2],
-        (source, as_of, column): (String, AsOf, String),
+        (source, as_of, (column, written_time)): (String, AsOf, (String, String)),
     ) -> Lowered<()> {
         self.as_of_used.push(source.clone());
         let at = Some(as_of.span.clone());
@@ -119,9 +131,9 @@ impl Lowering<'_> {
             return refuse(
                 self,
                 format!(
-                    "FOR SYSTEM_TIME AS OF reads `{source}` at the time of each row of the join's left side, which has no event time"
+                    "FOR SYSTEM_TIME AS OF reads `{source}` at the time of each row of the join's left side, which has no event-time attribute"
                 ),
-                "declare `event_time:` on the source the left side reads; a temporal join on processing time, or a lookup join, reads the table at the moment a row is processed, which no fixture can replay",
+                "the left side's rows carry event time when its source declares `event_time:` and the column reaches the join as it is (an expression over it, an aggregate or a regular join ends event time); a temporal join on processing time, or a lookup join, reads the table at the moment a row is processed, which no fixture can replay",
             );
         };
         if column != left_time {
@@ -134,13 +146,9 @@ impl Lowering<'_> {
                 format!(
                     "FOR SYSTEM_TIME AS OF names `{written}`, which is not the event-time column of the join's left side, `{left_time}`"
                 ),
+                // The qualifier written names a relation of the left side (it was resolved).
                 &format!(
-                    "join AS OF the left side's event time: FOR SYSTEM_TIME AS OF {}{left_time}",
-                    as_of
-                        .qualifier
-                        .as_deref()
-                        .map(|q| format!("{q}."))
-                        .unwrap_or_default()
+                    "join AS OF the left side's event time: FOR SYSTEM_TIME AS OF {written_time}"
                 ),
             );
         }
