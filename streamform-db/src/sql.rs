@@ -1761,8 +1761,18 @@ impl Validator<'_> {
                 }
                 "substr" => "write SUBSTRING(s, start, length)".to_string(),
                 "ceiling" => "write CEIL(x)".to_string(),
+                "if" => "write CASE WHEN condition THEN a ELSE b END".to_string(),
+                "to_timestamp" => "CAST(s AS TIMESTAMP) reads a string written 'yyyy-MM-dd HH:mm:ss' (with up to three digits of fraction, or a date alone); other patterns are not supported yet".to_string(),
+                "date_format" => "EXTRACT(HOUR FROM t) and the like give a timestamp's parts, and CAST(t AS STRING) the whole; formatting with a pattern is not supported yet".to_string(),
+                "tumble_start" | "tumble_end" | "hop_start" | "hop_end" | "session_start"
+                | "session_end" | "tumble_rowtime" | "hop_rowtime" | "session_rowtime" => format!(
+                    "Flink deprecates group windows and their {}; write the window as a table function in FROM and select window_start and window_end: {}",
+                    name.to_uppercase(),
+                    crate::window::WINDOW_FORM
+                ),
                 _ => format!(
-                    "the aggregates are {}; docs/sql.md lists the scalar functions",
+                    "the scalar functions are {}; the aggregates are {} (docs/sql.md)",
+                    crate::surface::scalar_names(),
                     crate::surface::aggregate_names(false)
                 ),
             };
@@ -1795,7 +1805,20 @@ impl Validator<'_> {
             );
             return;
         }
-        if f.filter.is_some() || !f.within_group.is_empty() || f.null_treatment.is_some() {
+        if f.filter.is_some() {
+            let upper = name.to_uppercase();
+            self.refuse(
+                &format!("{upper}(…) FILTER (WHERE …)"),
+                e.span(),
+                &if name == "count" {
+                    "move the condition into the aggregate: SUM(CASE WHEN <condition> THEN 1 ELSE 0 END) counts the rows FILTER would".to_string()
+                } else {
+                    format!("move the condition into the aggregate: {upper}(CASE WHEN <condition> THEN x END) takes the rows FILTER would, the others being null")
+                },
+            );
+            return;
+        }
+        if !f.within_group.is_empty() || f.null_treatment.is_some() {
             self.refuse(
                 &format!("this form of {}()", name.to_uppercase()),
                 e.span(),

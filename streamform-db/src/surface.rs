@@ -192,6 +192,23 @@ pub fn aggregate(name: &str) -> Option<&'static AggregateFunction> {
     AGGREGATE_FUNCTIONS.iter().find(|f| f.name == name)
 }
 
+/// The scalar functions as a help line lists them, by the name they are written with:
+/// `COALESCE, NULLIF, UPPER, …, FLOOR and CEIL`.
+pub fn scalar_names() -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for f in SCALAR_FUNCTIONS {
+        let name = f.shape.split(['(', ' ']).next().unwrap_or(f.shape);
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    match names.split_last() {
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
 /// The aggregates as a help line lists them: `sum, count, min, max and avg`, with
 /// `count(distinct x)` after `count` when `distinct`.
 pub fn aggregate_names(distinct: bool) -> String {
