@@ -1016,7 +1016,11 @@ impl Validator<'_> {
             self.refuse("QUALIFY", q.span(), HELP_SURFACE);
         }
         if !s.named_window.is_empty() {
-            self.refuse("WINDOW", s.span(), "window functions are on the roadmap");
+            self.refuse(
+                "a named WINDOW for OVER",
+                s.span(),
+                "OVER aggregations and ranking are not supported yet; GROUP BY gives a total per key that updates with each row, and a window table function totals per period (docs/windows.md)",
+            );
         }
         if !s.lateral_views.is_empty()
             || !s.cluster_by.is_empty()
@@ -1734,10 +1738,21 @@ impl Validator<'_> {
     fn function(&mut self, e: &SqlExpr, f: &ast::Function, aggregates_allowed: bool) {
         let name = f.name.to_string().to_ascii_lowercase();
         if f.over.is_some() {
+            let help = match name.as_str() {
+                "row_number" | "rank" | "dense_rank" => {
+                    "ranking is not supported yet; for the latest row of each key, declare the model `materialized: upsert` with that key over the append input, which keeps each key's last row (docs/sql.md), and for totals per key write GROUP BY"
+                }
+                "lag" | "lead" | "first_value" | "last_value" => {
+                    "reading another row of the partition is not supported yet; a join of the stream with itself within time bounds (an interval join, docs/joins.md) pairs each row with the rows near it"
+                }
+                _ => {
+                    "OVER aggregations are not supported yet; GROUP BY gives a total per key that updates with each row (declare the model `materialized: upsert` by its key), and a window table function totals per period (docs/windows.md)"
+                }
+            };
             self.refuse(
-                "a window function (OVER)",
+                &format!("{}(…) OVER (…)", name.to_uppercase()),
                 e.span(),
-                "windows are on the roadmap",
+                help,
             );
             return;
         }
