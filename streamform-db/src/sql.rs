@@ -2210,7 +2210,7 @@ mod tests {
             ),
             (
                 "SELECT row_number() OVER () AS r FROM source('o')",
-                "model `m`: a window function (OVER) is not supported yet",
+                "model `m`: ROW_NUMBER(…) OVER (…) is not supported yet",
             ),
             (
                 "SELECT a FROM orders",
