@@ -23,7 +23,7 @@
 //! produces come in one canonical order (rows by time, then arrival); Flink's follow its
 //! state backend, and the differential test compares them as a multiset.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 use streamform_ir::{Expr, JoinKind, Node, TimeBounds, Value};
 
@@ -31,6 +31,7 @@ use crate::eval::{CExpr, resolve};
 use crate::keyed::KeyValues as Key;
 use crate::operator::{Fault, InputShape, Operator, Out, Rec};
 use crate::operators::join::joined;
+use crate::operators::slots::Slots;
 
 /// One side's rows of a join key by their time, each with whether it matched.
 type Rows = BTreeMap<i64, Vec<(Vec<Value>, bool)>>;
@@ -39,8 +40,6 @@ type Rows = BTreeMap<i64, Vec<(Vec<Value>, bool)>>;
 /// the time of the timer that cleans that side's rows, when one is set.
 #[derive(Default)]
 struct Keyed {
-    /// The join key the slot holds; `None` while the slot is free.
-    key: Option<Key>,
     rows: [Rows; 2],
     timer: [Option<i64>; 2],
 }
@@ -64,9 +63,7 @@ pub(crate) struct IntervalJoin {
     filter: Option<(CExpr, String)>,
     /// The state of each join key, by slot; a key whose rows and timers are all gone
     /// gives its slot back.
-    slots: Vec<Keyed>,
-    by_key: HashMap<Key, usize, rustc_hash::FxBuildHasher>,
-    free: Vec<usize>,
+    slots: Slots<Keyed>,
     /// The timers set, by time, then slot.
     timers: BTreeSet<(i64, usize)>,
     /// Per side, the time up to which its rows were last expired, for the whole operator
@@ -154,9 +151,7 @@ impl IntervalJoin {
             widths: [left.schema.len(), right.schema.len()],
             waits: [bounds.left_wait(), bounds.right_wait()],
             filter,
-            slots: Vec::new(),
-            by_key: HashMap::default(),
-            free: Vec::new(),
+            slots: Slots::new(),
             timers: BTreeSet::new(),
             expired: [0, 0],
             watermark: i64::MIN,
@@ -193,31 +188,9 @@ impl IntervalJoin {
         }
     }
 
-    /// The slot of `key`, made when new.
-    fn slot(&mut self, key: Key) -> usize {
-        if let Some(&at) = self.by_key.get(&key) {
-            return at;
-        }
-        let at = match self.free.pop() {
-            Some(at) => at,
-            None => {
-                self.slots.push(Keyed::default());
-                self.slots.len() - 1
-            }
-        };
-        self.slots[at].key = Some(key.clone());
-        self.by_key.insert(key, at);
-        at
-    }
-
     /// Gives back the slot of a key that keeps nothing.
     fn release_if_empty(&mut self, at: usize) {
-        if self.slots[at].is_empty()
-            && let Some(key) = self.slots[at].key.take()
-        {
-            self.by_key.remove(&key);
-            self.free.push(at);
-        }
+        self.slots.release_if(at, Keyed::is_empty);
     }
 
     /// Sets the timer that cleans side `s`'s rows of slot `at`, for a row at `time`.
@@ -295,7 +268,7 @@ impl IntervalJoin {
         let highest = t.saturating_add(self.waits[s]);
         let key: Vec<Value> = self.keys[s].iter().map(|&i| row[i].clone()).collect();
         let null = key.iter().any(Value::is_null);
-        let at = self.slot(Key(key));
+        let at = self.slots.slot(Key(key));
         let mut matched = false;
         if self.expired[o] < highest {
             self.expired[o] = self.expiry(self.waits[o]);
@@ -344,7 +317,7 @@ impl IntervalJoin {
     pub(crate) fn waiting(&self) -> Option<(usize, i64)> {
         let mut count = 0;
         let mut first = i64::MAX;
-        for keyed in &self.slots {
+        for keyed in self.slots.values() {
             for s in (0..2).filter(|&s| self.pads(s)) {
                 for (&time, rows) in &keyed.rows[s] {
                     let waiting = rows.iter().filter(|(_, m)| !m).count();
@@ -370,11 +343,10 @@ impl IntervalJoin {
     /// Every stored row, by join key: the key's values, then the row's side's columns and
     /// whether it matched, the other side's columns null.
     pub(crate) fn snapshot(&self) -> Vec<(Vec<Value>, Vec<Value>)> {
-        let mut keys: Vec<(&Key, &usize)> = self.by_key.iter().collect();
-        keys.sort_by(|a, b| crate::operator::cmp_rows(&a.0.0, &b.0.0));
+        let keys = self.slots.sorted();
         let mut out = Vec::new();
         for s in 0..2 {
-            for &(key, &at) in &keys {
+            for &(key, at) in &keys {
                 for rows in self.slots[at].rows[s].values() {
                     for (row, matched) in rows {
                         let mut v = Vec::with_capacity(self.widths[0] + self.widths[1] + 2);

@@ -9,6 +9,7 @@ pub(crate) mod join;
 pub(crate) mod normalize;
 pub(crate) mod project;
 pub(crate) mod session;
+pub(crate) mod slots;
 pub(crate) mod sort;
 pub(crate) mod temporal_join;
 pub(crate) mod window;

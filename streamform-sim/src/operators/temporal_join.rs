@@ -16,7 +16,7 @@
 //! records one watermark produces come key by key, earliest timer first; Flink's order
 //! across keys follows its timers, and the differential test compares them as a multiset.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 use streamform_ir::{JoinKind, Node, Value};
 
@@ -25,12 +25,11 @@ use crate::eval::resolve;
 use crate::keyed::KeyValues as Key;
 use crate::operator::{Fault, InputShape, Operator, Out, Rec};
 use crate::operators::join::joined;
+use crate::operators::slots::Slots;
 
 /// What one key keeps.
 #[derive(Default)]
 struct Keyed {
-    /// The key the slot holds; `None` while the slot is free.
-    key: Option<Key>,
     /// The probe rows waiting, by their number in arrival order, with their time.
     probes: BTreeMap<u64, (i64, Vec<Value>)>,
     /// The versions by time; `None` for a delete.
@@ -46,9 +45,7 @@ pub(crate) struct TemporalJoin {
     /// Each side's time column.
     times: [usize; 2],
     widths: [usize; 2],
-    slots: Vec<Keyed>,
-    by_key: HashMap<Key, usize, rustc_hash::FxBuildHasher>,
-    free: Vec<usize>,
+    slots: Slots<Keyed>,
     /// The timers set, by time, then slot.
     timers: BTreeSet<(i64, usize)>,
     /// The number the next probe row gets.
@@ -113,31 +110,12 @@ impl TemporalJoin {
             keys,
             times,
             widths: [left.schema.len(), right.schema.len()],
-            slots: Vec::new(),
-            by_key: HashMap::default(),
-            free: Vec::new(),
+            slots: Slots::new(),
             timers: BTreeSet::new(),
             next: 0,
             watermark: i64::MIN,
             unmatched: 0,
         })
-    }
-
-    /// The slot of `key`, made when new.
-    fn slot(&mut self, key: Key) -> usize {
-        if let Some(&at) = self.by_key.get(&key) {
-            return at;
-        }
-        let at = match self.free.pop() {
-            Some(at) => at,
-            None => {
-                self.slots.push(Keyed::default());
-                self.slots.len() - 1
-            }
-        };
-        self.slots[at].key = Some(key.clone());
-        self.by_key.insert(key, at);
-        at
     }
 
     /// Sets the key's timer to `time` when it has none or a later one.
@@ -220,15 +198,9 @@ impl TemporalJoin {
             self.slots[at].timer = Some(t);
             self.timers.insert((t, at));
         }
-        let keyed = &mut self.slots[at];
-        if keyed.probes.is_empty()
-            && keyed.versions.is_empty()
-            && keyed.timer.is_none()
-            && let Some(key) = keyed.key.take()
-        {
-            self.by_key.remove(&key);
-            self.free.push(at);
-        }
+        self.slots.release_if(at, |k| {
+            k.probes.is_empty() && k.versions.is_empty() && k.timer.is_none()
+        });
     }
 
     /// The probe rows still waiting, and the earliest watermark at which one is emitted:
@@ -236,7 +208,7 @@ impl TemporalJoin {
     pub(crate) fn waiting(&self) -> Option<(usize, i64)> {
         let mut count = 0;
         let mut first = i64::MAX;
-        for keyed in &self.slots {
+        for keyed in self.slots.values() {
             for (t, _) in keyed.probes.values() {
                 count += 1;
                 let at = (*t)
@@ -257,10 +229,8 @@ impl TemporalJoin {
     /// Every kept row, by key: a probe row's columns then the right side's null, or a
     /// version's columns after the left side's null (a deleted version all null).
     pub(crate) fn snapshot(&self) -> Vec<(Vec<Value>, Vec<Value>)> {
-        let mut keys: Vec<(&Key, &usize)> = self.by_key.iter().collect();
-        keys.sort_by(|a, b| crate::operator::cmp_rows(&a.0.0, &b.0.0));
         let mut out = Vec::new();
-        for &(key, &at) in &keys {
+        for (key, at) in self.slots.sorted() {
             for (_, row) in self.slots[at].probes.values() {
                 out.push((key.0.clone(), joined(self.widths, 0, row, None)));
             }
@@ -301,7 +271,7 @@ impl Operator for TemporalJoin {
                 ));
             }
             let t = Self::time_of(&rec.row, self.times[0])?;
-            let at = self.slot(self.key_of(0, &rec.row));
+            let at = self.slots.slot(self.key_of(0, &rec.row));
             let n = self.next;
             self.next += 1;
             self.slots[at].probes.insert(n, (t, rec.row.into_owned()));
@@ -315,7 +285,7 @@ impl Operator for TemporalJoin {
                 ));
             }
             let t = Self::time_of(&rec.row, self.times[1])?;
-            let at = self.slot(self.key_of(1, &rec.row));
+            let at = self.slots.slot(self.key_of(1, &rec.row));
             self.slots[at]
                 .versions
                 .insert(t, Some(rec.row.into_owned()));
