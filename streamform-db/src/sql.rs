@@ -860,6 +860,8 @@ struct Validator<'a> {
 
 pub(crate) const HELP_SURFACE: &str = "supported: column references, literals, comparison and arithmetic, AND/OR/NOT, IS [NOT] NULL, CAST, CASE, COALESCE, NULLIF, BETWEEN, IN (list), WHERE, GROUP BY columns, HAVING, sum/count/count(DISTINCT)/min/max/avg, string and numeric functions, timestamps and INTERVAL; docs/sql.md lists it all";
 
+pub(crate) mod ranking;
+
 impl Validator<'_> {
     fn refuse(&mut self, construct: &str, span: sqlparser::tokenizer::Span, help: &str) {
         self.diags.push(
@@ -1043,9 +1045,10 @@ impl Validator<'_> {
         }
         for item in &s.projection {
             match item {
-                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
-                    self.expr(e, true)
-                }
+                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => match e {
+                    SqlExpr::Function(f) if f.over.is_some() => self.select_item_over(e, f),
+                    _ => self.expr(e, true),
+                },
                 SelectItem::ExprWithAliases { expr, .. } => {
                     self.refuse(
                         "several aliases for one column",
@@ -1739,8 +1742,11 @@ impl Validator<'_> {
         let name = f.name.to_string().to_ascii_lowercase();
         if f.over.is_some() {
             let help = match name.as_str() {
-                "row_number" | "rank" | "dense_rank" => {
-                    "ranking is not supported yet; for the latest row of each key, declare the model `materialized: upsert` with that key over the append input, which keeps each key's last row (docs/sql.md), and for totals per key write GROUP BY"
+                "row_number" => {
+                    "ROW_NUMBER() OVER (…) is a column of its own in a SELECT list, filtered by the query around it (docs/ranking.md): SELECT … FROM (SELECT …, ROW_NUMBER() OVER (PARTITION BY category ORDER BY revenue DESC) AS rn FROM …) WHERE rn <= 3"
+                }
+                "rank" | "dense_rank" => {
+                    "ROW_NUMBER() gives each row its own place (ties in arrival order), and is the ranking Streamform supports (docs/ranking.md): SELECT … FROM (SELECT …, ROW_NUMBER() OVER (PARTITION BY category ORDER BY revenue DESC) AS rn FROM …) WHERE rn <= 3"
                 }
                 "lag" | "lead" | "first_value" | "last_value" => {
                     "reading another row of the partition is not supported yet; a join of the stream with itself within time bounds (an interval join, docs/joins.md) pairs each row with the rows near it"
@@ -2210,7 +2216,15 @@ mod tests {
             ),
             (
                 "SELECT row_number() OVER () AS r FROM source('o')",
+                "model `m`: ROW_NUMBER without ORDER BY is not supported yet",
+            ),
+            (
+                "SELECT a + row_number() OVER (ORDER BY a) AS r FROM source('o')",
                 "model `m`: ROW_NUMBER(…) OVER (…) is not supported yet",
+            ),
+            (
+                "SELECT rank() OVER (ORDER BY a) AS r FROM source('o')",
+                "model `m`: RANK(…) OVER (…) is not supported yet",
             ),
             (
                 "SELECT a FROM orders",

@@ -89,6 +89,8 @@ enum Role {
     IntervalJoin,
     /// An event-time temporal join: identified as a regular join is.
     TemporalJoin,
+    /// A Top-N: identified as a regular join is.
+    Rank,
     /// The changelog normalization of an upsert source: identified by the scan it reads.
     Normalize,
     /// Holds no state.
@@ -112,6 +114,7 @@ fn role(kind: &str) -> Role {
         "stream-exec-join" => Role::Join,
         "stream-exec-interval-join" => Role::IntervalJoin,
         "stream-exec-temporal-join" => Role::TemporalJoin,
+        "stream-exec-rank" => Role::Rank,
         "stream-exec-changelog-normalize" => Role::Normalize,
         "stream-exec-calc"
         | "stream-exec-exchange"
@@ -192,7 +195,11 @@ pub fn pin(
                     _ => None,
                 }
             }
-            Role::Deduplicate | Role::Join | Role::IntervalJoin | Role::TemporalJoin => {
+            Role::Deduplicate
+            | Role::Join
+            | Role::IntervalJoin
+            | Role::TemporalJoin
+            | Role::Rank => {
                 structural.push(at);
                 continue;
             }
@@ -220,6 +227,7 @@ pub fn pin(
             Role::Join => NodeKind::Join,
             Role::IntervalJoin => NodeKind::IntervalJoin,
             Role::TemporalJoin => NodeKind::TemporalJoin,
+            Role::Rank => NodeKind::Rank,
             _ => NodeKind::Aggregate,
         };
         let sinks = graph.sinks_below(at, tables);
@@ -502,7 +510,8 @@ impl IrFeeds {
                             | NodeKind::Deduplicate
                             | NodeKind::Join
                             | NodeKind::IntervalJoin
-                            | NodeKind::TemporalJoin,
+                            | NodeKind::TemporalJoin
+                            | NodeKind::Rank,
                         ) => n.id.to_string(),
                         _ => return None,
                     };

@@ -4,6 +4,8 @@
 //! compute the simulator's types", "Capability errors" (ORDER BY is refused) and "Warnings"
 //! (nullable upsert keys).
 
+mod rank;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
@@ -1072,6 +1074,18 @@ fn view_query(
                 untagged(&q, group_by, calls, &node.id, i)
             }
             Operator::Deduplicate { key } => keep_last_row(from, key, &node.schema, i),
+            Operator::Rank {
+                partition_by,
+                ranking,
+                number,
+            } => rank::rank(
+                from,
+                &input.schema,
+                partition_by,
+                ranking,
+                number.as_deref(),
+                i,
+            ),
             Operator::Union => union_all(node, &inputs),
             Operator::Join { kind, on, filter } => {
                 regular_join(node, (*kind, on, filter.as_ref()), &inputs, i)

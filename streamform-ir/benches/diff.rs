@@ -54,6 +54,7 @@ fn keyed() -> StateEntry {
         window: None,
         retracting: false,
         bounds: None,
+        ranking: None,
         digest: "4aead023aa01".repeat(6)[..64].to_string(),
     }
 }

@@ -193,6 +193,8 @@ pub enum Field {
     Window,
     /// The time condition that bounds an interval join's state.
     Bounds,
+    /// A rank's ordering, top and rank operator.
+    Ranking,
     /// The state digest.
     StateDigest,
 }
@@ -214,6 +216,7 @@ impl Field {
             Field::Retention => "retention",
             Field::Window => "window",
             Field::Bounds => "time bounds",
+            Field::Ranking => "ranking",
             Field::StateDigest => "state digest",
         }
     }
@@ -798,6 +801,7 @@ impl<'a> Context<'a> {
                     retention: t1,
                     window: w1,
                     bounds: b1,
+                    ranking: n1,
                     digest: g1,
                     ..
                 },
@@ -806,6 +810,7 @@ impl<'a> Context<'a> {
                     retention: t2,
                     window: w2,
                     bounds: b2,
+                    ranking: n2,
                     digest: g2,
                     ..
                 },
@@ -813,6 +818,7 @@ impl<'a> Context<'a> {
                 let window = |w: &Option<String>| w.clone().unwrap_or_else(|| "none".into());
                 add(Field::Window, w1 != w2, &|| (window(w1), window(w2)));
                 add(Field::Bounds, b1 != b2, &|| (window(b1), window(b2)));
+                add(Field::Ranking, n1 != n2, &|| (window(n1), window(n2)));
                 add(Field::Accumulators, a1 != a2, &|| {
                     (columns(a1), columns(a2))
                 });
@@ -953,6 +959,7 @@ impl<'a> Context<'a> {
                     window: w1,
                     retracting: r1,
                     bounds: b1,
+                    ranking: n1,
                     digest: g1,
                 },
                 StateEntry::Keyed {
@@ -962,6 +969,7 @@ impl<'a> Context<'a> {
                     window: w2,
                     retracting: r2,
                     bounds: b2,
+                    ranking: n2,
                     digest: g2,
                 },
             ) => {
@@ -1016,7 +1024,22 @@ impl<'a> Context<'a> {
                 // An aggregate over an append input keeps results only; over an updating
                 // one, Flink's retracting accumulators keep counts beside them, a state of
                 // another shape that a savepoint cannot carry across.
-                if !join && r1 != r2 {
+                // A rank keeps its rows for one ordering and one top (docs/ranking.md): under
+                // another, the rows it kept are not the ones it needs, and the rows it
+                // emitted were ranked under the old one.
+                let rank = d.operator == "rank" || r.operator == "rank";
+                if rank && n1 != n2 {
+                    let n = |n: &Option<String>| n.clone().unwrap_or_else(|| "none".into());
+                    out.add(
+                        StateIncompatible,
+                        format!(
+                            "the ranking changes from [{}] to [{}]: the rows the rank kept were chosen under the old one (over an append input, rows pushed out of the old top are gone), and the rows it emitted were ranked under it",
+                            n(n1),
+                            n(n2)
+                        ),
+                    );
+                }
+                if !join && !rank && r1 != r2 {
                     let why = if *r2 {
                         "its input now updates, so it needs retracting accumulators (counts beside each result) that the stored state does not have"
                     } else {

@@ -193,6 +193,44 @@ fn render_node(out: &mut String, node: &Node, from: &[&str], inputs: &[String]) 
                 crate::time::format_duration(bounds.delay().unsigned_abs())
             );
         }
+        Operator::Rank {
+            partition_by,
+            ranking,
+            number,
+        } => {
+            let order: Vec<String> = ranking.order.iter().map(ToString::to_string).collect();
+            let partition = if partition_by.is_empty() {
+                "none (one ranking of every row)".to_string()
+            } else {
+                partition_by.join(", ")
+            };
+            let _ = writeln!(
+                out,
+                "  partition={partition}\n  order={}\n  top={}",
+                order.join(", "),
+                ranking.top
+            );
+            let keeps = match ranking.strategy {
+                crate::plan::RankStrategy::Append => {
+                    "the rows that can still rank, per partition (a row pushed out is forgotten)"
+                }
+                crate::plan::RankStrategy::Retract => {
+                    "every row of its input, per partition, until retracted"
+                }
+            };
+            let _ = writeln!(out, "  keeps={keeps}");
+            let emits = match number {
+                Some(n) => format!(
+                    "each change of the top {} with its row number {n}: a row that moves is updated at each position it leaves and takes",
+                    ranking.top
+                ),
+                None => format!(
+                    "each row entering the top {} as an insert, each row leaving it as a delete",
+                    ranking.top
+                ),
+            };
+            let _ = writeln!(out, "  emits={emits}");
+        }
         Operator::Sort { keys } => {
             let keys: Vec<String> = keys
                 .iter()

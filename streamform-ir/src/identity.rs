@@ -14,7 +14,9 @@ use crate::plan::{Field, KeyedState, Node, NodeKind, State};
 /// window node's text names its window after the key,
 /// `window key=[page, window_start, window_end] window=tumble(size=1m) on viewed_at accumulators=[count(*): int64] retention=unbounded`;
 /// an interval join's names its time condition after the key,
-/// `interval_join key=[order_id=order_id] time=[shipped_at between ordered_at and ordered_at + 4h] accumulators=[…] retention=unbounded`.
+/// `interval_join key=[order_id=order_id] time=[shipped_at between ordered_at and ordered_at + 4h] accumulators=[…] retention=unbounded`;
+/// a rank's names its ordering and top,
+/// `rank key=[category] rank=[order=[revenue desc] top=3 strategy=retract] retracting accumulators=[…] retention=unbounded`.
 pub fn state_fingerprint(kind: NodeKind, state: &KeyedState) -> String {
     let accs: Vec<String> = state
         .accumulators
@@ -24,12 +26,28 @@ pub fn state_fingerprint(kind: NodeKind, state: &KeyedState) -> String {
     fingerprint_text(
         kind,
         &state.key,
-        state.window.as_ref().map(ToString::to_string).as_deref(),
-        state.bounds.as_ref().map(ToString::to_string).as_deref(),
+        &Shape {
+            window: state.window.as_ref().map(ToString::to_string).as_deref(),
+            bounds: state.bounds.as_ref().map(ToString::to_string).as_deref(),
+            ranking: state.ranking.as_ref().map(ToString::to_string).as_deref(),
+        },
         state.retracting,
         &format!("[{}]", accs.join(", ")),
         &state.retention.to_string(),
     )
+}
+
+/// What a node's state is kept per, beside its key, as the fingerprint writes it: a
+/// window node's window, an interval join's time condition, a rank's ranking, each
+/// rendered (`tumble(size=1m) on viewed_at`); `None` for the nodes that have none.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Shape<'a> {
+    /// A window node's window.
+    pub window: Option<&'a str>,
+    /// An interval join's time condition.
+    pub bounds: Option<&'a str>,
+    /// A rank's ordering, top and rank operator.
+    pub ranking: Option<&'a str>,
 }
 
 /// The fingerprint text from its parts as a manifest records them (the accumulators
@@ -37,15 +55,21 @@ pub fn state_fingerprint(kind: NodeKind, state: &KeyedState) -> String {
 pub fn fingerprint_text(
     kind: NodeKind,
     key: &[String],
-    window: Option<&str>,
-    bounds: Option<&str>,
+    shape: &Shape<'_>,
     retracting: bool,
     accumulators: &str,
     retention: &str,
 ) -> String {
-    let window = window.map(|w| format!(" window={w}")).unwrap_or_default();
-    let window = match bounds {
+    let window = shape
+        .window
+        .map(|w| format!(" window={w}"))
+        .unwrap_or_default();
+    let window = match shape.bounds {
         Some(b) => format!("{window} time=[{b}]"),
+        None => window,
+    };
+    let window = match shape.ranking {
+        Some(r) => format!("{window} rank=[{r}]"),
         None => window,
     };
     let retracting = if retracting { " retracting" } else { "" };
@@ -139,6 +163,7 @@ mod tests {
             window: None,
             retracting: false,
             bounds: None,
+            ranking: None,
         }
     }
 

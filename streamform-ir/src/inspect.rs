@@ -77,6 +77,7 @@ fn render_node(out: &mut String, node: &NodeEntry) {
             window,
             retracting,
             bounds,
+            ranking,
             digest,
         } => {
             let window = window
@@ -85,6 +86,10 @@ fn render_node(out: &mut String, node: &NodeEntry) {
                 .unwrap_or_default();
             let window = match bounds {
                 Some(b) => format!("{window} time=[{b}]"),
+                None => window,
+            };
+            let window = match ranking {
+                Some(r) => format!("{window} rank=[{r}]"),
                 None => window,
             };
             let retracting = if *retracting { " retracting" } else { "" };

@@ -185,6 +185,10 @@ pub enum StateEntry {
         /// shipped_at`; omitted for every other node.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         bounds: Option<String>,
+        /// A rank's ordering, top and rank operator, `order=[revenue desc] top=3
+        /// strategy=retract`; omitted for every other node.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ranking: Option<String>,
         /// SHA-256 of the state fingerprint, 64 lowercase hex characters.
         digest: String,
     },
@@ -201,6 +205,7 @@ impl StateEntry {
             window,
             retracting,
             bounds,
+            ranking,
             ..
         } = self
         else {
@@ -209,8 +214,11 @@ impl StateEntry {
         Some(sha256_hex(&crate::identity::fingerprint_text(
             kind,
             keys,
-            window.as_deref(),
-            bounds.as_deref(),
+            &crate::identity::Shape {
+                window: window.as_deref(),
+                bounds: bounds.as_deref(),
+                ranking: ranking.as_deref(),
+            },
             *retracting,
             &render_columns(accumulators),
             retention,
@@ -721,6 +729,7 @@ fn node_entry(node: &Node, inputs: Vec<String>) -> NodeEntry {
                 window: k.window.as_ref().map(ToString::to_string),
                 retracting: k.retracting,
                 bounds: k.bounds.as_ref().map(ToString::to_string),
+                ranking: k.ranking.as_ref().map(ToString::to_string),
                 digest: digests.state_digest.unwrap_or_default(),
             },
         },
@@ -752,6 +761,7 @@ fn grouping(group_by: &[String], calls: &[crate::plan::AggCall]) -> String {
 /// | Join | `left on=[customer_id=customer_id]`, with the rest of ON: `inner on=[k=k] where (amount > limit)` |
 /// | TemporalJoin | `left on=[currency=currency] as_of=ordered_at version=updated_at` |
 /// | IntervalJoin | `left on=[order_id=order_id] time=[shipped_at between ordered_at and ordered_at + 4h]`, and `where …` as a Join's |
+/// | Rank | `partition=[category] order=[revenue desc] top=3`, and ` number=rn` when the row number is read |
 /// | Sort | `order=[reading DESC, sensor ASC]` |
 /// | Sink | `upsert kafka customer-metrics`, or `upsert` without a `sink:` |
 pub fn definition(op: &Operator) -> String {
@@ -817,6 +827,23 @@ pub fn definition(op: &Operator) -> String {
             let base = format!("{} on=[{}] time=[{bounds}]", kind.name(), on.join(", "));
             match filter {
                 Some(f) => format!("{base} where {f}"),
+                None => base,
+            }
+        }
+        Operator::Rank {
+            partition_by,
+            ranking,
+            number,
+        } => {
+            let order: Vec<String> = ranking.order.iter().map(ToString::to_string).collect();
+            let base = format!(
+                "partition=[{}] order=[{}] top={}",
+                partition_by.join(", "),
+                order.join(", "),
+                ranking.top
+            );
+            match number {
+                Some(n) => format!("{base} number={n}"),
                 None => base,
             }
         }
@@ -946,6 +973,7 @@ mod tests {
                 window: None,
                 retracting: false,
                 bounds: None,
+                ranking: None,
                 digest: STATE_4AEAD.into(),
             }
         );

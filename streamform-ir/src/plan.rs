@@ -138,6 +138,20 @@ pub struct Accumulator {
     pub ty: DataType,
 }
 
+impl Accumulator {
+    /// A stored row's columns, each under its own name and type: what a node that keeps
+    /// rows (the last row per key, a rank's rows) stores.
+    pub fn columns(schema: &[Field]) -> Vec<Accumulator> {
+        schema
+            .iter()
+            .map(|f| Accumulator {
+                name: f.name.clone(),
+                ty: f.ty,
+            })
+            .collect()
+    }
+}
+
 /// Exactly what a keyed node stores per key (docs/concepts.md, "Keyed state").
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct KeyedState {
@@ -159,6 +173,10 @@ pub struct KeyedState {
     /// kept (docs/joins.md, "Joins in time"), part of the state fingerprint. `None` for
     /// every other node.
     pub bounds: Option<TimeBounds>,
+    /// For a Rank, its ordering, how many rows it keeps ranked and which of Flink's rank
+    /// operators keeps them (docs/ranking.md), part of the state fingerprint. `None` for
+    /// every other node.
+    pub ranking: Option<Box<Ranking>>,
 }
 
 impl KeyedState {
@@ -167,17 +185,12 @@ impl KeyedState {
     pub fn last_row(key: &[String], schema: &[Field]) -> KeyedState {
         KeyedState {
             key: key.to_vec(),
-            accumulators: schema
-                .iter()
-                .map(|f| Accumulator {
-                    name: f.name.clone(),
-                    ty: f.ty,
-                })
-                .collect(),
+            accumulators: Accumulator::columns(schema),
             retention: Retention::Unbounded,
             window: None,
             retracting: false,
             bounds: None,
+            ranking: None,
         }
     }
 }
@@ -427,6 +440,63 @@ pub struct SortKey {
     pub descending: bool,
 }
 
+impl fmt::Display for SortKey {
+    /// `revenue desc`, `ordered_at asc`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let dir = if self.descending { "desc" } else { "asc" };
+        write!(f, "{} {dir}", self.column)
+    }
+}
+
+/// Which of Flink's rank operators a Rank is (docs/ranking.md, "Which rows are kept"):
+/// Flink picks one by whether the input updates, and the simulator follows the one picked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RankStrategy {
+    /// Over an append input: only the rows that can still rank are kept, and a row pushed
+    /// out of the top is forgotten.
+    Append,
+    /// Over an updating input: every input row is kept, so that a row leaving the top can
+    /// be replaced by the next one.
+    Retract,
+}
+
+impl RankStrategy {
+    /// `append` or `retract`, as the state fingerprint writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            RankStrategy::Append => "append",
+            RankStrategy::Retract => "retract",
+        }
+    }
+}
+
+/// What a Rank ranks by and how many rows it keeps ranked (docs/ranking.md).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Ranking {
+    /// The ORDER BY of `ROW_NUMBER() OVER`, most significant first; rows that tie keep
+    /// their arrival order.
+    pub order: Vec<SortKey>,
+    /// The greatest row number kept (`rn <= 3` is 3, `rn = 1` is 1).
+    pub top: u64,
+    /// Which rank operator keeps the rows.
+    pub strategy: RankStrategy,
+}
+
+impl fmt::Display for Ranking {
+    /// `order=[revenue desc] top=3 strategy=retract`: the ranking's part of the state
+    /// fingerprint.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let order: Vec<String> = self.order.iter().map(ToString::to_string).collect();
+        write!(
+            f,
+            "order=[{}] top={} strategy={}",
+            order.join(", "),
+            self.top,
+            self.strategy.name()
+        )
+    }
+}
+
 /// The declared materialization of a model.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Materialized {
@@ -568,6 +638,20 @@ pub enum Operator {
         /// The versioned side's time attribute, by its name in the join's output.
         right_time: String,
     },
+    /// `ROW_NUMBER() OVER (PARTITION BY … ORDER BY …)` filtered to the first rows
+    /// (docs/ranking.md): per partition, the `top` rows first by the ordering, as Flink's
+    /// rank operators keep and emit them. Its schema is the input's columns, then the row
+    /// number when the model reads it.
+    Rank {
+        /// The PARTITION BY columns, in order; empty for one ranking of every row.
+        partition_by: Vec<String>,
+        /// The ordering, how many rows are kept ranked, and how.
+        ranking: Ranking,
+        /// The row number's column, when the model reads it: each row is then emitted with
+        /// its position, and a row that moves is updated at each position it leaves and
+        /// takes (Flink's rank number output).
+        number: Option<String>,
+    },
     /// UNION ALL: passes on every change of each of its inputs (two or more, with the same
     /// column types; its schema takes the first input's names), stateless (docs/sql.md,
     /// "Several inputs").
@@ -662,6 +746,7 @@ impl KeyedState {
             window: None,
             retracting: false,
             bounds: None,
+            ranking: None,
         }
     }
 
@@ -696,6 +781,7 @@ impl KeyedState {
             window: None,
             retracting: false,
             bounds: Some(bounds.clone()),
+            ranking: None,
         }
     }
 }
@@ -723,6 +809,24 @@ impl KeyedState {
             window: None,
             retracting: false,
             bounds: None,
+            ranking: None,
+        }
+    }
+}
+
+impl KeyedState {
+    /// What a Rank stores (docs/ranking.md): per partition, the rows it keeps ranked,
+    /// every column of its input under its own name and type. Over an updating input it
+    /// keeps every row, and so takes rows back (`retracting`).
+    pub fn rank(partition_by: &[String], ranking: &Ranking, input: &[Field]) -> KeyedState {
+        KeyedState {
+            key: partition_by.to_vec(),
+            accumulators: Accumulator::columns(input),
+            retention: Retention::Unbounded,
+            window: None,
+            retracting: ranking.strategy == RankStrategy::Retract,
+            bounds: None,
+            ranking: Some(Box::new(ranking.clone())),
         }
     }
 }
@@ -849,11 +953,13 @@ pub enum NodeKind {
     IntervalJoin,
     /// An [`Operator::TemporalJoin`]; `temporal_join` in ids.
     TemporalJoin,
+    /// An [`Operator::Rank`]; `rank` in ids.
+    Rank,
 }
 
 impl NodeKind {
     /// Every kind, in the order ids list them.
-    pub const ALL: [NodeKind; 12] = [
+    pub const ALL: [NodeKind; 13] = [
         NodeKind::Source,
         NodeKind::Filter,
         NodeKind::Project,
@@ -864,6 +970,7 @@ impl NodeKind {
         NodeKind::Aggregate,
         NodeKind::Window,
         NodeKind::Deduplicate,
+        NodeKind::Rank,
         NodeKind::Sort,
         NodeKind::Sink,
     ];
@@ -888,6 +995,7 @@ impl NodeKind {
             NodeKind::Join => "join",
             NodeKind::IntervalJoin => "interval_join",
             NodeKind::TemporalJoin => "temporal_join",
+            NodeKind::Rank => "rank",
         }
     }
 
@@ -906,6 +1014,7 @@ impl NodeKind {
             NodeKind::Join => "Join",
             NodeKind::IntervalJoin => "IntervalJoin",
             NodeKind::TemporalJoin => "TemporalJoin",
+            NodeKind::Rank => "Rank",
         }
     }
 }
@@ -925,6 +1034,7 @@ impl Operator {
             Operator::Join { .. } => NodeKind::Join,
             Operator::IntervalJoin { .. } => NodeKind::IntervalJoin,
             Operator::TemporalJoin { .. } => NodeKind::TemporalJoin,
+            Operator::Rank { .. } => NodeKind::Rank,
             Operator::Sink { .. } => NodeKind::Sink,
         }
     }

@@ -1043,6 +1043,7 @@ impl Simulator {
                 StageKind::Window(w) => Some(w.snapshot()),
                 StageKind::Session(w) => Some(w.snapshot()),
                 StageKind::Deduplicate(d) => Some(d.snapshot()),
+                StageKind::Rank(r) => Some(r.snapshot()),
                 StageKind::Normalize(n) => Some(n.snapshot()),
                 StageKind::Join(j) => Some(j.snapshot()),
                 StageKind::IntervalJoin(j) => Some(j.snapshot()),

@@ -31,6 +31,7 @@ use crate::operators::{
     join::Join,
     normalize::Normalize,
     project::Project,
+    rank::Rank,
     session::SessionAggregate,
     sort::Sort,
     temporal_join::TemporalJoin,
@@ -240,6 +241,8 @@ pub(crate) enum StageKind {
     Window(WindowAggregate),
     Session(SessionAggregate),
     Deduplicate(Deduplicate),
+    /// A Top-N (docs/ranking.md).
+    Rank(Rank),
     Sort(Sort),
     /// UNION ALL: every change of every input passes on unchanged.
     Union,
@@ -310,6 +313,17 @@ impl Stage {
             IrOperator::Deduplicate { key } => {
                 StageKind::Deduplicate(Deduplicate::build(node, key, input)?)
             }
+            IrOperator::Rank {
+                partition_by,
+                ranking,
+                number,
+            } => StageKind::Rank(Rank::build(
+                node,
+                partition_by,
+                ranking,
+                number.as_deref(),
+                input,
+            )?),
             IrOperator::Sort { keys } => StageKind::Sort(Sort::build(node, keys, input)?),
             IrOperator::Join { kind, on, filter } => {
                 StageKind::Join(Join::build(node, *kind, on, filter.as_ref(), inputs)?)
@@ -400,6 +414,7 @@ impl Stage {
             StageKind::Window(w) => w.on_change(rec, time, out),
             StageKind::Session(w) => w.on_change(rec, time, out),
             StageKind::Deduplicate(d) => d.on_change(rec, time, out),
+            StageKind::Rank(r) => r.on_change(rec, time, out),
             StageKind::Sort(s) => s.on_change(rec, time, out),
             StageKind::Union => Ok(Some(rec)),
             StageKind::Join(j) => j.on_input(port, rec, time, out),
@@ -439,6 +454,7 @@ impl Stage {
             StageKind::Normalize(_)
             | StageKind::Filter(_)
             | StageKind::Project(_)
+            | StageKind::Rank(_)
             | StageKind::Sort(_)
             | StageKind::Union
             | StageKind::Sink(_) => Ok(()),

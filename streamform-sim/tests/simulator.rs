@@ -11,42 +11,12 @@ use streamform_ir::{
 };
 use streamform_sim::{Arrival, Change, Changelog, Failure, Op, Output, SimError, Simulator, run};
 
-fn ins(row: Vec<Value>) -> Change {
-    Change {
-        op: Op::Insert,
-        row,
-        before: None,
-    }
-}
-
-fn upd(before: Vec<Value>, after: Vec<Value>) -> Change {
-    Change {
-        op: Op::Update,
-        row: after,
-        before: Some(before),
-    }
-}
-
-fn del(row: Vec<Value>) -> Change {
-    Change {
-        op: Op::Delete,
-        row,
-        before: None,
-    }
-}
-
 fn node(model: &str, kind: NodeKind, ordinal: u32) -> NodeId {
     NodeId {
         model: model.into(),
         kind,
         ordinal,
     }
-}
-
-fn changes(chain: &[ModelPlan], events: &[Vec<Value>]) -> Vec<Change> {
-    let out = run(chain, events).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(out.events_processed, events.len());
-    out.changes.to_vec()
 }
 
 /// The order-pipeline project of the docs: clean_orders → customer_metrics → big_customers.

@@ -1912,3 +1912,51 @@ fn priced_orders_on_flink_match_the_simulator_with_a_temporal_join() {
 fn eur_revenue_on_flink_matches_the_simulator_with_an_inner_temporal_join() {
     differential("order-fulfilment", "tests/eur_revenue.yml");
 }
+
+/// Top-N over an updating input (docs/ranking.md): revenue per product ranked per
+/// category, each position updated as products overtake each other. The revenue sums a
+/// column filtered to positive amounts, which Flink would rank with another operator
+/// unless the generated SQL makes it keep every row.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn top_products_on_flink_match_the_simulator_ranking_by_position() {
+    differential("top-products", "tests/top_products.yml");
+}
+
+/// The same top without its row number: products entering and leaving as inserts and
+/// deletes.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn top_product_ids_on_flink_match_the_simulator_ranking_without_the_row_number() {
+    differential("top-products", "tests/top_product_ids.yml");
+}
+
+/// A top of one over an append input: a strictly bigger row replaces its partition's.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn biggest_sale_on_flink_matches_the_simulator_with_a_top_of_one() {
+    differential("top-products", "tests/biggest_sale.yml");
+}
+
+/// A top of two over an append input, by position, ordered by two columns.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn largest_sales_on_flink_match_the_simulator_ranking_an_append_input() {
+    differential("top-products", "tests/largest_sales.yml");
+}
+
+/// A top of two over an append input, by place: a null price last in a descending order,
+/// an equal price after the earlier row.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn ranked_prices_on_flink_match_the_simulator_with_nulls_and_ties() {
+    differential("coverage", "tests/ranked_prices.yml");
+}
+
+/// Top-N by a count, which only grows: Flink would rank it with its faster operator, and
+/// the generated SQL keeps it on the retracting one the simulator follows.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn best_sellers_on_flink_match_the_simulator_ranking_by_a_count() {
+    differential("top-products", "tests/best_sellers.yml");
+}

@@ -141,6 +141,7 @@ impl Lowering<'_> {
             window: window.clone(),
             retracting,
             bounds: None,
+            ranking: None,
         };
         if !computed.is_empty() {
             let input = self.schema.clone();

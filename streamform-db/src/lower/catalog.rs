@@ -120,6 +120,43 @@ impl ScalarUDFImpl for Planning {
     }
 }
 
+/// The planning-only `ROW_NUMBER()` window function (docs/ranking.md): DataFusion plans
+/// `ROW_NUMBER() OVER (…)` into a Window node with it, which lowering reads into a Rank.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub(super) struct RowNumber {
+    signature: Signature,
+}
+
+/// The name DataFusion's plan gives the row number function.
+pub(super) const ROW_NUMBER: &str = "row_number";
+
+impl datafusion_expr::WindowUDFImpl for RowNumber {
+    fn name(&self) -> &str {
+        ROW_NUMBER
+    }
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+    fn partition_evaluator(
+        &self,
+        _: datafusion_expr::function::PartitionEvaluatorArgs,
+    ) -> datafusion_common::Result<Box<dyn datafusion_expr::PartitionEvaluator>> {
+        datafusion_common::not_impl_err!(
+            "Streamform plans ranking but never executes it in DataFusion"
+        )
+    }
+    fn field(
+        &self,
+        args: datafusion_expr::function::WindowUDFFieldArgs,
+    ) -> datafusion_common::Result<arrow_schema::FieldRef> {
+        Ok(Arc::new(ArrowField::new(
+            args.name(),
+            ArrowType::Int64,
+            false,
+        )))
+    }
+}
+
 /// Plans `SUBSTRING(s FROM a FOR b)` and `EXTRACT(f FROM t)` as calls of the planning-only
 /// `substr` and `date_part`.
 #[derive(Debug)]
@@ -225,8 +262,12 @@ impl ContextProvider for Catalog {
             .get(name.to_ascii_lowercase().as_str())
             .cloned()
     }
-    fn get_window_meta(&self, _: &str) -> Option<Arc<WindowUDF>> {
-        None
+    fn get_window_meta(&self, name: &str) -> Option<Arc<WindowUDF>> {
+        name.eq_ignore_ascii_case(ROW_NUMBER).then(|| {
+            Arc::new(WindowUDF::new_from_impl(RowNumber {
+                signature: Signature::nullary(Volatility::Immutable),
+            }))
+        })
     }
     fn get_variable_type(&self, _: &[String]) -> Option<ArrowType> {
         None

@@ -51,6 +51,13 @@ pub(super) struct Lowering<'a> {
     pub(super) as_of: Vec<(String, crate::temporal::AsOf)>,
     /// The sources of `as_of` a temporal join has read so far.
     pub(super) as_of_used: Vec<String>,
+    /// A column the current schema has for the planner's sake only, which no node
+    /// outputs: the row number of a rank that does not emit it, until a projection drops
+    /// it (docs/ranking.md).
+    pub(super) phantom: Option<String>,
+    /// Whether the row number of each rank filter is read above it, by the filter's
+    /// address in the planned query (see `rank::numbers_read`).
+    pub(super) numbers_read: std::collections::HashMap<usize, bool>,
 }
 
 /// Why a changelog is retracting: it has updates but no key that identifies its rows.
@@ -62,6 +69,10 @@ pub(super) enum Unkeyed {
     Union,
     /// An outer join: a padded row is deleted when its match arrives.
     OuterJoin(streamform_ir::JoinKind),
+    /// A rank of more than one row over an append input, without its row number (the
+    /// partition columns, the row number's name, where ROW_NUMBER is called): a row pushed
+    /// out of the top is deleted.
+    Rank(Vec<String>, String, Option<std::ops::Range<usize>>),
     /// A join with an updating side (which ones, as the message says them: `left side
     /// carries`) and why its rows have no key: a change on it retracts the joined rows and
     /// adds them again.
@@ -145,8 +156,19 @@ impl Lowering<'_> {
     }
 
     /// The current branch's output, taken so that another branch can be lowered.
-    pub(super) fn take_stream(&mut self) -> Stream {
-        Stream {
+    ///
+    /// # Errors
+    /// A branch that still carries a rank's row number it does not emit: the join or
+    /// union would carry the planner's column further than the rank's rows do.
+    pub(super) fn take_stream(&mut self) -> Lowered<Stream> {
+        if let Some(number) = &self.phantom {
+            return Err(self.err(
+                Code::UnsupportedSql,
+                format!("a join or UNION ALL of a ranked subquery whose row number `{number}` is not selected is not supported yet"),
+                "rank in a model of its own and read it with ref(), or select the row number in the query around the join",
+            ));
+        }
+        Ok(Stream {
             current: self.current.take(),
             schema: std::mem::take(&mut self.schema),
             changelog: std::mem::replace(&mut self.changelog, Changelog::Append),
@@ -154,7 +176,7 @@ impl Lowering<'_> {
             time: self.time.take(),
             clock: self.clock,
             other_keys: std::mem::take(&mut self.other_keys),
-        }
+        })
     }
 
     /// Adds a node reading the current output (the node before it in the branch).
@@ -176,14 +198,14 @@ impl Lowering<'_> {
         }
         let id = assign_id(self.model, &self.nodes, op.kind());
         // Before its window, a node's rows do not have the window's columns yet.
-        let own: Vec<Field> = match self.window {
-            Some(_) => schema
-                .iter()
-                .filter(|f| !streamform_ir::WINDOW_COLUMNS.contains(&f.name.as_str()))
-                .cloned()
-                .collect(),
-            None => schema.clone(),
-        };
+        let own: Vec<Field> = schema
+            .iter()
+            .filter(|f| {
+                !(self.window.is_some() && streamform_ir::WINDOW_COLUMNS.contains(&f.name.as_str()))
+                    && self.phantom.as_deref() != Some(f.name.as_str())
+            })
+            .cloned()
+            .collect();
         self.current = Some(id.clone());
         self.nodes.push(Node {
             id,

@@ -28,6 +28,7 @@ mod interval_join;
 mod join;
 mod lowering;
 mod project;
+mod rank;
 mod scan;
 mod sort;
 mod temporal_join;
@@ -61,10 +62,10 @@ impl Lowering<'_> {
             LogicalPlan::Join(j) => {
                 self.aggregated = false;
                 self.plan(&j.left, upstream)?;
-                let left = self.take_stream();
+                let left = self.take_stream()?;
                 self.aggregated = false;
                 self.plan(&j.right, upstream)?;
-                let right = self.take_stream();
+                let right = self.take_stream()?;
                 self.aggregated = false;
                 self.join(j, left, right)
             }
@@ -84,16 +85,34 @@ impl Lowering<'_> {
                         }
                         _ => self.plan(input, upstream)?,
                     }
-                    branches.push(self.take_stream());
+                    branches.push(self.take_stream()?);
                 }
                 self.aggregated = false;
                 self.union(branches)
             }
             LogicalPlan::SubqueryAlias(a) => self.plan(&a.input, upstream),
             LogicalPlan::Filter(f) => {
+                if let Some(read) = rank::rank_read(f) {
+                    let number_read = self
+                        .numbers_read
+                        .get(&(plan as *const LogicalPlan as usize))
+                        .copied()
+                        .unwrap_or(true);
+                    return self.rank(f, read, number_read, upstream);
+                }
                 self.plan(&f.input, upstream)?;
                 self.filter(f)
             }
+            LogicalPlan::Window(_) => Err(self
+                .err(
+                Code::UnsupportedSql,
+                "ROW_NUMBER() OVER (…) is not filtered to a top".into(),
+                &format!(
+                    "number the rows in a subquery and keep the first of each partition in the query around it (docs/ranking.md): {}",
+                    crate::sql::ranking::ROW_NUMBER_SHAPE
+                ),
+            )
+            .with_span(rank::row_number_span(self.text))),
             LogicalPlan::Projection(p) => {
                 self.plan(&p.input, upstream)?;
                 self.project(p)
@@ -267,6 +286,8 @@ pub fn lower_model(
             })
             .collect(),
         as_of_used: Vec::new(),
+        phantom: None,
+        numbers_read: rank::numbers_read(&plan),
     };
     l.plan(&plan, upstream).map_err(|d| {
         if d.span.is_none() {
@@ -362,6 +383,14 @@ fn retain(l: &mut Lowering<'_>, ms: u64) -> Result<(), Diagnostic> {
             "remove `retention:`: the join's state is bounded by the watermark, as Flink bounds it (docs/joins.md, \"Joins in time\")",
         );
     }
+    if l.nodes.iter().any(|n| n.id.kind == NodeKind::Rank) {
+        return err(
+            format!(
+                "model `{model}` declares retention, but it ranks rows, which retention does not support yet"
+            ),
+            "remove `retention:`; a rank keeps the rows it ranks until they are retracted or pushed out of its top (docs/ranking.md)",
+        );
+    }
     if !l.clock {
         let several = l.nodes.iter().any(|n| {
             matches!(
@@ -441,6 +470,21 @@ fn sink_changelog(l: &Lowering<'_>, declared: &Declared<'_>) -> Result<Changelog
             )
             .with_span(l.from_span.clone())
             .with_help("aggregate over the join (GROUP BY) in this model, which takes the retractions back; only an inner join of sides keyed by its join key has a key its rows can be written under (docs/joins.md, \"Tables that change\")"),
+            Some(lowering::Unkeyed::Rank(partition, number, at)) => {
+                let mut key = partition.clone();
+                key.push(number.clone());
+                Diagnostic::error(
+                    Code::UpdatingInput,
+                    format!(
+                        "model `{model}`: a top of more than one row over an append input deletes the row a new one pushes out, and without the row number its rows have no key a model could output"
+                    ),
+                )
+                .with_span(at.clone().or_else(|| l.from_span.clone()))
+                .with_help(format!(
+                    "select the row number `{number}` too, and declare `materialized: upsert` with `key: [{}]`: each place of the top is then one row, updated as the top changes (docs/ranking.md)",
+                    key.join(", ")
+                ))
+            }
             Some(lowering::Unkeyed::Union) => Diagnostic::error(
                 Code::UpdatingInput,
                 format!(

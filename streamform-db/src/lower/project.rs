@@ -17,6 +17,7 @@ impl Lowering<'_> {
         let df = p.input.schema();
         let mut items = Vec::new();
         let mut schema = Vec::new();
+        let phantom = self.phantom.take();
         for (i, e) in p.expr.iter().enumerate() {
             let lowered = self.expr(df, e).map_err(|d| {
                 if d.span.is_some() {
@@ -70,6 +71,13 @@ impl Lowering<'_> {
                 ty: lowered.data_type(),
                 nullable,
             });
+            // The phantom column passes on under its new name, in the schema alone.
+            if let (Some(ph), Expr::Column { name: read, .. }) = (&phantom, &lowered)
+                && read == ph
+            {
+                self.phantom = Some(name);
+                continue;
+            }
             items.push(ProjectItem {
                 expr: lowered,
                 name,
@@ -118,8 +126,14 @@ impl Lowering<'_> {
                 }
             };
         }
-        let identity = items.len() == self.schema.len()
-            && items.iter().zip(&self.schema).all(|(i, f)| {
+        // The phantom column is not an input column of the node.
+        let visible: Vec<&Field> = self
+            .schema
+            .iter()
+            .filter(|f| phantom.as_deref() != Some(f.name.as_str()))
+            .collect();
+        let identity = items.len() == visible.len()
+            && items.iter().zip(visible).all(|(i, f)| {
                 matches!(&i.expr, Expr::Column { name, .. } if *name == f.name) && i.name == f.name
             });
         if identity {

@@ -169,7 +169,7 @@ fn a_stateful_node_streamform_cannot_identify_is_named() {
     // aggregation whose calls name two nodes.
     let compiled = plan(&[
         ("stream-exec-table-source-scan_1", &["orders_raw"]),
-        ("stream-exec-rank_1", &[]),
+        ("stream-exec-over-aggregate_1", &[]),
         (
             "stream-exec-group-aggregate_1",
             &["sum(a) [x::aggregate::0]", "sum(b) [y::aggregate::0]"],
@@ -180,12 +180,15 @@ fn a_stateful_node_streamform_cannot_identify_is_named() {
     assert_eq!(
         err,
         PinError::Unidentified(vec![
-            "stream-exec-rank (node 11)".into(),
+            "stream-exec-over-aggregate (node 11)".into(),
             "stream-exec-group-aggregate (node 12)".into(),
             "stream-exec-sink (node 13)".into(),
         ])
     );
-    assert!(err.to_string().contains("stream-exec-rank (node 11)"));
+    assert!(
+        err.to_string()
+            .contains("stream-exec-over-aggregate (node 11)")
+    );
 }
 
 #[test]

@@ -34,6 +34,7 @@ fn keyed(keys: &[&str], accumulators: &[(&str, &str)], retention: &str) -> State
         window: None,
         retracting: false,
         bounds: None,
+        ranking: None,
         digest: sha256_hex(&fingerprint),
     }
 }
@@ -1634,4 +1635,124 @@ fn the_join_rows_of_the_rule_table() {
         )),
         "a side starts to update"
     );
+}
+
+/// One model ranking an append source's rows (`k`, `v`) per `k` by `v` descending, keeping
+/// the first `top` with the row number: docs/ranking.md.
+fn rank_app(top: u64, order: &str) -> Manifest {
+    use crate::plan::*;
+    let field = |name: &str, ty: crate::types::DataType, nullable: bool| Field {
+        name: name.into(),
+        ty,
+        nullable,
+    };
+    let input = vec![
+        field("k", crate::types::DataType::String, true),
+        field("v", crate::types::DataType::Int64, true),
+    ];
+    let id = |kind: NodeKind| NodeId {
+        model: "r".into(),
+        kind,
+        ordinal: 0,
+    };
+    let ranking = Ranking {
+        order: vec![SortKey {
+            column: order.into(),
+            descending: true,
+        }],
+        top,
+        strategy: RankStrategy::Append,
+    };
+    let partition = vec!["k".to_string()];
+    let mut ranked = input.clone();
+    ranked.push(field("rn", crate::types::DataType::Int64, false));
+    let key = Changelog::Upsert(vec!["k".into(), "rn".into()]);
+    let source = Node {
+        id: id(NodeKind::Source),
+        op: Operator::Source {
+            name: "s".into(),
+            connector: Connector::Kafka { topic: "s".into() },
+            format: "json".into(),
+            event_time: None,
+        },
+        inputs: Vec::new(),
+        schema: input.clone(),
+        boundedness: Boundedness::Unbounded,
+        changelog: Changelog::Append,
+        state: State::Stateless,
+        time: None,
+    };
+    let rank = Node {
+        id: id(NodeKind::Rank),
+        op: Operator::Rank {
+            partition_by: partition.clone(),
+            ranking: ranking.clone(),
+            number: Some("rn".into()),
+        },
+        inputs: vec![source.id.clone()],
+        schema: ranked.clone(),
+        boundedness: Boundedness::Unbounded,
+        changelog: key.clone(),
+        state: State::Keyed(KeyedState::rank(&partition, &ranking, &input)),
+        time: None,
+    };
+    let sink = Node {
+        id: id(NodeKind::Sink),
+        op: Operator::Sink {
+            model: "r".into(),
+            materialized: Materialized::Upsert {
+                key: vec!["k".into(), "rn".into()],
+            },
+            target: None,
+        },
+        inputs: vec![rank.id.clone()],
+        schema: ranked,
+        boundedness: Boundedness::Unbounded,
+        changelog: key,
+        state: State::Stateless,
+        time: None,
+    };
+    Manifest::from_plans(&[ModelPlan {
+        name: "r".into(),
+        inputs: vec![Input::Source("s".into())],
+        nodes: vec![source, rank, sink],
+    }])
+}
+
+#[test]
+fn the_rank_rows_of_the_rule_table() {
+    let verdict = |running: Manifest, desired: Manifest| {
+        verdict_of(&diff(&running, &desired, &Hints::default()), "r::rank::0")
+    };
+    assert_eq!(
+        verdict(rank_app(3, "v"), rank_app(3, "v")),
+        None,
+        "unchanged"
+    );
+    let reason = |to: &str| {
+        format!(
+            "STATE INCOMPATIBLE: the ranking changes from [order=[v desc] top=3 strategy=append] to [{to}]: the rows the rank kept were chosen under the old one (over an append input, rows pushed out of the old top are gone), and the rows it emitted were ranked under it"
+        )
+    };
+    for (desired, to, what) in [
+        (
+            rank_app(5, "v"),
+            "order=[v desc] top=5 strategy=append",
+            "a larger top",
+        ),
+        (
+            rank_app(1, "v"),
+            "order=[v desc] top=1 strategy=append",
+            "a smaller top",
+        ),
+        (
+            rank_app(3, "k"),
+            "order=[k desc] top=3 strategy=append",
+            "another ordering",
+        ),
+    ] {
+        let (classification, reasons) = verdict(rank_app(3, "v"), desired).unwrap();
+        assert_eq!(classification, StateIncompatible, "{what}");
+        assert_eq!(reasons, [reason(to)], "{what}");
+    }
 }

@@ -8,6 +8,7 @@ pub(crate) mod interval_join;
 pub(crate) mod join;
 pub(crate) mod normalize;
 pub(crate) mod project;
+pub(crate) mod rank;
 pub(crate) mod session;
 pub(crate) mod slots;
 pub(crate) mod sort;

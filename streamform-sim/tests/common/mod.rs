@@ -9,8 +9,43 @@ use streamform_ir::value::F64;
 use streamform_ir::{
     Accumulator, AggCall, AggFunc, BinaryOp, Changelog, Connector, DataType, Decimal, EventTime,
     Expr, Field, Input, KeyedState, LateEvents, Materialized, ModelPlan, Node, NodeKind, Operator,
-    ProjectItem, Retention, SortKey, State, Value, assign_id,
+    ProjectItem, RankStrategy, Ranking, Retention, SortKey, State, Value, assign_id,
 };
+use streamform_sim::{Change, Op};
+
+/// An insert of `row`, as the changelog holds it.
+pub fn ins(row: Vec<Value>) -> Change {
+    Change {
+        op: Op::Insert,
+        row,
+        before: None,
+    }
+}
+
+/// An update from `before` to `after`.
+pub fn upd(before: Vec<Value>, after: Vec<Value>) -> Change {
+    Change {
+        op: Op::Update,
+        row: after,
+        before: Some(before),
+    }
+}
+
+/// A delete of `row`.
+pub fn del(row: Vec<Value>) -> Change {
+    Change {
+        op: Op::Delete,
+        row,
+        before: None,
+    }
+}
+
+/// The changelog of the last plan of `chain` over `events`, every event processed.
+pub fn changes(chain: &[ModelPlan], events: &[Vec<Value>]) -> Vec<Change> {
+    let out = streamform_sim::run(chain, events).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out.events_processed, events.len());
+    out.changes.to_vec()
+}
 
 /// decimal(38,9), what `decimal` means in sources.yml.
 pub const DEC: DataType = DataType::DEFAULT_DECIMAL;
@@ -323,6 +358,7 @@ impl Model {
             retracting: window.is_none() && self.last().changelog.is_updating(),
             window,
             bounds: None,
+            ranking: None,
         });
         (key, calls, schema, state)
     }
@@ -541,6 +577,63 @@ impl Model {
             Operator::Deduplicate { key: key.clone() },
             schema,
             Changelog::Upsert(key),
+            state,
+        )
+    }
+
+    /// `ROW_NUMBER() OVER (PARTITION BY partition ORDER BY order) … <= top`, as lowering
+    /// plans it (docs/ranking.md): the strategy by whether the input updates, the row number
+    /// `rn` appended when `number`. The changelog: upserted by the partition for a top of
+    /// one over an append input, by the partition and `rn` with the number, by the input's
+    /// key over an updating input, retracting otherwise.
+    pub fn rank(self, partition: &[&str], order: &[(&str, bool)], top: u64, number: bool) -> Model {
+        let input = self.schema();
+        let updating = self.last().changelog.is_updating();
+        let ranking = Ranking {
+            order: order
+                .iter()
+                .map(|(c, d)| SortKey {
+                    column: c.to_string(),
+                    descending: *d,
+                })
+                .collect(),
+            top,
+            strategy: if updating {
+                RankStrategy::Retract
+            } else {
+                RankStrategy::Append
+            },
+        };
+        let partition: Vec<String> = partition.iter().map(|k| k.to_string()).collect();
+        let mut schema = input.clone();
+        if number {
+            schema.push(Field {
+                name: "rn".into(),
+                ty: DataType::Int64,
+                nullable: false,
+            });
+        }
+        let changelog = if number {
+            let mut key = partition.clone();
+            key.push("rn".into());
+            Changelog::Upsert(key)
+        } else if updating {
+            self.last().changelog.clone()
+        } else if top == 1 {
+            Changelog::Upsert(partition.clone())
+        } else {
+            Changelog::Retract
+        };
+        let state = State::Keyed(KeyedState::rank(&partition, &ranking, &input));
+        self.push(
+            NodeKind::Rank,
+            Operator::Rank {
+                partition_by: partition,
+                ranking,
+                number: number.then(|| "rn".to_string()),
+            },
+            schema,
+            changelog,
             state,
         )
     }

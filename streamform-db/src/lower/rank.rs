@@ -1,0 +1,421 @@
+//! Top-N: `ROW_NUMBER() OVER (PARTITION BY … ORDER BY …)` in a subquery, filtered by the
+//! query around it to the first rows (docs/ranking.md), lowered into one Rank node, as
+//! Flink's planner turns the filter over the row number into its rank operator.
+//!
+//! Flink emits the row number only when something reads it after the filter; without it,
+//! a rank emits another changelog (rows entering and leaving instead of places updated).
+//! Which it is, is decided on the planned query before lowering, by following the row
+//! number's column up from the filter ([`numbers_read`]).
+
+use std::collections::HashMap;
+
+use datafusion_common::Column;
+use datafusion_expr::logical_plan::{Filter, Projection, Window};
+use datafusion_expr::{Expr as DfExpr, LogicalPlan, Operator as DfOp};
+use streamform_ir::{
+    Changelog, DataType, Field, KeyedState, Operator, RankStrategy, Ranking, SortKey, State,
+};
+
+use crate::diagnostic::Code;
+
+use super::Upstreams;
+use super::catalog::ROW_NUMBER;
+use super::lowering::*;
+
+/// A filter over a ROW_NUMBER column, as the planner plans it: the Window node, the
+/// projection over it (the subquery's SELECT list), and where the row number is in the
+/// filter's input.
+pub(super) struct RankRead<'p> {
+    window: &'p Window,
+    projection: Option<&'p Projection>,
+    /// The row number's index in the filter's input.
+    number: usize,
+}
+
+/// The ROW_NUMBER a filter reads, when it reads one: through the subquery's alias and
+/// SELECT list, down to the Window node.
+pub(super) fn rank_read(f: &Filter) -> Option<RankRead<'_>> {
+    let mut plan = f.input.as_ref();
+    while let LogicalPlan::SubqueryAlias(a) = plan {
+        plan = a.input.as_ref();
+    }
+    let (projection, window) = match plan {
+        LogicalPlan::Projection(p) => match p.input.as_ref() {
+            LogicalPlan::Window(w) => (Some(p), w),
+            _ => return None,
+        },
+        LogicalPlan::Window(w) => (None, w),
+        _ => return None,
+    };
+    let width = window.input.schema().fields().len();
+    let number_col = Column::from(window.schema.qualified_field(width));
+    let number = match projection {
+        None => width,
+        Some(p) => p
+            .expr
+            .iter()
+            .position(|e| matches!(e.clone().unalias(), DfExpr::Column(c) if c == number_col))?,
+    };
+    Some(RankRead {
+        window,
+        projection,
+        number,
+    })
+}
+
+/// Whether the row number of each rank filter (by the filter node's address) is read above
+/// the filter: by an expression, or as a column the model outputs.
+pub(super) fn numbers_read(root: &LogicalPlan) -> HashMap<usize, bool> {
+    let mut found = HashMap::new();
+    let mut path: Vec<&LogicalPlan> = Vec::new();
+    visit(root, &mut path, &mut found);
+    found
+}
+
+fn visit<'p>(
+    plan: &'p LogicalPlan,
+    path: &mut Vec<&'p LogicalPlan>,
+    found: &mut HashMap<usize, bool>,
+) {
+    if let LogicalPlan::Filter(f) = plan
+        && let Some(read) = rank_read(f)
+    {
+        found.insert(
+            plan as *const LogicalPlan as usize,
+            read_above(plan, read.number, path),
+        );
+    }
+    path.push(plan);
+    for input in plan.inputs() {
+        visit(input, path, found);
+    }
+    path.pop();
+}
+
+/// Whether column `index` of `plan`'s output is read by a node of `path` (its ancestors,
+/// the root first) or reaches the root.
+fn read_above(plan: &LogicalPlan, index: usize, path: &[&LogicalPlan]) -> bool {
+    let mut child = plan;
+    let mut tracked = vec![index];
+    for parent in path.iter().rev() {
+        let cols: Vec<Column> = tracked
+            .iter()
+            .map(|&i| Column::from(child.schema().qualified_field(i)))
+            .collect();
+        let reads = |e: &DfExpr| e.column_refs().iter().any(|c| cols.contains(c));
+        tracked = match parent {
+            LogicalPlan::Projection(p) => {
+                let mut next = Vec::new();
+                for (k, e) in p.expr.iter().enumerate() {
+                    match e.clone().unalias() {
+                        DfExpr::Column(c) if cols.contains(&c) => next.push(k),
+                        other if reads(&other) => return true,
+                        _ => {}
+                    }
+                }
+                next
+            }
+            _ if parent.expressions().iter().any(reads) => return true,
+            // A join's output is its left input's columns, then its right's.
+            LogicalPlan::Join(j) if std::ptr::eq(j.right.as_ref(), child) => {
+                let offset = j.left.schema().fields().len();
+                tracked.iter().map(|i| i + offset).collect()
+            }
+            // An aggregation outputs only its groups and calls, and reads neither.
+            LogicalPlan::Aggregate(_) => Vec::new(),
+            // The rest pass their input's columns on in place (a filter, a sort, an
+            // alias, a union's branch) without reading it.
+            _ => tracked,
+        };
+        if tracked.is_empty() {
+            return false;
+        }
+        child = parent;
+    }
+    true
+}
+
+/// `rn > 1`: a conjunct as the model wrote it, for a message (the planner's own rendering
+/// writes `Int64(1)`).
+fn written(e: &DfExpr) -> String {
+    match e {
+        DfExpr::Column(c) => c.name.clone(),
+        DfExpr::Literal(v, _) => v.to_string(),
+        DfExpr::Cast(c) => written(&c.expr),
+        DfExpr::BinaryExpr(b) => format!("{} {} {}", written(&b.left), b.op, written(&b.right)),
+        other => other.to_string(),
+    }
+}
+
+/// The top a filter's conjunct on the row number sets: `rn <= 3` and `rn < 4` are 3,
+/// `rn = 1` is 1; `None` for a conjunct of another form.
+fn top_of(e: &DfExpr, number: &Column) -> Option<Result<u64, String>> {
+    let DfExpr::BinaryExpr(b) = e else {
+        return None;
+    };
+    let is_number = |e: &DfExpr| matches!(e, DfExpr::Column(c) if c == number);
+    let literal = |e: &DfExpr| match e {
+        DfExpr::Literal(v, _) => v.to_string().parse::<i64>().ok(),
+        DfExpr::Cast(c) => match c.expr.as_ref() {
+            DfExpr::Literal(v, _) => v.to_string().parse::<i64>().ok(),
+            _ => None,
+        },
+        _ => None,
+    };
+    // Written `rn op n`, or `n op rn` read the other way round.
+    let (op, n) = if is_number(&b.left) {
+        (b.op, literal(&b.right)?)
+    } else if is_number(&b.right) {
+        let flipped = match b.op {
+            DfOp::Lt => DfOp::Gt,
+            DfOp::LtEq => DfOp::GtEq,
+            DfOp::Gt => DfOp::Lt,
+            DfOp::GtEq => DfOp::LtEq,
+            other => other,
+        };
+        (flipped, literal(&b.left)?)
+    } else {
+        return None;
+    };
+    let top = match op {
+        DfOp::LtEq => n,
+        DfOp::Lt => n - 1,
+        DfOp::Eq if n == 1 => 1,
+        DfOp::Eq => {
+            return Some(Err(format!(
+                "keeping only the row numbered {n} (`{}`)",
+                written(e)
+            )));
+        }
+        _ => {
+            return Some(Err(format!("filtering the row number by `{}`", written(e))));
+        }
+    };
+    Some(if top < 1 {
+        Err(format!("a top of no row (`{}`)", written(e)))
+    } else {
+        Ok(u64::try_from(top).unwrap_or(u64::MAX))
+    })
+}
+
+/// Where the model calls ROW_NUMBER (the first call), for an error about the rank as a
+/// whole: the planner keeps no position for a window function.
+pub(super) fn row_number_span(text: &str) -> Option<std::ops::Range<usize>> {
+    let lower = text.to_ascii_lowercase();
+    let at = lower.find(ROW_NUMBER)?;
+    Some(at..at + ROW_NUMBER.len())
+}
+
+impl Lowering<'_> {
+    /// Where a condition of the filter around the subquery is: its column, when the planner
+    /// kept where, or the query's WHERE.
+    fn where_of(&self, c: &DfExpr) -> Option<std::ops::Range<usize>> {
+        self.span_of(c)
+            .or_else(|| Parts::of(self.query, self.text).selection)
+    }
+
+    /// A filter over a ROW_NUMBER column: the Window's input, then a Rank node, then the
+    /// subquery's SELECT list, then the filter's other conjuncts.
+    pub(super) fn rank(
+        &mut self,
+        f: &Filter,
+        read: RankRead<'_>,
+        number_read: bool,
+        upstream: &Upstreams<'_>,
+    ) -> Lowered<()> {
+        let w = read.window;
+        let help = &format!(
+            "keep the first rows of each partition: {}",
+            crate::sql::ranking::ROW_NUMBER_SHAPE
+        );
+        let [DfExpr::WindowFunction(call)] = w.window_expr.as_slice() else {
+            return Err(self.err(
+                Code::UnsupportedSql,
+                "a subquery with several ROW_NUMBER columns is not supported yet".into(),
+                "number the rows once per subquery; rank again in a model that reads this one with ref()",
+            ));
+        };
+        if !call.fun.name().eq_ignore_ascii_case(ROW_NUMBER) {
+            return Err(self.err(
+                Code::UnsupportedSql,
+                format!("`{}` over a window is not supported yet", call.fun.name()),
+                help,
+            ));
+        }
+        // The filter's conjuncts: the one on the row number sets the top.
+        let number_col = Column::from(f.input.schema().qualified_field(read.number));
+        let mut top = None;
+        let mut rest = Vec::new();
+        for c in datafusion_expr::utils::split_conjunction(&f.predicate) {
+            match top_of(c, &number_col) {
+                Some(Ok(n)) if top.is_none() => top = Some(n),
+                Some(Ok(_)) => {
+                    return Err(self
+                        .err(
+                            Code::UnsupportedSql,
+                            format!(
+                                "the row number is filtered to a top twice (`{}` is the second)",
+                                written(c)
+                            ),
+                            "filter it once: WHERE rn <= 3",
+                        )
+                        .with_span(self.where_of(c)));
+                }
+                Some(Err(what)) => {
+                    return Err(self
+                        .err(
+                            Code::UnsupportedSql,
+                            format!("{what} is not supported yet"),
+                            "a rank keeps the first rows of each partition: WHERE rn <= 3 keeps three, WHERE rn = 1 the first",
+                        )
+                        .with_span(self.where_of(c)));
+                }
+                None if c.column_refs().contains(&number_col) => {
+                    return Err(self
+                        .err(
+                            Code::UnsupportedSql,
+                            format!("filtering the row number by `{}` is not supported yet", written(c)),
+                            "a rank keeps the first rows of each partition: WHERE rn <= 3 keeps three, WHERE rn = 1 the first",
+                        )
+                        .with_span(self.where_of(c)));
+                }
+                None => rest.push(c.clone()),
+            }
+        }
+        let Some(top) = top else {
+            return Err(self
+                .err(
+                    Code::UnsupportedSql,
+                    "the row number is not filtered to a top".into(),
+                    "add the top to the WHERE around the subquery: WHERE rn <= 3 keeps three rows per partition, WHERE rn = 1 one",
+                )
+                .with_span(row_number_span(self.text)));
+        };
+        self.plan(&w.input, upstream)?;
+        if let Some(window) = self.window {
+            return Err(self
+                .err(
+                    Code::UnsupportedSql,
+                    "ROW_NUMBER over a window table is not supported yet".into(),
+                    "window Top-N (a top per window, final when the window closes) is not supported yet; a GROUP BY window_start, window_end gives one row per key and window (docs/windows.md)",
+                )
+                .with_span(window.span.clone()));
+        }
+        let df = w.input.schema();
+        let mut partition_by = Vec::new();
+        for p in &call.params.partition_by {
+            let DfExpr::Column(c) = p else {
+                return Err(self.err(
+                    Code::UnsupportedSql,
+                    format!("PARTITION BY `{p}` is not a column"),
+                    "partition by columns",
+                ));
+            };
+            partition_by.push(self.column(df, c)?.name);
+        }
+        // Flink ranks per window (a window Top-N, final when the window closes) when the
+        // partition has both of a window's bounds.
+        let has = |c: &str| partition_by.iter().any(|p| p == c);
+        if has(streamform_ir::WINDOW_START) && has(streamform_ir::WINDOW_END) {
+            return Err(self.err(
+                Code::UnsupportedSql,
+                "ROW_NUMBER per window (PARTITION BY window_start, window_end) is not supported yet".into(),
+                "Flink ranks each window once, when it closes (a window Top-N), which Streamform does not simulate yet; a GROUP BY window_start, window_end gives one row per key and window (docs/windows.md)",
+            ));
+        }
+        let mut order = Vec::new();
+        for s in &call.params.order_by {
+            let DfExpr::Column(c) = &s.expr else {
+                return Err(self.err(
+                    Code::UnsupportedSql,
+                    format!("ORDER BY `{}` in OVER is not a column", s.expr),
+                    "order by columns",
+                ));
+            };
+            order.push(SortKey {
+                column: self.column(df, c)?.name,
+                descending: !s.asc,
+            });
+        }
+        let input_schema = self.schema.clone();
+        let strategy = if self.changelog.is_updating() {
+            RankStrategy::Retract
+        } else {
+            RankStrategy::Append
+        };
+        let ranking = Ranking {
+            order,
+            top,
+            strategy,
+        };
+        // The row number goes by the name the subquery gives it (`AS rn`).
+        let number_name = read
+            .projection
+            .and_then(|p| {
+                p.expr.get(read.number).and_then(|e| match e {
+                    DfExpr::Alias(a) => Some(a.name.clone()),
+                    _ => None,
+                })
+            })
+            .unwrap_or_else(|| "row_number".to_string());
+        if input_schema.iter().any(|f| f.name == number_name) {
+            return Err(self.err(
+                Code::OutputColumns,
+                format!("the row number is named `{number_name}`, like a column of its input"),
+                "give the row number a name of its own: ROW_NUMBER() OVER (…) AS rn",
+            ));
+        }
+        let mut schema = input_schema.clone();
+        schema.push(Field {
+            name: number_name.clone(),
+            ty: DataType::Int64,
+            nullable: false,
+        });
+        self.changelog = match (number_read, strategy, &self.changelog) {
+            (true, _, _) => {
+                let mut key = partition_by.clone();
+                key.push(number_name.clone());
+                Changelog::Upsert(key)
+            }
+            (false, RankStrategy::Retract, c) => c.clone(),
+            (false, RankStrategy::Append, _) if top == 1 => Changelog::Upsert(partition_by.clone()),
+            (false, RankStrategy::Append, _) => {
+                self.unkeyed = Some(Unkeyed::Rank(
+                    partition_by.clone(),
+                    number_name.clone(),
+                    row_number_span(self.text),
+                ));
+                Changelog::Retract
+            }
+        };
+        let state = State::Keyed(KeyedState::rank(&partition_by, &ranking, &input_schema));
+        if !number_read {
+            // The planner's schema still has the row number: the current schema keeps it
+            // aligned with the planner's, and nothing above reads it (that is what decided).
+            self.phantom = Some(number_name.clone());
+        }
+        self.push(
+            Operator::Rank {
+                partition_by,
+                ranking,
+                number: number_read.then_some(number_name),
+            },
+            schema,
+            state,
+        );
+        if let Some(p) = read.projection {
+            self.project(p)?;
+        }
+        if let Some(rest) = datafusion_expr::utils::conjunction(rest) {
+            let filter = Filter::try_new(rest, f.input.clone()).map_err(|e| {
+                self.err(
+                    Code::Internal,
+                    format!("the filter beside the row number could not be planned: {e}"),
+                    "this is a bug in Streamform's lowering",
+                )
+            })?;
+            self.filter(&filter)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,182 @@
+//! Top-N (docs/ranking.md) against hand-built plans: each of Flink's rank functions, with
+//! and without the row number, change by change as Flink emits them.
+
+mod common;
+
+use common::*;
+use streamform_ir::{AggFunc, DataType, ModelPlan, NodeId, NodeKind, Value};
+use streamform_sim::Simulator;
+
+/// Items with a price, in one category `a`.
+fn items() -> common::Model {
+    from_source(
+        "top",
+        "items",
+        &[
+            ("cat", DataType::String),
+            ("item", DataType::String),
+            ("price", DataType::Int32),
+        ],
+        kafka("items"),
+    )
+}
+
+fn item(name: &str, price: i32) -> Vec<Value> {
+    vec![s("a"), s(name), i32v(price)]
+}
+
+/// x5, y7, z6, w1, v9: y and z each push a row out, w never enters, v pushes z out.
+fn priced() -> Vec<Vec<Value>> {
+    vec![
+        item("x", 5),
+        item("y", 7),
+        item("z", 6),
+        item("w", 1),
+        item("v", 9),
+    ]
+}
+
+fn numbered(name: &str, price: i32, rn: i64) -> Vec<Value> {
+    vec![s("a"), s(name), i32v(price), i64v(rn)]
+}
+
+#[test]
+fn over_an_append_input_a_row_entering_the_top_pushes_the_last_one_out() {
+    let top = items().rank(&["cat"], &[("price", true)], 2, true).sink();
+    // With the row number, each row after the new one moves a place down (an update per
+    // place); the row pushed past the top is not deleted, its place is taken.
+    assert_eq!(
+        changes(std::slice::from_ref(&top), &priced()),
+        vec![
+            ins(numbered("x", 5, 1)),
+            upd(numbered("x", 5, 1), numbered("y", 7, 1)),
+            ins(numbered("x", 5, 2)),
+            upd(numbered("x", 5, 2), numbered("z", 6, 2)),
+            upd(numbered("y", 7, 1), numbered("v", 9, 1)),
+            upd(numbered("z", 6, 2), numbered("y", 7, 2)),
+        ]
+    );
+    // Flink keeps the group a new row pushed past the top until a later one drops it: x5
+    // stays after z6 arrives, and goes when v9 does.
+    let mut sim = Simulator::new(std::slice::from_ref(&top)).unwrap();
+    for e in &priced()[..4] {
+        sim.push(e).unwrap();
+    }
+    let id = NodeId {
+        model: "top".into(),
+        kind: NodeKind::Rank,
+        ordinal: 0,
+    };
+    let kept = |sim: &Simulator| -> Vec<Vec<Value>> {
+        sim.keyed_state(&id)
+            .unwrap()
+            .into_iter()
+            .map(|(_, r)| r)
+            .collect()
+    };
+    assert_eq!(kept(&sim), vec![item("y", 7), item("z", 6), item("x", 5)]);
+    sim.push(&priced()[4]).unwrap();
+    assert_eq!(kept(&sim), vec![item("v", 9), item("y", 7), item("z", 6)]);
+}
+
+#[test]
+fn a_top_of_one_over_an_append_input_replaces_its_row_only_with_a_better_one() {
+    let top = items().rank(&["cat"], &[("price", true)], 1, false).sink();
+    assert_eq!(
+        changes(std::slice::from_ref(&top), &priced()),
+        vec![
+            ins(item("x", 5)),
+            upd(item("x", 5), item("y", 7)),
+            upd(item("y", 7), item("v", 9)),
+        ]
+    );
+    // A tie is not better: the first row stays.
+    assert_eq!(
+        changes(std::slice::from_ref(&top), &[item("x", 5), item("y", 5)]),
+        vec![ins(item("x", 5))]
+    );
+}
+
+/// Revenue per item, ranked per category: the items' sums change, and the top with them.
+fn revenue(number: bool) -> Vec<ModelPlan> {
+    let totals = items()
+        .aggregate(&["cat", "item"], &[(AggFunc::Sum, Some("price"))])
+        .sink();
+    let top = from_model("best", &totals)
+        .rank(&["cat"], &[("sum(price)", true)], 2, number)
+        .sink();
+    vec![totals, top]
+}
+
+fn total(name: &str, sum: i64) -> Vec<Value> {
+    vec![s("a"), s(name), i64v(sum)]
+}
+
+fn total_at(name: &str, sum: i64, rn: i64) -> Vec<Value> {
+    vec![s("a"), s(name), i64v(sum), i64v(rn)]
+}
+
+/// x5, y3, z4, then y again (to 6), then x taken below everything (by a negative sale).
+fn sales() -> Vec<Vec<Value>> {
+    vec![
+        item("x", 5),
+        item("y", 3),
+        item("z", 4),
+        item("y", 3),
+        item("x", -4),
+    ]
+}
+
+#[test]
+fn over_an_updating_input_a_row_leaving_the_top_is_replaced_by_the_next() {
+    // Without the row number: rows enter and leave as inserts and deletes; an update of a
+    // row is taken back, then added, each with what it moves.
+    assert_eq!(
+        changes(&revenue(false), &sales()),
+        vec![
+            ins(total("x", 5)),
+            ins(total("y", 3)),
+            del(total("y", 3)),
+            ins(total("z", 4)),
+            // y 3 → 6: taking back y 3 (past the top) says nothing; adding y 6 pushes z out.
+            del(total("z", 4)),
+            ins(total("y", 6)),
+            // x 5 → 1: taking back x 5 deletes it and brings z 4 back in; x 1 is past the top.
+            del(total("x", 5)),
+            ins(total("z", 4)),
+        ]
+    );
+}
+
+#[test]
+fn over_an_updating_input_the_row_number_updates_each_place_that_changes() {
+    assert_eq!(
+        changes(&revenue(true), &sales()),
+        vec![
+            ins(total_at("x", 5, 1)),
+            ins(total_at("y", 3, 2)),
+            upd(total_at("y", 3, 2), total_at("z", 4, 2)),
+            // y 6 takes first place, x moves to second and z leaves it.
+            upd(total_at("x", 5, 1), total_at("y", 6, 1)),
+            upd(total_at("z", 4, 2), total_at("x", 5, 2)),
+            // x 5 taken back: z moves up to second; x 1 is added past the top.
+            upd(total_at("x", 5, 2), total_at("z", 4, 2)),
+        ]
+    );
+}
+
+#[test]
+fn over_an_append_input_without_the_row_number_the_row_pushed_out_is_deleted() {
+    let top = items().rank(&["cat"], &[("price", true)], 2, false).sink();
+    assert_eq!(
+        changes(std::slice::from_ref(&top), &priced()),
+        vec![
+            ins(item("x", 5)),
+            ins(item("y", 7)),
+            del(item("x", 5)),
+            ins(item("z", 6)),
+            del(item("z", 6)),
+            ins(item("v", 9)),
+        ]
+    );
+}
