@@ -783,6 +783,11 @@ pub fn model_contract(db: &dyn Db, project: Project, name: String) -> Option<Con
         boundedness: sink.boundedness,
         time: sink.time.clone(),
         clock: plan_has_clock(db, project, plan),
+        window_bounds: streamform_ir::window_bounds(&plan.nodes, &sink.id, &|m| {
+            model_contract(db, project, m.to_string())
+                .as_ref()
+                .and_then(|c| c.window_bounds.clone())
+        }),
     })
 }
 

@@ -1028,6 +1028,9 @@ pub struct LateComparison {
     /// The interval join that dropped it, which it reached after its last chance to match
     /// and met none of the rows kept (docs/joins.md, "Joins in time").
     pub by_join: Option<String>,
+    /// The deduplication that dropped it, keeping the first row by time, as behind the
+    /// watermark (docs/ranking.md).
+    pub by_rank: Option<String>,
     /// `None` when the two are the same event; otherwise what is wrong.
     pub problem: Option<String>,
 }
@@ -1069,13 +1072,19 @@ pub fn compare_late(
         .map(|i| {
             let (l, d) = (listed.get(i), dropped.get(i));
             let by = d.and_then(|(_, _, by)| by.clone());
-            let joined = by.as_deref().and_then(streamform_ir::NodeId::parse).is_some_and(|id| {
-                id.kind == streamform_ir::NodeKind::IntervalJoin
-            });
-            let (by_window, by_join) = if joined { (None, by) } else { (by, None) };
+            let kind = by
+                .as_deref()
+                .and_then(streamform_ir::NodeId::parse)
+                .map(|id| id.kind);
+            let (by_window, by_join, by_rank) = match kind {
+                Some(streamform_ir::NodeKind::IntervalJoin) => (None, by, None),
+                Some(streamform_ir::NodeKind::Rank) => (None, None, by),
+                _ => (by, None, None),
+            };
             let problem = match (l, d) {
                 (Some((ls, l)), Some((ds, d, _))) => differs((*ls, l), (*ds, d)),
                 (None, Some(_)) => Some(match (&by_window, &by_join) {
+                    _ if by_rank.is_some() => format!("dropped by `{}`, which keeps the first row of each partition by time and drops a row behind the watermark, but not acknowledged; list it under `late:` (`late_events: keep` does not bring it back)", by_rank.as_deref().unwrap_or_default()),
                     (Some(node), _) => format!("dropped by window `{node}`, whose windows for it had already closed, but not acknowledged; list it under `late:` (`late_events: keep` does not bring it back: a window never reopens)"),
                     (_, Some(node)) => format!("dropped by interval join `{node}`, which it reached after its last chance to match and which kept no row it meets, but not acknowledged; list it under `late:` (`late_events: keep` does not bring it back: the join no longer keeps the rows it could have met)"),
                     _ => "dropped as late but not acknowledged; list it under `late:` or set `late_events: keep` on the source".to_string(),
@@ -1090,6 +1099,7 @@ pub fn compare_late(
                 dropped_source: d.map_or(0, |(s, _, _)| *s),
                 by_window,
                 by_join,
+                by_rank,
                 problem,
             }
         })

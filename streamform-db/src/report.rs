@@ -409,6 +409,10 @@ pub struct LateRow {
     /// kept row to meet (docs/joins.md, "Joins in time"); omitted otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub by_join: Option<String>,
+    /// The deduplication that dropped it, keeping the first row by time, as behind the
+    /// watermark (docs/ranking.md); omitted otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by_rank: Option<String>,
     /// `null` when the two are the same event.
     pub problem: Option<String>,
 }
@@ -576,6 +580,7 @@ impl TestReport {
                             .map(|v| object(run.source_columns_of(l.dropped_source), v)),
                         by_window: l.by_window.clone(),
                         by_join: l.by_join.clone(),
+                        by_rank: l.by_rank.clone(),
                         problem: l.problem.clone(),
                     })
                     .collect(),

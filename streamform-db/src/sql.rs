@@ -879,7 +879,7 @@ impl Validator<'_> {
             self.refuse(
                 "LIMIT",
                 l.span(),
-                "a stream has no last row to stop at; filter with WHERE instead",
+                "a stream has no last row to stop at; for the first rows by an order, number them in a subquery and keep the first: SELECT … FROM (SELECT …, ROW_NUMBER() OVER (ORDER BY amount DESC) AS rn FROM …) WHERE rn <= 3 (docs/ranking.md); to drop rows, filter with WHERE",
             );
         }
         if let Some(f) = &q.fetch {
@@ -1021,7 +1021,7 @@ impl Validator<'_> {
             self.refuse(
                 "a named WINDOW for OVER",
                 s.span(),
-                "OVER aggregations and ranking are not supported yet; GROUP BY gives a total per key that updates with each row, and a window table function totals per period (docs/windows.md)",
+                "write the window in the call: ROW_NUMBER() OVER (PARTITION BY … ORDER BY …) (docs/ranking.md); OVER aggregations are not supported yet",
             );
         }
         if !s.lateral_views.is_empty()

@@ -515,7 +515,17 @@ impl IrFeeds {
                         ) => n.id.to_string(),
                         _ => return None,
                     };
-                    Some((identity, n.id.kind, sinks.clone()))
+                    // Flink plans a rank of one row by the time attribute as its
+                    // deduplication (docs/ranking.md).
+                    let kind = match &n.op {
+                        Operator::Rank { ranking, .. }
+                            if ranking.strategy == streamform_ir::RankStrategy::Deduplicate =>
+                        {
+                            NodeKind::Deduplicate
+                        }
+                        _ => n.id.kind,
+                    };
+                    Some((identity, kind, sinks.clone()))
                 })
             })
             .collect();

@@ -598,6 +598,13 @@ pub enum Failure {
         /// A job already stopped in this operation, and its savepoint.
         stopped: Option<(String, String)>,
     },
+    /// The cluster runs an older Flink than the application needs (nothing was touched).
+    TooOld {
+        /// The version the gateway reports, (major, minor).
+        running: (u32, u32),
+        /// What the application needs, and why.
+        needs: crate::generate::Requirement,
+    },
     /// The job was accepted and then failed while starting.
     FailedAtStart {
         /// The job.
@@ -1039,7 +1046,16 @@ impl Deployer<'_> {
         let refused = |error: Box<ApplyError>, stopped: Option<(String, String)>| {
             Failure::Statement { error, stopped }
         };
-        let planner = crate::generate::planner_options(&app.config, gateway.version());
+        let version = gateway.version();
+        if let (Some(running), Some(needs)) = (version, &app.requires)
+            && running < needs.version
+        {
+            return Err(Failure::TooOld {
+                running,
+                needs: needs.clone(),
+            });
+        }
+        let planner = crate::generate::planner_options(&app.config, version);
         // Tables and views first: a statement Flink refuses stops apply before the running
         // job is touched.
         let session = Session::open(gateway).map_err(|e| refused(e, None))?;

@@ -162,6 +162,41 @@ pub struct Application {
     /// options"): apply passes them with the statement set and with its compilation, and the
     /// script sets them before it. Empty for most applications.
     pub config: BTreeMap<String, String>,
+    /// The oldest Flink version that runs the application as the simulator does, when an
+    /// older one would run it differently; apply refuses a cluster older than that.
+    pub requires: Option<Requirement>,
+}
+
+/// A Flink version an application needs, and why (docs/running-on-flink.md).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Requirement {
+    /// (major, minor).
+    pub version: (u32, u32),
+    /// What needs it, one sentence naming the model.
+    pub why: String,
+}
+
+/// What in `plans` runs differently on Flink 2.0: a deduplication keeping the first row by
+/// event time, which Flink 2.2 inserts once the watermark passes it and Flink 2.0 emits at
+/// once and replaces as earlier rows arrive (docs/ranking.md).
+fn requirement(plans: &[ModelPlan]) -> Option<Requirement> {
+    plans.iter().find_map(|plan| {
+        plan.nodes.iter().find_map(|n| match &n.op {
+            Operator::Rank { ranking, .. }
+                if ranking.strategy == streamform_ir::RankStrategy::Deduplicate
+                    && ranking.order.first().is_some_and(|k| !k.descending) =>
+            {
+                Some(Requirement {
+                    version: (2, 2),
+                    why: format!(
+                        "model `{}` keeps the first row of each partition by event time, which Flink 2.2 inserts once the watermark passes it (as the simulator does) and Flink 2.0 emits at once and replaces as earlier rows arrive",
+                        plan.name
+                    ),
+                })
+            }
+            _ => None,
+        })
+    })
 }
 
 impl Application {
@@ -344,6 +379,7 @@ pub fn generate(
         statements,
         warnings,
         config,
+        requires: requirement(plans),
     })
 }
 
@@ -650,7 +686,11 @@ fn capability_errors(plan: &ModelPlan) -> Vec<Finding> {
                         "model `{}`: an upsert sink needs a key, and this model declares none",
                         plan.name
                     ),
-                    help: "Flink's upsert-kafka sink writes each row under its key: add GROUP BY columns and declare them as `key:`".into(),
+                    help: if plan.nodes.iter().any(|n| n.id.kind == streamform_ir::NodeKind::Rank) {
+                        "Flink's upsert-kafka sink writes each row under its key: select the rank's row number and declare it as `key:`, or partition the rank and declare the partition columns (docs/ranking.md)".into()
+                    } else {
+                        "Flink's upsert-kafka sink writes each row under its key: add GROUP BY columns and declare them as `key:`".into()
+                    },
                 }),
                 Connector::Kafka { .. } => {}
             },

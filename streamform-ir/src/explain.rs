@@ -210,25 +210,55 @@ fn render_node(out: &mut String, node: &Node, from: &[&str], inputs: &[String]) 
                 order.join(", "),
                 ranking.top
             );
-            let keeps = match ranking.strategy {
-                crate::plan::RankStrategy::Append => {
-                    "the rows that can still rank, per partition (a row pushed out is forgotten)"
+            use crate::plan::RankStrategy;
+            let first_key = ranking.order.first().map_or("", |k| k.column.as_str());
+            let (keeps, emits) = match (ranking.strategy, number) {
+                (RankStrategy::Deduplicate, _) => {
+                    let descending = ranking.order.first().is_some_and(|k| k.descending);
+                    if descending {
+                        (
+                            format!("the row with the latest {first_key} so far, per partition"),
+                            format!(
+                                "the first row of each partition as an insert, then each row whose {first_key} is the same or later as an update of it"
+                            ),
+                        )
+                    } else {
+                        (
+                            format!(
+                                "the row with the earliest {first_key}, per partition, until the watermark passes it, then that it was emitted"
+                            ),
+                            format!(
+                                "the row with the earliest {first_key} of each partition, once, as an insert when the watermark passes it; a row behind the watermark is dropped as late"
+                            ),
+                        )
+                    }
                 }
-                crate::plan::RankStrategy::Retract => {
-                    "every row of its input, per partition, until retracted"
+                (strategy, number) => {
+                    let keeps = match strategy {
+                        RankStrategy::Retract => {
+                            "every row of its input, per partition, until retracted"
+                        }
+                        _ => {
+                            "the rows that can still rank, per partition (a row pushed out is forgotten)"
+                        }
+                    };
+                    let emits = match number {
+                        Some(n) => format!(
+                            "each change of the top {} with its row number {n}: a row that moves is updated at each position it leaves and takes",
+                            ranking.top
+                        ),
+                        None if ranking.top == 1 && strategy == RankStrategy::Append => {
+                            "the first row of each partition as an insert, then a better row as an update of it".to_string()
+                        }
+                        None => format!(
+                            "each row entering the top {} as an insert, each row leaving it as a delete",
+                            ranking.top
+                        ),
+                    };
+                    (keeps.to_string(), emits)
                 }
             };
             let _ = writeln!(out, "  keeps={keeps}");
-            let emits = match number {
-                Some(n) => format!(
-                    "each change of the top {} with its row number {n}: a row that moves is updated at each position it leaves and takes",
-                    ranking.top
-                ),
-                None => format!(
-                    "each row entering the top {} as an insert, each row leaving it as a delete",
-                    ranking.top
-                ),
-            };
             let _ = writeln!(out, "  emits={emits}");
         }
         Operator::Sort { keys } => {

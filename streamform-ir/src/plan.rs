@@ -458,6 +458,12 @@ pub enum RankStrategy {
     /// Over an updating input: every input row is kept, so that a row leaving the top can
     /// be replaced by the next one.
     Retract,
+    /// A top of one ordered by the time attribute alone, without the row number: Flink's
+    /// deduplication, one row kept per partition. Descending, the row with the latest time
+    /// so far (a later or equal time replaces it, as an update); ascending, the row with
+    /// the earliest time, inserted once the watermark passes it (rows behind the watermark
+    /// are dropped as late).
+    Deduplicate,
 }
 
 impl RankStrategy {
@@ -466,6 +472,7 @@ impl RankStrategy {
         match self {
             RankStrategy::Append => "append",
             RankStrategy::Retract => "retract",
+            RankStrategy::Deduplicate => "deduplicate",
         }
     }
 }
@@ -1187,6 +1194,43 @@ pub fn uses_kafka(plans: &[ModelPlan]) -> bool {
         } => matches!(connector, Connector::Kafka { .. }),
         _ => false,
     })
+}
+
+/// The columns holding the window's bounds (`window_start`, `window_end`, under the names
+/// they have there) in the output of node `id` of `nodes` (a model's nodes, in order): set
+/// by a window aggregation, carried by a filter and through a projection that selects both
+/// as they are, and by a node reading another model's Sink, from `of_model` (that model's
+/// bounds); `None` past any other node. Flink tracks the same columns (its window
+/// properties), and ranks per window when a rank partitions by both (docs/ranking.md).
+pub fn window_bounds(
+    nodes: &[Node],
+    id: &NodeId,
+    of_model: &dyn Fn(&str) -> Option<(String, String)>,
+) -> Option<(String, String)> {
+    let node = nodes.iter().find(|n| &n.id == id)?;
+    let input = || {
+        let read = node.inputs.first()?;
+        if read.model == id.model {
+            window_bounds(nodes, read, of_model)
+        } else {
+            of_model(&read.model)
+        }
+    };
+    match &node.op {
+        Operator::Window { .. } => Some((WINDOW_START.to_string(), WINDOW_END.to_string())),
+        Operator::Filter { .. } | Operator::Sink { .. } => input(),
+        Operator::Project { items } => {
+            let (start, end) = input()?;
+            let renamed = |column: &str| {
+                items.iter().find_map(|i| match &i.expr {
+                    Expr::Column { name, .. } if name == column => Some(i.name.clone()),
+                    _ => None,
+                })
+            };
+            Some((renamed(&start)?, renamed(&end)?))
+        }
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -995,6 +995,7 @@ impl Simulator {
         let waiting_rows = pending(|kind| match kind {
             StageKind::IntervalJoin(j) => j.waiting(),
             StageKind::TemporalJoin(j) => j.waiting(),
+            StageKind::Rank(r) => r.waiting(),
             _ => None,
         });
         let padded = self

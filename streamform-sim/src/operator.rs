@@ -448,13 +448,13 @@ impl Stage {
             StageKind::Window(w) => w.on_watermark(watermark, out),
             StageKind::Session(w) => w.on_watermark(watermark, out),
             StageKind::Deduplicate(d) => d.on_watermark(watermark, out),
+            StageKind::Rank(r) => r.on_watermark(watermark, out),
             StageKind::Join(j) => j.on_watermark(watermark, out),
             StageKind::IntervalJoin(j) => j.on_watermark(watermark, out),
             StageKind::TemporalJoin(j) => j.on_watermark(watermark, out),
             StageKind::Normalize(_)
             | StageKind::Filter(_)
             | StageKind::Project(_)
-            | StageKind::Rank(_)
             | StageKind::Sort(_)
             | StageKind::Union
             | StageKind::Sink(_) => Ok(()),
@@ -472,16 +472,19 @@ impl Stage {
             | StageKind::IntervalJoin(_)
             | StageKind::TemporalJoin(_) => true,
             StageKind::Join(j) => j.expires(),
+            StageKind::Rank(r) => r.watches_watermark(),
             _ => false,
         }
     }
 
-    /// Whether the operator may drop a change as late (a window, an interval join).
+    /// Whether the operator may drop a change as late (a window, an interval join, a
+    /// deduplication keeping the first row).
     pub(crate) fn may_drop(&self) -> bool {
-        matches!(
-            self.kind,
-            StageKind::Window(_) | StageKind::Session(_) | StageKind::IntervalJoin(_)
-        )
+        match &self.kind {
+            StageKind::Window(_) | StageKind::Session(_) | StageKind::IntervalJoin(_) => true,
+            StageKind::Rank(r) => r.watches_watermark(),
+            _ => false,
+        }
     }
 
     /// How far the stage holds back the watermark it passes on (an interval join's

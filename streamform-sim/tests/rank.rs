@@ -180,3 +180,70 @@ fn over_an_append_input_without_the_row_number_the_row_pushed_out_is_deleted() {
         ]
     );
 }
+
+/// Clicks of visitor `a` on a page, at a second.
+fn clicks() -> common::Model {
+    from_source(
+        "dedup",
+        "clicks",
+        &[
+            ("visitor", DataType::String),
+            ("page", DataType::String),
+            ("at", DataType::Timestamp),
+        ],
+        kafka("clicks"),
+    )
+    .event_time("at", 10_000, streamform_ir::LateEvents::Keep)
+}
+
+fn click(page: &str, second: i64) -> Vec<Value> {
+    vec![s("a"), s(page), Value::Timestamp(second * 1000)]
+}
+
+#[test]
+fn keeping_the_last_row_by_time_a_later_or_equal_time_replaces_it() {
+    let last = clicks()
+        .deduplicate_by_time(&["visitor"], "at", true)
+        .sink();
+    let events = [
+        click("x", 10),
+        click("y", 10),
+        click("z", 5),
+        click("w", 20),
+    ];
+    assert_eq!(
+        changes(std::slice::from_ref(&last), &events),
+        vec![
+            ins(click("x", 10)),
+            upd(click("x", 10), click("y", 10)),
+            upd(click("y", 10), click("w", 20)),
+        ]
+    );
+}
+
+#[test]
+fn keeping_the_first_row_by_time_it_waits_for_the_watermark_and_a_late_row_is_dropped() {
+    let first = clicks()
+        .deduplicate_by_time(&["visitor"], "at", false)
+        .sink();
+    let mut sim = Simulator::new(std::slice::from_ref(&first)).unwrap();
+    // The watermark is 10 s behind the latest click: y at 15 s is on time and earlier than
+    // x, so it takes x's place; z at 30 s moves the watermark to 20 s, which emits y.
+    for e in [click("x", 20), click("y", 15), click("z", 30)] {
+        assert_eq!(sim.push(&e).unwrap(), streamform_sim::Arrival::Delivered);
+    }
+    let id = NodeId {
+        model: "dedup".into(),
+        kind: NodeKind::Rank,
+        ordinal: 0,
+    };
+    // q at 12 s is behind the watermark: the deduplication drops it as late.
+    assert_eq!(
+        sim.push(&click("q", 12)).unwrap(),
+        streamform_sim::Arrival::DroppedBy(id.clone())
+    );
+    let out = sim.finish().unwrap();
+    assert_eq!(out.changes.to_vec(), vec![ins(click("y", 15))]);
+    // Nothing more is emitted for `a`: its row was, and z is ignored.
+    assert!(out.waiting_rows.is_empty(), "{:?}", out.waiting_rows.len());
+}

@@ -645,6 +645,19 @@ pub fn failure(failure: Failure, target: &str, record: &str) -> (Output, u8) {
                 _ => return with_stopped_note(flink_error(&error, target), &stopped),
             }
         }
+        Failure::TooOld { running, needs } => {
+            stderr.push_str(&format!(
+                "error: the application needs Flink {}.{} or later, and the target's SQL Gateway runs Flink {}.{}: {}\n  help: nothing was started or stopped; apply to a Flink {}.{} cluster, or change the model (docs/ranking.md)\n",
+                needs.version.0,
+                needs.version.1,
+                running.0,
+                running.1,
+                needs.why,
+                needs.version.0,
+                needs.version.1
+            ));
+            INVALID
+        }
         Failure::FailedAtStart {
             job,
             state,

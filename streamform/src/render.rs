@@ -361,60 +361,78 @@ pub fn fixture_run(run: &FixtureRun, runs: &[FixtureRun]) -> String {
         let _ = writeln!(out, "{} dropped", plural(run.late_dropped, "late event"));
     }
     // The events an operator dropped, counted per node in the order they first were.
-    let mut by_node: Vec<(&str, bool, usize)> = Vec::new();
+    #[derive(PartialEq)]
+    enum By {
+        Window,
+        Join,
+        Rank,
+    }
+    let mut by_node: Vec<(&str, By, usize)> = Vec::new();
     let dropped_by = run.late.iter().filter_map(|l| {
         l.by_window
             .as_deref()
-            .map(|n| (n, true))
-            .or(l.by_join.as_deref().map(|n| (n, false)))
+            .map(|n| (n, By::Window))
+            .or(l.by_join.as_deref().map(|n| (n, By::Join)))
+            .or(l.by_rank.as_deref().map(|n| (n, By::Rank)))
     });
-    for (node, window) in dropped_by {
+    for (node, by) in dropped_by {
         match by_node.iter_mut().find(|(n, _, _)| *n == node) {
             Some((_, _, count)) => *count += 1,
-            None => by_node.push((node, window, 1)),
+            None => by_node.push((node, by, 1)),
         }
     }
-    for (node, window, n) in &by_node {
-        if *window {
-            let _ = writeln!(
+    for (node, by, n) in &by_node {
+        let one = *n == 1;
+        let _ = match by {
+            By::Window => writeln!(
                 out,
                 "  {n} of them by window `{node}`: every window {} had already closed",
-                if *n == 1 {
+                if one {
                     "it belongs to"
                 } else {
                     "they belong to"
                 }
-            );
-        } else {
-            let _ = writeln!(
+            ),
+            By::Join => writeln!(
                 out,
                 "  {n} of them by interval join `{node}`: {} after {} last chance to match, and met no row the join still kept",
-                if *n == 1 { "it came" } else { "they came" },
-                if *n == 1 { "its" } else { "their" }
-            );
-        }
+                if one { "it came" } else { "they came" },
+                if one { "its" } else { "their" }
+            ),
+            By::Rank => writeln!(
+                out,
+                "  {n} of them by `{node}`, which keeps the first row of each partition by time: {} behind the watermark",
+                if one { "it was" } else { "they were" }
+            ),
+        };
     }
     for (node, n) in &run.dropped_rows {
-        let join = streamform_ir::NodeId::parse(node)
-            .is_some_and(|id| id.kind == streamform_ir::NodeKind::IntervalJoin);
-        let _ = if join {
-            writeln!(
+        let kind = streamform_ir::NodeId::parse(node).map(|id| id.kind);
+        let _ = match kind {
+            Some(streamform_ir::NodeKind::IntervalJoin) => writeln!(
                 out,
                 "{} reached interval join `{node}` on one side after {} last chance to match, met nothing and {} dropped there; the {} came from went on by another way",
                 plural(*n, "row"),
                 if *n == 1 { "its" } else { "their" },
                 if *n == 1 { "was" } else { "were" },
                 if *n == 1 { "event it" } else { "events they" }
-            )
-        } else {
-            writeln!(
+            ),
+            Some(streamform_ir::NodeKind::Rank) => writeln!(
+                out,
+                "{} reached `{node}` behind the watermark and {} dropped there, as late; the {} came from went on by another way, or an operator before it emitted {} late",
+                plural(*n, "row"),
+                if *n == 1 { "was" } else { "were" },
+                if *n == 1 { "event it" } else { "events they" },
+                if *n == 1 { "it" } else { "them" }
+            ),
+            _ => writeln!(
                 out,
                 "{} reached window `{node}` after every window {} to had closed, and {} dropped: an operator before it emitted {} late, which no event of the fixture stands for",
                 plural(*n, "row"),
                 if *n == 1 { "it belongs" } else { "they belong" },
                 if *n == 1 { "was" } else { "were" },
                 if *n == 1 { "it" } else { "them" }
-            )
+            ),
         };
     }
     for (node, [left, right]) in &run.padded {
@@ -477,8 +495,12 @@ pub fn fixture_run(run: &FixtureRun, runs: &[FixtureRun]) -> String {
         held_back(&mut out, p);
     }
     for p in &run.waiting_rows {
-        let temporal = streamform_ir::NodeId::parse(&p.node)
-            .is_some_and(|id| id.kind == streamform_ir::NodeKind::TemporalJoin);
+        let temporal = streamform_ir::NodeId::parse(&p.node).is_some_and(|id| {
+            matches!(
+                id.kind,
+                streamform_ir::NodeKind::TemporalJoin | streamform_ir::NodeKind::Rank
+            )
+        });
         let (node, at) = (&p.node, streamform_ir::time::format_rfc3339(p.first_at));
         let _ = if temporal {
             writeln!(

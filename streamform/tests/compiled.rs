@@ -329,3 +329,20 @@ fn top_products_pins_its_ranks() {
         assert!(!plan.contains("UpdateFast"), "on {version}");
     }
 }
+
+/// A deduplication keeping the first row by event time is Flink's deduplication operator,
+/// pinned as the Rank it stands for. Only Flink 2.2 runs the application (docs/ranking.md).
+#[test]
+fn first_orders_pins_its_deduplication_as_its_rank() {
+    pins_every_stateful_node_on("first-orders", &["2.2"]);
+    let plan = compiled("2.2", "first-orders");
+    assert!(plan.contains(r#""type":"stream-exec-deduplicate_1""#));
+    assert!(plan.contains(r#""keepLastRow":false"#));
+    assert_eq!(
+        identities("2.2", "first-orders")
+            .into_iter()
+            .filter(|id| id.contains("::rank::"))
+            .collect::<Vec<_>>(),
+        ["first_orders::rank::0"]
+    );
+}

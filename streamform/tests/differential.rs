@@ -1960,3 +1960,61 @@ fn ranked_prices_on_flink_match_the_simulator_with_nulls_and_ties() {
 fn best_sellers_on_flink_match_the_simulator_ranking_by_a_count() {
     differential("top-products", "tests/best_sellers.yml");
 }
+
+/// The Flink version the gateway runs, (major, minor), from its `/v2/info`.
+fn flink_version() -> (u32, u32) {
+    let url = format!("{}/v2/info", env().gateway);
+    let body = ureq::get(&url)
+        .call()
+        .expect("the gateway answers /v2/info")
+        .body_mut()
+        .read_to_string()
+        .expect("its answer is text");
+    let info: serde_json::Value = serde_json::from_str(&body).expect("its answer is JSON");
+    let version = info["version"].as_str().expect("it names its version");
+    let mut parts = version
+        .split('.')
+        .map(|p| p.parse::<u32>().expect("a number"));
+    (parts.next().unwrap(), parts.next().unwrap())
+}
+
+/// Deduplication keeping the first row by event time (docs/ranking.md): Flink 2.2 inserts
+/// each order's earliest copy once the watermark passes it, as the simulator does; on
+/// Flink 2.0, which emits at once and replaces, apply refuses the application, starting
+/// nothing.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn first_orders_on_flink_match_the_simulator_keeping_the_first_row_by_event_time() {
+    let version = flink_version();
+    if version >= (2, 2) {
+        differential("first-orders", "tests/first_orders.yml");
+        return;
+    }
+    let suffix = run_suffix("first-orders");
+    let project = scratch_project("first-orders", &suffix, &env().gateway);
+    let out = streamform(&["apply", "--timeout", "120"], project.path());
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "error: the application needs Flink 2.2 or later, and the target's SQL Gateway runs Flink {}.{}: model `first_orders` keeps the first row of each partition by event time",
+            version.0, version.1
+        )),
+        "{stderr}"
+    );
+    assert!(
+        !project
+            .path()
+            .join(".streamform/applied/local.json")
+            .exists(),
+        "nothing was recorded"
+    );
+}
+
+/// Deduplication keeping the last row by the time attribute, the same on both versions: a
+/// later or equal time replaces the kept row, an earlier one is ignored.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn latest_clicks_on_flink_match_the_simulator_keeping_the_last_row_by_time() {
+    differential("coverage", "tests/latest_clicks.yml");
+}

@@ -20,6 +20,9 @@ pub struct Contract {
     /// Whether an event-time source is upstream, which gives a reader's state a clock to
     /// expire by (true even when the time attribute was grouped away).
     pub clock: bool,
+    /// The Sink's columns holding a window's bounds (`streamform_ir::window_bounds`), which
+    /// a rank partitioned by both would rank per window.
+    pub window_bounds: Option<(String, String)>,
 }
 
 /// The relation a model reads, resolved.

@@ -530,6 +530,13 @@ fn sink_changelog(l: &Lowering<'_>, declared: &Declared<'_>) -> Result<Changelog
         )),
         (Materialized::Append, c) => Ok(c.clone()),
         (Materialized::Upsert { key }, Changelog::Upsert(derived)) => {
+            let ranked = l.nodes.iter().any(|n| n.id.kind == NodeKind::Rank);
+            if derived.is_empty() && !key.is_empty() && ranked {
+                return Err(key_err(
+                    format!("model `{model}` keeps one row with no PARTITION BY (a top of one), which has no key, but declares key [{}]", key.join(", ")),
+                    "select the row number too and declare `key: [<its name>]` (one row, updated as it changes), or remove `key:` when the model has no sink (docs/ranking.md)".into(),
+                ));
+            }
             if derived.is_empty() && !key.is_empty() {
                 return Err(key_err(
                     format!("model `{model}` is a global aggregate (no GROUP BY), which has no key, but declares key [{}]", key.join(", ")),

@@ -136,50 +136,94 @@ fn read_above(plan: &LogicalPlan, index: usize, path: &[&LogicalPlan]) -> bool {
 }
 
 /// `rn > 1`: a conjunct as the model wrote it, for a message (the planner's own rendering
-/// writes `Int64(1)`).
+/// writes `Int64(1)` and drops a string's quotes).
 fn written(e: &DfExpr) -> String {
+    use datafusion_common::ScalarValue;
     match e {
         DfExpr::Column(c) => c.name.clone(),
+        DfExpr::Literal(ScalarValue::Utf8(Some(s)) | ScalarValue::LargeUtf8(Some(s)), _) => {
+            format!("'{}'", s.replace('\'', "''"))
+        }
+        DfExpr::Literal(v, _) if v.is_null() => "NULL".into(),
         DfExpr::Literal(v, _) => v.to_string(),
-        DfExpr::Cast(c) => written(&c.expr),
+        DfExpr::Cast(c) => format!("CAST({} AS {})", written(&c.expr), c.field.data_type()),
+        DfExpr::Negative(inner) => format!("-{}", written(inner)),
+        DfExpr::Not(inner) => format!("NOT {}", written(inner)),
         DfExpr::BinaryExpr(b) => format!("{} {} {}", written(&b.left), b.op, written(&b.right)),
+        DfExpr::Between(b) => format!(
+            "{}{} BETWEEN {} AND {}",
+            written(&b.expr),
+            if b.negated { " NOT" } else { "" },
+            written(&b.low),
+            written(&b.high)
+        ),
+        DfExpr::InList(l) => format!(
+            "{}{} IN ({})",
+            written(&l.expr),
+            if l.negated { " NOT" } else { "" },
+            l.list.iter().map(written).collect::<Vec<_>>().join(", ")
+        ),
         other => other.to_string(),
     }
 }
 
-/// The top a filter's conjunct on the row number sets: `rn <= 3` and `rn < 4` are 3,
-/// `rn = 1` is 1; `None` for a conjunct of another form.
-fn top_of(e: &DfExpr, number: &Column) -> Option<Result<u64, String>> {
-    let DfExpr::BinaryExpr(b) = e else {
-        return None;
-    };
-    let is_number = |e: &DfExpr| matches!(e, DfExpr::Column(c) if c == number);
-    let literal = |e: &DfExpr| match e {
-        DfExpr::Literal(v, _) => v.to_string().parse::<i64>().ok(),
-        DfExpr::Cast(c) => match c.expr.as_ref() {
-            DfExpr::Literal(v, _) => v.to_string().parse::<i64>().ok(),
+/// An integer literal, as Flink reads a top: a plain integer, or one cast to an integer
+/// type. A string, a decimal or an expression is not one.
+fn integer(e: &DfExpr) -> Option<i64> {
+    use datafusion_common::ScalarValue as V;
+    match e {
+        DfExpr::Literal(v, _) => match v {
+            V::Int8(Some(n)) => Some(i64::from(*n)),
+            V::Int16(Some(n)) => Some(i64::from(*n)),
+            V::Int32(Some(n)) => Some(i64::from(*n)),
+            V::Int64(Some(n)) => Some(*n),
+            V::UInt8(Some(n)) => Some(i64::from(*n)),
+            V::UInt16(Some(n)) => Some(i64::from(*n)),
+            V::UInt32(Some(n)) => Some(i64::from(*n)),
+            V::UInt64(Some(n)) => i64::try_from(*n).ok(),
             _ => None,
         },
+        DfExpr::Cast(c) if c.field.data_type().is_integer() => integer(&c.expr),
         _ => None,
-    };
-    // Written `rn op n`, or `n op rn` read the other way round.
-    let (op, n) = if is_number(&b.left) {
-        (b.op, literal(&b.right)?)
-    } else if is_number(&b.right) {
-        let flipped = match b.op {
-            DfOp::Lt => DfOp::Gt,
-            DfOp::LtEq => DfOp::GtEq,
-            DfOp::Gt => DfOp::Lt,
-            DfOp::GtEq => DfOp::LtEq,
-            other => other,
-        };
-        (flipped, literal(&b.left)?)
-    } else {
-        return None;
+    }
+}
+
+/// The top a filter's conjunct on the row number sets: `rn <= 3`, `rn < 4` and
+/// `rn BETWEEN 1 AND 3` are 3, `rn = 1` is 1; `None` for a conjunct that does not read the
+/// row number alone.
+fn top_of(e: &DfExpr, number: &Column) -> Option<Result<u64, String>> {
+    let is_number = |e: &DfExpr| matches!(e, DfExpr::Column(c) if c == number);
+    let unsupported = || Some(Err(format!("filtering the row number by `{}`", written(e))));
+    let (op, n) = match e {
+        DfExpr::Between(b) if is_number(&b.expr) && !b.negated => {
+            match (integer(&b.low), integer(&b.high)) {
+                (Some(1), Some(high)) => (DfOp::LtEq, high),
+                _ => return unsupported(),
+            }
+        }
+        // Written `rn op n`, or `n op rn` read the other way round.
+        DfExpr::BinaryExpr(b) if is_number(&b.left) => match integer(&b.right) {
+            Some(n) => (b.op, n),
+            None => return unsupported(),
+        },
+        DfExpr::BinaryExpr(b) if is_number(&b.right) => {
+            let flipped = match b.op {
+                DfOp::Lt => DfOp::Gt,
+                DfOp::LtEq => DfOp::GtEq,
+                DfOp::Gt => DfOp::Lt,
+                DfOp::GtEq => DfOp::LtEq,
+                other => other,
+            };
+            match integer(&b.left) {
+                Some(n) => (flipped, n),
+                None => return unsupported(),
+            }
+        }
+        _ => return None,
     };
     let top = match op {
         DfOp::LtEq => n,
-        DfOp::Lt => n - 1,
+        DfOp::Lt => n.saturating_sub(1),
         DfOp::Eq if n == 1 => 1,
         DfOp::Eq => {
             return Some(Err(format!(
@@ -187,9 +231,7 @@ fn top_of(e: &DfExpr, number: &Column) -> Option<Result<u64, String>> {
                 written(e)
             )));
         }
-        _ => {
-            return Some(Err(format!("filtering the row number by `{}`", written(e))));
-        }
+        _ => return unsupported(),
     };
     Some(if top < 1 {
         Err(format!("a top of no row (`{}`)", written(e)))
@@ -228,13 +270,30 @@ impl Lowering<'_> {
             "keep the first rows of each partition: {}",
             crate::sql::ranking::ROW_NUMBER_SHAPE
         );
-        let [DfExpr::WindowFunction(call)] = w.window_expr.as_slice() else {
-            return Err(self.err(
+        // Two ROW_NUMBER columns: two Window nodes, or one the planner shares between two
+        // columns of the same window.
+        let several = || {
+            self.err(
                 Code::UnsupportedSql,
                 "a subquery with several ROW_NUMBER columns is not supported yet".into(),
                 "number the rows once per subquery; rank again in a model that reads this one with ref()",
-            ));
+            )
+            .with_span(row_number_span(self.text))
         };
+        let shared = read.projection.is_some_and(|p| {
+            let number = Column::from(w.schema.qualified_field(w.input.schema().fields().len()));
+            p.expr
+                .iter()
+                .filter(|e| matches!((*e).clone().unalias(), DfExpr::Column(c) if c == number))
+                .count()
+                > 1
+        });
+        let [DfExpr::WindowFunction(call)] = w.window_expr.as_slice() else {
+            return Err(several());
+        };
+        if shared || matches!(w.input.as_ref(), LogicalPlan::Window(_)) {
+            return Err(several());
+        }
         if !call.fun.name().eq_ignore_ascii_case(ROW_NUMBER) {
             return Err(self.err(
                 Code::UnsupportedSql,
@@ -299,7 +358,7 @@ impl Lowering<'_> {
                     "ROW_NUMBER over a window table is not supported yet".into(),
                     "window Top-N (a top per window, final when the window closes) is not supported yet; a GROUP BY window_start, window_end gives one row per key and window (docs/windows.md)",
                 )
-                .with_span(window.span.clone()));
+                .with_span(row_number_span(self.text).or_else(|| window.span.clone())));
         }
         let df = w.input.schema();
         let mut partition_by = Vec::new();
@@ -311,17 +370,38 @@ impl Lowering<'_> {
                     "partition by columns",
                 ));
             };
-            partition_by.push(self.column(df, c)?.name);
+            let name = self.column(df, c)?.name;
+            // A column written twice partitions as once.
+            if !partition_by.contains(&name) {
+                partition_by.push(name);
+            }
         }
         // Flink ranks per window (a window Top-N, final when the window closes) when the
-        // partition has both of a window's bounds.
-        let has = |c: &str| partition_by.iter().any(|p| p == c);
-        if has(streamform_ir::WINDOW_START) && has(streamform_ir::WINDOW_END) {
-            return Err(self.err(
-                Code::UnsupportedSql,
-                "ROW_NUMBER per window (PARTITION BY window_start, window_end) is not supported yet".into(),
-                "Flink ranks each window once, when it closes (a window Top-N), which Streamform does not simulate yet; a GROUP BY window_start, window_end gives one row per key and window (docs/windows.md)",
-            ));
+        // partition has both of a window's bounds, under whatever names they have here.
+        let of_model = |m: &str| {
+            upstream.iter().find_map(|(_, up)| match up {
+                super::Upstream::Model(name, c) if *name == m => c.window_bounds.clone(),
+                _ => None,
+            })
+        };
+        let bounds = self.current.as_ref().and_then(|id| {
+            if id.model == self.model {
+                streamform_ir::window_bounds(&self.nodes, id, &of_model)
+            } else {
+                of_model(&id.model)
+            }
+        });
+        if let Some((start, end)) = &bounds
+            && partition_by.contains(start)
+            && partition_by.contains(end)
+        {
+            return Err(self
+                .err(
+                    Code::UnsupportedSql,
+                    format!("ROW_NUMBER per window (PARTITION BY its bounds `{start}` and `{end}`) is not supported yet"),
+                    "Flink ranks each window once, when it closes (a window Top-N), which Streamform does not simulate yet; a GROUP BY window_start, window_end gives one row per key and window (docs/windows.md)",
+                )
+                .with_span(row_number_span(self.text)));
         }
         let mut order = Vec::new();
         for s in &call.params.order_by {
@@ -338,11 +418,17 @@ impl Lowering<'_> {
             });
         }
         let input_schema = self.schema.clone();
+        // Flink deduplicates instead of ranking when the top is one row ordered by the time
+        // attribute alone and the row number is not read.
+        let by_time = matches!(order.as_slice(), [k] if self.time.as_ref() == Some(&k.column));
         let strategy = if self.changelog.is_updating() {
             RankStrategy::Retract
+        } else if by_time && top == 1 && !number_read {
+            RankStrategy::Deduplicate
         } else {
             RankStrategy::Append
         };
+        let keeps_first = strategy == RankStrategy::Deduplicate && !order[0].descending;
         let ranking = Ranking {
             order,
             top,
@@ -378,6 +464,10 @@ impl Lowering<'_> {
                 Changelog::Upsert(key)
             }
             (false, RankStrategy::Retract, c) => c.clone(),
+            // Keeping the first row by time inserts it once, when the watermark passes it
+            // (Flink 2.2); keeping the last updates it.
+            (false, RankStrategy::Deduplicate, _) if keeps_first => Changelog::Append,
+            (false, RankStrategy::Deduplicate, _) => Changelog::Upsert(partition_by.clone()),
             (false, RankStrategy::Append, _) if top == 1 => Changelog::Upsert(partition_by.clone()),
             (false, RankStrategy::Append, _) => {
                 self.unkeyed = Some(Unkeyed::Rank(
@@ -389,6 +479,10 @@ impl Lowering<'_> {
             }
         };
         let state = State::Keyed(KeyedState::rank(&partition_by, &ranking, &input_schema));
+        if strategy == RankStrategy::Deduplicate {
+            // Flink's deduplication gives no time attribute on.
+            self.time = None;
+        }
         if !number_read {
             // The planner's schema still has the row number: the current schema keeps it
             // aligned with the planner's, and nothing above reads it (that is what decided).

@@ -13,6 +13,12 @@
 //! Rows that tie on the ordering keep their arrival order, and a row taken back is found
 //! by its whole value. An update from the input is taken back first, then added: Flink
 //! receives it as the two messages `-U` and `+U`.
+//!
+//! A top of one ordered by the time attribute alone is Flink's deduplication instead:
+//! keeping the last row, a row whose time is the same or later replaces the kept one (an
+//! update); keeping the first, the row with the earliest time waits until the watermark
+//! passes it, is inserted then, once, and a row behind the watermark is dropped as late
+//! (Flink 2.2's insert-only deduplication, docs/ranking.md).
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -52,6 +58,19 @@ enum Function {
     Top1,
     /// `RetractableTopNFunction`.
     Retractable,
+    /// `RowTimeDeduplicateFunction` keeping the last row: by the time at this column.
+    LastByTime(usize),
+    /// `RowTimeDeduplicateKeepFirstRowFunction`: by the time at this column.
+    FirstByTime(usize),
+}
+
+/// One partition of a deduplication keeping the first row.
+#[derive(Default)]
+struct First {
+    /// The earliest row so far, waiting for the watermark, with its time.
+    waiting: Option<(i64, Row)>,
+    /// Whether the partition's row was emitted: nothing more is.
+    emitted: bool,
 }
 
 pub(crate) struct Rank {
@@ -63,6 +82,11 @@ pub(crate) struct Rank {
     /// Whether the row number is emitted after the row's columns.
     number: bool,
     parts: HashMap<KeyValues, Partition>,
+    /// A deduplication's partitions keeping the first row.
+    first: HashMap<KeyValues, First>,
+    /// The watermark last received (a deduplication keeping the first row drops rows
+    /// behind it).
+    watermark: i64,
 }
 
 /// What one change makes the rank emit, in order.
@@ -109,11 +133,26 @@ impl Rank {
             )));
         }
         let updating = input.changelog.is_updating();
-        let function = match (ranking.strategy, updating) {
-            (RankStrategy::Append, false) if ranking.top == 1 => Function::Top1,
-            (RankStrategy::Append, false) => Function::AppendTopN,
-            (RankStrategy::Retract, true) => Function::Retractable,
-            (strategy, _) => {
+        let function = match (ranking.strategy, updating, ranking.order.as_slice()) {
+            (RankStrategy::Deduplicate, false, [key]) if ranking.top == 1 && number.is_none() => {
+                let at =
+                    resolve(input.schema, &key.column).map_err(|m| Fault::at(&key.column, m))?;
+                if input.schema[at].ty != streamform_ir::DataType::Timestamp {
+                    return Err(Fault::at(
+                        &key.column,
+                        format!("node `{}`: a deduplication orders by a timestamp", node.id),
+                    ));
+                }
+                if key.descending {
+                    Function::LastByTime(at)
+                } else {
+                    Function::FirstByTime(at)
+                }
+            }
+            (RankStrategy::Append, false, _) if ranking.top == 1 => Function::Top1,
+            (RankStrategy::Append, false, _) => Function::AppendTopN,
+            (RankStrategy::Retract, true, _) => Function::Retractable,
+            (strategy, _, _) => {
                 return Err(Fault::plain(format!(
                     "node `{}`: a rank of strategy {} cannot read an input that is {}",
                     node.id,
@@ -146,7 +185,73 @@ impl Rank {
             function,
             number: number.is_some(),
             parts: HashMap::new(),
+            first: HashMap::new(),
+            watermark: i64::MIN,
         })
+    }
+
+    /// Whether the rank does anything on a watermark: a deduplication keeping the first row
+    /// emits it then.
+    pub(crate) fn watches_watermark(&self) -> bool {
+        matches!(self.function, Function::FirstByTime(_))
+    }
+
+    /// The rows waiting for the watermark (a deduplication keeping the first row), with the
+    /// watermark the first of them is emitted at; `None` when none waits.
+    pub(crate) fn waiting(&self) -> Option<(usize, i64)> {
+        let times = self
+            .first
+            .values()
+            .filter_map(|f| f.waiting.as_ref().map(|(t, _)| *t));
+        let (count, earliest) = times.fold((0, i64::MAX), |(n, e), t| (n + 1, e.min(t)));
+        (count > 0).then(|| (count, earliest.max(self.watermark.saturating_add(1))))
+    }
+
+    /// `LastByTime`: a row whose time is the same or later than the kept row's replaces it.
+    fn keep_last(&mut self, part: KeyValues, at: usize, row: Row, out: &mut Emitted) {
+        let mut p = self.parts.remove(&part).unwrap_or_default();
+        match p.groups.first_mut() {
+            None => {
+                out.push(Rec::insert(Cow::Owned(row.clone())));
+                p.len = 1;
+                p.groups.push(Group {
+                    key: Vec::new(),
+                    rows: vec![row],
+                });
+            }
+            Some(kept) => {
+                if kept.rows[0][at].sort_cmp(&row[at]).is_le() {
+                    let before = std::mem::replace(&mut kept.rows[0], row);
+                    out.push(Rec {
+                        op: Op::Update,
+                        row: Cow::Owned(kept.rows[0].clone()),
+                        before: Some(Cow::Owned(before)),
+                        half: false,
+                    });
+                }
+            }
+        }
+        self.parts.insert(part, p);
+    }
+
+    /// `FirstByTime`: the earliest row waits for the watermark; a row behind the watermark
+    /// is late. Whether the row was dropped as late.
+    fn keep_first(&mut self, part: KeyValues, at: usize, row: Row) -> bool {
+        let Value::Timestamp(t) = row[at] else {
+            // A row without a time: Flink's time attribute is never null.
+            return true;
+        };
+        if t < self.watermark {
+            return true;
+        }
+        let f = self.first.entry(part).or_default();
+        if f.emitted {
+            return false;
+        }
+        if f.waiting.as_ref().is_none_or(|(w, _)| t < *w) {
+            f.waiting = Some((t, row));
+        }
+        false
     }
 
     /// The kept rows as (partition values, row) pairs, partitions sorted, each
@@ -166,10 +271,17 @@ impl Rank {
     }
 
     /// How `a`'s ordering values compare with `b`'s: the better first. Ascending puts
-    /// nulls first, as Flink's sort does; descending reverses.
+    /// nulls first, as Flink's sort does; descending reverses. Two float64 values compare
+    /// as Flink's generated comparator does (`a > b`, `a < b`, else a tie): `-0.0` ties
+    /// with `0.0`, and NaN with every value.
     fn cmp_keys(&self, a: &[Value], b: &[Value]) -> Ordering {
         for (k, &(_, desc)) in self.order.iter().enumerate() {
-            let o = a[k].sort_cmp(&b[k]);
+            let o = match (&a[k], &b[k]) {
+                (Value::Float64(x), Value::Float64(y)) => {
+                    x.0.partial_cmp(&y.0).unwrap_or(Ordering::Equal)
+                }
+                (x, y) => x.sort_cmp(y),
+            };
             let o = if desc { o.reverse() } else { o };
             if o.is_ne() {
                 return o;
@@ -224,6 +336,9 @@ impl Rank {
             Function::Top1 => self.top1(&mut p, key, row, out),
             Function::AppendTopN => self.append_top_n(&mut p, key, row, out),
             Function::Retractable => self.retractable_add(&mut p, key, row, out),
+            Function::LastByTime(_) | Function::FirstByTime(_) => {
+                unreachable!("a deduplication keeps its rows apart")
+            }
         }
         if !p.groups.is_empty() {
             self.parts.insert(part.clone(), p);
@@ -608,27 +723,23 @@ impl Operator for Rank {
         out: &mut Out<'a>,
     ) -> Result<Option<Rec<'a>>, Fault> {
         let mut emitted = Emitted::new();
-        match rec.op {
-            Op::Insert => {
+        match (self.function, rec.op) {
+            (Function::LastByTime(at), Op::Insert) => {
                 let part = self.partition_of(&rec.row);
-                self.accumulate(&part, rec.row.into_owned(), &mut emitted);
+                self.keep_last(part, at, rec.row.into_owned(), &mut emitted);
             }
-            Op::Delete if self.function == Function::Retractable => {
+            (Function::FirstByTime(at), Op::Insert) => {
                 let part = self.partition_of(&rec.row);
-                self.retract(&part, &rec.row, &mut emitted)?;
+                if self.keep_first(part, at, rec.row.into_owned()) {
+                    out.dropped_late();
+                }
             }
-            Op::Update if self.function == Function::Retractable => {
-                let before = rec.before.ok_or_else(update_without_before)?;
-                let part = self.partition_of(&before);
-                self.retract(&part, &before, &mut emitted)?;
-                let part = self.partition_of(&rec.row);
-                self.accumulate(&part, rec.row.into_owned(), &mut emitted);
-            }
-            op => {
+            (Function::LastByTime(_) | Function::FirstByTime(_), op) => {
                 return Err(Fault::plain(format!(
-                    "a rank over an append input received an {op}"
+                    "a deduplication over an append input received an {op}"
                 )));
             }
+            _ => self.rank_change(rec, &mut emitted)?,
         }
         let mut it = emitted.into_iter();
         let first = it.next();
@@ -637,5 +748,56 @@ impl Operator for Rank {
             out.emit(r, time);
         }
         Ok(first)
+    }
+
+    /// A deduplication keeping the first row emits each partition's row the watermark
+    /// passed, earliest first.
+    fn on_watermark(&mut self, watermark: i64, out: &mut Out<'static>) -> Result<(), Fault> {
+        self.watermark = watermark;
+        let mut due: Vec<(i64, &KeyValues, &mut First)> = self
+            .first
+            .iter_mut()
+            .filter_map(|(k, f)| match &f.waiting {
+                Some((t, _)) if *t <= watermark => Some((*t, k, f)),
+                _ => None,
+            })
+            .collect();
+        due.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| cmp_rows(&a.1.0, &b.1.0)));
+        for (t, _, f) in due {
+            if let Some((_, row)) = f.waiting.take() {
+                f.emitted = true;
+                out.emit(Rec::insert(Cow::Owned(row)), Some(t));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Rank {
+    /// A change of a rank's input (not a deduplication's).
+    fn rank_change(&mut self, rec: Rec<'_>, emitted: &mut Emitted) -> Result<(), Fault> {
+        match rec.op {
+            Op::Insert => {
+                let part = self.partition_of(&rec.row);
+                self.accumulate(&part, rec.row.into_owned(), emitted);
+            }
+            Op::Delete if self.function == Function::Retractable => {
+                let part = self.partition_of(&rec.row);
+                self.retract(&part, &rec.row, emitted)?;
+            }
+            Op::Update if self.function == Function::Retractable => {
+                let before = rec.before.ok_or_else(update_without_before)?;
+                let part = self.partition_of(&before);
+                self.retract(&part, &before, emitted)?;
+                let part = self.partition_of(&rec.row);
+                self.accumulate(&part, rec.row.into_owned(), emitted);
+            }
+            op => {
+                return Err(Fault::plain(format!(
+                    "a rank over an append input received an {op}"
+                )));
+            }
+        }
+        Ok(())
     }
 }

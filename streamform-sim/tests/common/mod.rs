@@ -624,18 +624,50 @@ impl Model {
         } else {
             Changelog::Retract
         };
-        let state = State::Keyed(KeyedState::rank(&partition, &ranking, &input));
-        self.push(
-            NodeKind::Rank,
-            Operator::Rank {
-                partition_by: partition,
-                ranking,
-                number: number.then(|| "rn".to_string()),
-            },
-            schema,
-            changelog,
-            state,
-        )
+        let number = number.then(|| "rn".to_string());
+        self.push_rank(partition, ranking, number, schema, changelog)
+    }
+
+    /// A Rank node over the last node's output.
+    fn push_rank(
+        self,
+        partition_by: Vec<String>,
+        ranking: Ranking,
+        number: Option<String>,
+        schema: Vec<Field>,
+        changelog: Changelog,
+    ) -> Model {
+        let input = self.schema();
+        let state = State::Keyed(KeyedState::rank(&partition_by, &ranking, &input));
+        let op = Operator::Rank {
+            partition_by,
+            ranking,
+            number,
+        };
+        self.push(NodeKind::Rank, op, schema, changelog, state)
+    }
+
+    /// `ROW_NUMBER() OVER (PARTITION BY partition ORDER BY time) = 1` over the time
+    /// attribute `time`, the row number not read: Flink's deduplication, keeping the last
+    /// row when `descending`, else the first (docs/ranking.md). Keeping the last upserts by
+    /// the partition; keeping the first appends.
+    pub fn deduplicate_by_time(self, partition: &[&str], time: &str, descending: bool) -> Model {
+        let input = self.schema();
+        let ranking = Ranking {
+            order: vec![SortKey {
+                column: time.to_string(),
+                descending,
+            }],
+            top: 1,
+            strategy: RankStrategy::Deduplicate,
+        };
+        let partition: Vec<String> = partition.iter().map(|k| k.to_string()).collect();
+        let changelog = if descending {
+            Changelog::Upsert(partition.clone())
+        } else {
+            Changelog::Append
+        };
+        self.push_rank(partition, ranking, None, input, changelog)
     }
 
     /// ORDER BY (column, descending).

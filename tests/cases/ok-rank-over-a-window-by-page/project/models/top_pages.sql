@@ -1,0 +1,6 @@
+SELECT minute, minute_end, rn, page, views
+FROM (
+    SELECT *, ROW_NUMBER() OVER (PARTITION BY page ORDER BY views DESC) AS rn
+    FROM ref('views_per_minute')
+)
+WHERE rn <= 2
