@@ -1118,11 +1118,9 @@ impl Validator<'_> {
                                 e.span(),
                                 &format!("Flink deprecates group windows; write the window as a table function in FROM and group by its columns: {}", crate::window::WINDOW_FORM),
                             ),
-                        _ => self.refuse(
-                            "GROUP BY over an expression",
-                            e.span(),
-                            "compute the expression in an upstream model and group by its column",
-                        ),
+                        // An expression over the row, computed before the grouping
+                        // (docs/sql.md).
+                        _ => self.expr(e, false),
                     }
                 }
             }
@@ -1565,7 +1563,7 @@ impl Validator<'_> {
                         .with_help(why),
                     );
                 }
-                if !matches!(kind, ast::CastKind::Cast) || format.is_some() {
+                if !matches!(kind, ast::CastKind::Cast | ast::CastKind::TryCast) || format.is_some() {
                     self.refuse(
                         "this form of CAST",
                         e.span(),
@@ -1782,7 +1780,6 @@ impl Validator<'_> {
                 }
                 "substr" => "write SUBSTRING(s, start, length)".to_string(),
                 "ceiling" => "write CEIL(x)".to_string(),
-                "if" => "write CASE WHEN condition THEN a ELSE b END".to_string(),
                 "to_timestamp" => "CAST(s AS TIMESTAMP) reads a string written 'yyyy-MM-dd HH:mm:ss' (with up to three digits of fraction, or a date alone); other patterns are not supported yet".to_string(),
                 "date_format" => "EXTRACT(HOUR FROM t) and the like give a timestamp's parts, and CAST(t AS STRING) the whole; formatting with a pattern is not supported yet".to_string(),
                 "tumble_start" | "tumble_end" | "hop_start" | "hop_end" | "session_start"
@@ -1826,18 +1823,9 @@ impl Validator<'_> {
             );
             return;
         }
-        if f.filter.is_some() {
-            let upper = name.to_uppercase();
-            self.refuse(
-                &format!("{upper}(…) FILTER (WHERE …)"),
-                e.span(),
-                &if name == "count" {
-                    "move the condition into the aggregate: SUM(CASE WHEN <condition> THEN 1 ELSE 0 END) counts the rows FILTER would".to_string()
-                } else {
-                    format!("move the condition into the aggregate: {upper}(CASE WHEN <condition> THEN x END) takes the rows FILTER would, the others being null")
-                },
-            );
-            return;
+        // FILTER (WHERE c): a condition over the row, as a WHERE's (docs/sql.md).
+        if let Some(condition) = &f.filter {
+            self.expr(condition, false);
         }
         if !f.within_group.is_empty() || f.null_treatment.is_some() {
             self.refuse(

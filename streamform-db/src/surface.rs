@@ -75,6 +75,8 @@ use Arity::{AtLeast, Exactly};
 pub const SCALAR_FUNCTIONS: &[ScalarFunction] = &[
     call("coalesce", AtLeast(1), "COALESCE(a, b, ...)", &[]),
     call("nullif", Exactly(2), "NULLIF(a, b)", &[]),
+    // Read as CASE WHEN condition THEN a ELSE b END before planning (docs/sql.md).
+    call("if", Exactly(3), "IF(condition, a, b)", &[]),
     call(
         "upper",
         Exactly(1),

@@ -616,7 +616,8 @@ fn float_modulo(e: &Expr) -> bool {
         | Expr::Negative(inner)
         | Expr::IsNull { expr: inner, .. }
         | Expr::PlusInterval { expr: inner, .. }
-        | Expr::Cast { expr: inner, .. } => float_modulo(inner),
+        | Expr::Cast { expr: inner, .. }
+        | Expr::TryCast { expr: inner, .. } => float_modulo(inner),
         Expr::Case {
             branches,
             otherwise,

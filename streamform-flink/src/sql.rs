@@ -74,6 +74,9 @@ pub fn expr(e: &Expr) -> String {
             if *negated { "NOT " } else { "" }
         ),
         Expr::Cast { expr: inner, ty } => format!("CAST({} AS {})", expr(inner), data_type(*ty)),
+        Expr::TryCast { expr: inner, ty } => {
+            format!("TRY_CAST({} AS {})", expr(inner), data_type(*ty))
+        }
         Expr::PlusInterval {
             expr: inner,
             interval,

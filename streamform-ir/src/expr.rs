@@ -407,6 +407,14 @@ pub enum Expr {
         /// The target type.
         ty: DataType,
     },
+    /// `TRY_CAST(e AS ty)`: as [`Expr::Cast`], but null where the cast fails (a string that
+    /// is not a number, a value out of the type's range) instead of stopping the run.
+    TryCast {
+        /// The operand converted.
+        expr: Box<Expr>,
+        /// The target type.
+        ty: DataType,
+    },
     /// A scalar function applied to its arguments.
     Call {
         /// The function.
@@ -446,6 +454,7 @@ impl Expr {
             | Expr::Literal { ty, .. }
             | Expr::Binary { ty, .. }
             | Expr::Cast { ty, .. }
+            | Expr::TryCast { ty, .. }
             | Expr::Case { ty, .. }
             | Expr::Call { ty, .. } => *ty,
             Expr::Not(_) | Expr::IsNull { .. } => DataType::Boolean,
@@ -473,7 +482,8 @@ impl Expr {
             | Expr::Negative(e)
             | Expr::IsNull { expr: e, .. }
             | Expr::PlusInterval { expr: e, .. }
-            | Expr::Cast { expr: e, .. } => e.collect_columns(out),
+            | Expr::Cast { expr: e, .. }
+            | Expr::TryCast { expr: e, .. } => e.collect_columns(out),
             Expr::Call { args, .. } => {
                 for a in args {
                     a.collect_columns(out);
@@ -537,6 +547,7 @@ impl fmt::Display for Expr {
                 negated: true,
             } => write!(f, "({expr} IS NOT NULL)"),
             Expr::Cast { expr, ty } => write!(f, "CAST({expr} AS {ty})"),
+            Expr::TryCast { expr, ty } => write!(f, "TRY_CAST({expr} AS {ty})"),
             Expr::PlusInterval { expr, interval } => {
                 let sign = if interval.is_negative() { "-" } else { "+" };
                 write!(f, "({expr} {sign} {interval})")

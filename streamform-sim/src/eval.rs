@@ -64,6 +64,10 @@ pub(crate) enum CExpr {
         expr: Box<CExpr>,
         ty: DataType,
     },
+    TryCast {
+        expr: Box<CExpr>,
+        ty: DataType,
+    },
     Case {
         branches: Vec<(CExpr, CExpr)>,
         otherwise: Option<Box<CExpr>>,
@@ -141,6 +145,10 @@ impl CExpr {
                 negated: *negated,
             },
             Expr::Cast { expr, ty } => CExpr::Cast {
+                expr: b(expr)?,
+                ty: *ty,
+            },
+            Expr::TryCast { expr, ty } => CExpr::TryCast {
                 expr: b(expr)?,
                 ty: *ty,
             },
@@ -253,6 +261,11 @@ impl CExpr {
                 Cow::Owned(Value::Boolean(expr.eval(row)?.is_null() != *negated))
             }
             CExpr::Cast { expr, ty } => Cow::Owned(expr.eval(row)?.cast(*ty)?),
+            // A failing conversion is null; a failure computing the operand is not the
+            // cast's and still stops the run, as on Flink.
+            CExpr::TryCast { expr, ty } => {
+                Cow::Owned(expr.eval(row)?.cast(*ty).unwrap_or(Value::Null))
+            }
             CExpr::Call { func, args } => {
                 let mut values = Vec::with_capacity(args.len());
                 for a in args {

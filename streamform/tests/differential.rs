@@ -2018,3 +2018,25 @@ fn first_orders_on_flink_match_the_simulator_keeping_the_first_row_by_event_time
 fn latest_clicks_on_flink_match_the_simulator_keeping_the_last_row_by_time() {
     differential("coverage", "tests/latest_clicks.yml");
 }
+
+/// An aggregate's FILTER (WHERE …) and IF, read as CASE: each aggregate takes the rows its
+/// condition is true for, a null condition none.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn filtered_totals_on_flink_match_the_simulator_with_aggregate_filters_and_if() {
+    differential("coverage", "tests/filtered_totals.yml");
+}
+
+/// GROUP BY expressions, computed by a projection in front of the aggregate.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn hourly_lines_on_flink_match_the_simulator_grouping_by_expressions() {
+    differential("coverage", "tests/hourly_lines.yml");
+}
+
+/// TRY_CAST of strings: null where CAST would stop the run.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn parsed_notes_on_flink_match_the_simulator_with_try_cast() {
+    differential("coverage", "tests/parsed_notes.yml");
+}

@@ -4,5 +4,6 @@ SELECT visitor, page, clicked_at
 FROM (
   SELECT *, ROW_NUMBER() OVER (PARTITION BY visitor ORDER BY clicked_at DESC) AS rn
   FROM source('clicks')
+  WHERE visitor IS NOT NULL
 )
 WHERE rn = 1

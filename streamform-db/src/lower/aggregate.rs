@@ -26,15 +26,41 @@ impl Lowering<'_> {
         let df = a.input.schema();
         let mut group_by = Vec::new();
         let mut schema = Vec::new();
+        // Arguments and grouping expressions (`sum(price * qty)`, `GROUP BY FLOOR(t TO
+        // HOUR)`) are computed by a projection in front of the aggregate, as a column named
+        // after the expression; the aggregate then reads plain columns, as Flink's plan does.
+        let mut computed: Vec<ProjectItem> = Vec::new();
         for g in &a.group_expr {
-            let DfExpr::Column(c) = g else {
-                return Err(self.err(
-                    Code::UnsupportedSql,
-                    format!("GROUP BY `{g}` is not a column"),
-                    "group by plain columns",
-                ));
+            let f = match g {
+                DfExpr::Column(c) => self.column(df, c)?,
+                _ if self.window.is_some() => {
+                    return Err(self.err(
+                        Code::UnsupportedSql,
+                        format!("a window aggregation grouped by the expression `{g}` is not supported yet"),
+                        "compute the expression in an upstream model and group the window by its column",
+                    ));
+                }
+                _ => {
+                    let expr = self.expr(df, g)?;
+                    if untyped_null(&expr) {
+                        return Err(self.err(
+                            Code::TypeMismatch,
+                            "GROUP BY a bare NULL, which has no type".into(),
+                            "group by a column or an expression over one",
+                        ));
+                    }
+                    let name = argument_name(&expr);
+                    let field = Field {
+                        name: name.clone(),
+                        ty: expr.data_type(),
+                        nullable: may_be_null(&expr, &self.schema),
+                    };
+                    if !computed.iter().any(|c| c.name == name) {
+                        computed.push(ProjectItem { expr, name });
+                    }
+                    field
+                }
             };
-            let f = self.column(df, c)?;
             group_by.push(f.name.clone());
             schema.push(f);
         }
@@ -59,10 +85,6 @@ impl Lowering<'_> {
             }
         }
         let mut calls: Vec<AggCall> = Vec::new();
-        // Arguments that are expressions (`sum(price * qty)`) are computed by a
-        // projection in front of the aggregate, as a column named after the
-        // expression; the aggregate then reads plain columns, as Flink's plan does.
-        let mut computed: Vec<ProjectItem> = Vec::new();
         for e in &a.aggr_expr {
             let (call, argument) = self.agg_call(df, e)?;
             if let Some(item) = argument

@@ -302,6 +302,7 @@ pub(super) fn with_plain_relation(query: &Query) -> Query {
         if let Some(case) = as_case(e) {
             *e = case;
         }
+        unfilter(e);
         if let Some(call) = as_rounding_call(e) {
             *e = call;
         }
@@ -501,6 +502,15 @@ fn as_case(e: &sqlparser::ast::Expr) -> Option<sqlparser::ast::Expr> {
                 .collect(),
             last,
         )),
+        // IF(c, a, b) is `a` when c is true, else (false or null) `b`: Flink's IF, and the
+        // searched CASE (docs/sql.md).
+        ("if", [c, a, b]) if f.filter.is_none() => Some(case(
+            vec![CaseWhen {
+                condition: (*c).clone(),
+                result: (*a).clone(),
+            }],
+            b,
+        )),
         ("nullif", [a, b]) => Some(case(
             vec![CaseWhen {
                 condition: SqlExpr::BinaryOp {
@@ -513,5 +523,46 @@ fn as_case(e: &sqlparser::ast::Expr) -> Option<sqlparser::ast::Expr> {
             a,
         )),
         _ => None,
+    }
+}
+
+/// An aggregate's `FILTER (WHERE c)` moved into its argument (docs/sql.md, "Aggregates"):
+/// `COUNT(*) FILTER (WHERE c)` is `COUNT(CASE WHEN c THEN 1 END)`, `SUM(x) FILTER (WHERE c)`
+/// is `SUM(CASE WHEN c THEN x END)`: every aggregate ignores the nulls the rows left out
+/// become, so each takes exactly the rows the filter keeps, as Flink's does.
+fn unfilter(e: &mut sqlparser::ast::Expr) {
+    use sqlparser::ast::{
+        CaseWhen, Expr as SqlExpr, FunctionArg, FunctionArgExpr, FunctionArguments,
+        Value as SqlValue, helpers::attached_token::AttachedToken,
+    };
+    let SqlExpr::Function(f) = e else {
+        return;
+    };
+    let FunctionArguments::List(list) = &mut f.args else {
+        return;
+    };
+    let Some(condition) = f.filter.take() else {
+        return;
+    };
+    let only_when = |result: SqlExpr| SqlExpr::Case {
+        case_token: AttachedToken::empty(),
+        end_token: AttachedToken::empty(),
+        operand: None,
+        conditions: vec![CaseWhen {
+            condition: (*condition).clone(),
+            result,
+        }],
+        else_result: None,
+    };
+    for arg in &mut list.args {
+        match arg {
+            FunctionArg::Unnamed(FunctionArgExpr::Wildcard) => {
+                *arg = FunctionArg::Unnamed(FunctionArgExpr::Expr(only_when(SqlExpr::value(
+                    SqlValue::Number("1".into(), false),
+                ))));
+            }
+            FunctionArg::Unnamed(FunctionArgExpr::Expr(x)) => *x = only_when(x.clone()),
+            _ => {}
+        }
     }
 }

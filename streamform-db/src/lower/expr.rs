@@ -70,6 +70,84 @@ impl Lowering<'_> {
             .min_by_key(|r| r.start)
     }
 
+    /// `CAST(operand AS target)`, or `TRY_CAST` when `try_cast`, typed by the rules of
+    /// docs/sql.md.
+    fn cast(
+        &self,
+        df: &DFSchemaRef,
+        operand: &DfExpr,
+        target: &arrow_schema::DataType,
+        try_cast: bool,
+    ) -> Lowered<Expr> {
+        let inner = self.expr(df, operand)?;
+        let Some(to) = from_arrow(target) else {
+            return Err(self.err(
+                Code::UnsupportedSql,
+                format!("CAST to {target} is not supported"),
+                "cast to INT, BIGINT, DOUBLE, DECIMAL(p,s), STRING or BOOLEAN",
+            ));
+        };
+        let inner = retype_null(inner, to);
+        if try_cast && inner.data_type() != DataType::String {
+            return Err(self.err(
+                Code::UnsupportedSql,
+                format!(
+                    "TRY_CAST of the {} `{inner}` is not supported yet",
+                    inner.data_type()
+                ),
+                "TRY_CAST reads strings, giving null for one that does not read; convert other values with CAST",
+            ));
+        }
+        if inner.data_type() == DataType::Float64 && to == DataType::String {
+            return Err(self.err(
+                Code::UnsupportedSql,
+                format!("CAST of the float64 `{inner}` to STRING is not supported"),
+                "Flink writes a double as Java does (1.0E10, with the digits Java chooses), which Streamform cannot promise to match; CAST to DECIMAL(p, s) first, then to STRING",
+            ));
+        }
+        if !castable(inner.data_type(), to) {
+            return Err(self.err(
+                Code::TypeMismatch,
+                format!("cannot CAST `{inner}` from {} to {to}", inner.data_type()),
+                "casts convert between numbers, strings and booleans, and between strings and timestamps",
+            ));
+        }
+        // A timestamp written as a string (TIMESTAMP '...', CAST('...' AS TIMESTAMP))
+        // is read now, so a bad one is a check error rather than a failed run.
+        if let (
+            false,
+            Expr::Literal {
+                value: v @ Value::String(_),
+                ..
+            },
+            DataType::Timestamp,
+        ) = (try_cast, &inner, to)
+        {
+            let value = v.cast(to).map_err(|e| {
+                // A literal carries no position; its text in the model does.
+                let quoted = format!("'{}'", v.render().trim_matches('"'));
+                let span = self.text.find(&quoted).map(|at| at..at + quoted.len());
+                self.err(
+                    Code::InvalidValue,
+                    e.to_string(),
+                    "write a timestamp as 'yyyy-MM-dd HH:mm:ss' (a fraction of up to three digits may follow) or a date 'yyyy-MM-dd'",
+                )
+                .with_span(span)
+            })?;
+            return Ok(Expr::Literal { value, ty: to });
+        }
+        if try_cast {
+            return Ok(Expr::TryCast {
+                expr: Box::new(inner),
+                ty: to,
+            });
+        }
+        Ok(Expr::Cast {
+            expr: Box::new(inner),
+            ty: to,
+        })
+    }
+
     pub(super) fn expr_at(&self, df: &DFSchemaRef, e: &DfExpr) -> Lowered<Expr> {
         Ok(match e {
             DfExpr::Alias(a) => self.expr(df, &a.expr)?,
@@ -185,58 +263,9 @@ impl Lowering<'_> {
                 expr: Box::new(self.expr(df, inner)?),
                 negated: true,
             },
-            DfExpr::Cast(c) => {
-                let inner = self.expr(df, &c.expr)?;
-                let Some(to) = from_arrow(c.field.data_type()) else {
-                    return Err(self.err(
-                        Code::UnsupportedSql,
-                        format!("CAST to {} is not supported", c.field.data_type()),
-                        "cast to INT, BIGINT, DOUBLE, DECIMAL(p,s), STRING or BOOLEAN",
-                    ));
-                };
-                let inner = retype_null(inner, to);
-                if inner.data_type() == DataType::Float64 && to == DataType::String {
-                    return Err(self.err(
-                        Code::UnsupportedSql,
-                        format!("CAST of the float64 `{inner}` to STRING is not supported"),
-                        "Flink writes a double as Java does (1.0E10, with the digits Java chooses), which Streamform cannot promise to match; CAST to DECIMAL(p, s) first, then to STRING",
-                    ));
-                }
-                if !castable(inner.data_type(), to) {
-                    return Err(self.err(
-                        Code::TypeMismatch,
-                        format!("cannot CAST `{inner}` from {} to {to}", inner.data_type()),
-                        "casts convert between numbers, strings and booleans, and between strings and timestamps",
-                    ));
-                }
-                // A timestamp written as a string (TIMESTAMP '...', CAST('...' AS TIMESTAMP))
-                // is read now, so a bad one is a check error rather than a failed run.
-                if let (
-                    Expr::Literal {
-                        value: v @ Value::String(_),
-                        ..
-                    },
-                    DataType::Timestamp,
-                ) = (&inner, to)
-                {
-                    let value = v.cast(to).map_err(|e| {
-                        // A literal carries no position; its text in the model does.
-                        let quoted = format!("'{}'", v.render().trim_matches('"'));
-                        let span = self.text.find(&quoted).map(|at| at..at + quoted.len());
-                        self.err(
-                            Code::InvalidValue,
-                            e.to_string(),
-                            "write a timestamp as 'yyyy-MM-dd HH:mm:ss' (a fraction of up to three digits may follow) or a date 'yyyy-MM-dd'",
-                        )
-                        .with_span(span)
-                    })?;
-                    return Ok(Expr::Literal { value, ty: to });
-                }
-                Expr::Cast {
-                    expr: Box::new(inner),
-                    ty: to,
-                }
-            }
+            DfExpr::Cast(c) => self.cast(df, &c.expr, c.field.data_type(), false)?,
+            // TRY_CAST: null where CAST would fail (docs/sql.md).
+            DfExpr::TryCast(c) => self.cast(df, &c.expr, c.field.data_type(), true)?,
             DfExpr::BinaryExpr(b) => {
                 let left = self.expr(df, &b.left)?;
                 let right = self.expr(df, &b.right)?;
@@ -693,6 +722,7 @@ pub(super) fn may_be_null(e: &Expr, input: &[Field]) -> bool {
         | Expr::Negative(inner)
         | Expr::PlusInterval { expr: inner, .. }
         | Expr::Cast { expr: inner, .. } => may_be_null(inner, input),
+        Expr::TryCast { .. } => true,
         Expr::Call { args, .. } => args.iter().any(|a| may_be_null(a, input)),
         Expr::Case {
             branches,
