@@ -1089,23 +1089,22 @@ impl Validator<'_> {
                 }
                 let mut grouped: Vec<String> = Vec::new();
                 for e in exprs {
+                    // Flink would group once; the key Streamform derives would repeat the
+                    // column, and a key may not.
+                    let written = e.to_string();
+                    if grouped.contains(&written) {
+                        self.diags.push(
+                            Diagnostic::error(
+                                Code::InvalidAggregate,
+                                format!("model `{}` groups by `{written}` twice", self.model),
+                            )
+                            .with_span(byte_span(self.text, e.span()))
+                            .with_help("name each grouping column or expression once"),
+                        );
+                    }
+                    grouped.push(written);
                     match e {
-                        SqlExpr::Identifier(_) | SqlExpr::CompoundIdentifier(_) => {
-                            // Flink would group once; the key Streamform derives would
-                            // repeat the column, and a key may not.
-                            let name = e.to_string();
-                            if grouped.contains(&name) {
-                                self.diags.push(
-                                    Diagnostic::error(
-                                        Code::InvalidAggregate,
-                                        format!("model `{}` groups by `{name}` twice", self.model),
-                                    )
-                                    .with_span(byte_span(self.text, e.span()))
-                                    .with_help("name each grouping column once"),
-                                );
-                            }
-                            grouped.push(name);
-                        }
+                        SqlExpr::Identifier(_) | SqlExpr::CompoundIdentifier(_) => {}
                         SqlExpr::Rollup(_) | SqlExpr::Cube(_) | SqlExpr::GroupingSets(_) => self
                             .refuse(
                                 "ROLLUP, CUBE and GROUPING SETS",
@@ -1117,6 +1116,14 @@ impl Validator<'_> {
                                 &format!("a group window (GROUP BY {}(...))", f.name.to_string().to_uppercase()),
                                 e.span(),
                                 &format!("Flink deprecates group windows; write the window as a table function in FROM and group by its columns: {}", crate::window::WINDOW_FORM),
+                            ),
+                        // DataFusion reads a number as a column's position; Flink as a
+                        // constant.
+                        SqlExpr::Value(v) if matches!(v.value, ast::Value::Number(..)) => self
+                            .refuse(
+                                "GROUP BY a number",
+                                e.span(),
+                                "Flink reads a number in GROUP BY as a constant, not as the position of a selected column; name the column: GROUP BY category",
                             ),
                         // An expression over the row, computed before the grouping
                         // (docs/sql.md).

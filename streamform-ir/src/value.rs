@@ -684,11 +684,13 @@ fn hex_double(hex: &str) -> Option<f64> {
 /// digits with an optional point (`.5`, `5.`); for a decimal target also an exponent
 /// (`1e2`) and an `f`/`d` suffix. The exact value, before the target's rounding.
 fn number_text(s: &str, decimal: bool) -> Option<Decimal> {
-    let t = java_trim(s);
+    // Flink trims an integer's text of spaces only (its string `trim`), so a tab or a
+    // line break around it does not read.
     let t = if decimal {
+        let t = java_trim(s);
         t.strip_suffix(['f', 'F', 'd', 'D']).unwrap_or(t)
     } else {
-        t
+        s.trim_matches(' ')
     };
     let (mantissa, exponent) = match t.find(['e', 'E']) {
         Some(i) if decimal => (&t[..i], Some(&t[i + 1..])),
@@ -743,6 +745,15 @@ mod tests {
     #[test]
     fn strings_cast_to_numbers_and_booleans_as_flink_reads_them() {
         let cast = |s: &str, t: DataType| Value::String(s.into()).cast(t).ok();
+        // An integer's text is trimmed of spaces only, as Flink's string trim does; a
+        // double's of all whitespace, as Java's parseDouble does.
+        assert_eq!(cast(" 12 ", DataType::Int32), Some(Value::Int32(12)));
+        assert_eq!(cast("\t12", DataType::Int32), None);
+        assert_eq!(cast("12\n", DataType::Int64), None);
+        assert_eq!(
+            cast("\t12", DataType::Float64),
+            Some(Value::Float64(F64(12.0)))
+        );
         let d52 = DataType::Decimal {
             precision: 5,
             scale: 2,
