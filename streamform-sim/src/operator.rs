@@ -63,6 +63,16 @@ impl<'a> Rec<'a> {
             half: false,
         }
     }
+
+    /// A delete of `row`.
+    pub(crate) fn delete(row: Cow<'a, [Value]>) -> Rec<'a> {
+        Rec {
+            op: Op::Delete,
+            row,
+            before: None,
+            half: false,
+        }
+    }
 }
 
 /// What an operator emits beyond the one record it returns: records, each with the event

@@ -144,12 +144,7 @@ impl Aggregate {
         if self.calls.rows(&self.state.row(entry)[key_len..]) == Some(0) {
             self.calls.forget(number);
             self.state.remove(entry);
-            return Ok(Some(Rec {
-                op: Op::Delete,
-                row: Cow::Owned(before),
-                before: None,
-                half: false,
-            }));
+            return Ok(Some(Rec::delete(Cow::Owned(before))));
         }
         if !changed {
             return Ok(None);

@@ -54,12 +54,7 @@ impl Operator for Filter {
                         half: false,
                     },
                     (false, true) => Rec::insert(rec.row),
-                    (true, false) => Rec {
-                        op: Op::Delete,
-                        row: before,
-                        before: None,
-                        half: false,
-                    },
+                    (true, false) => Rec::delete(before),
                     (false, false) => return Ok(None),
                 };
                 Ok(Some(next))

@@ -93,12 +93,7 @@ impl Operator for Normalize {
             (Op::Delete, Ok(entry)) => {
                 let stored = self.state.accumulators_mut(entry).to_vec();
                 self.state.remove(entry);
-                Ok(Some(Rec {
-                    op: Op::Delete,
-                    row: Cow::Owned(stored),
-                    before: None,
-                    half: false,
-                }))
+                Ok(Some(Rec::delete(Cow::Owned(stored))))
             }
             (Op::Delete, Err(_)) => Ok(None),
             (Op::Update, _) => Err(Fault::plain(

@@ -312,7 +312,7 @@ impl Rank {
 
     fn delete_at(&self, out: &mut Emitted, row: &[Value], rank: usize) {
         if (1..=self.top).contains(&rank) {
-            out.push(delete(self.out_row(row, rank)));
+            out.push(Rec::delete(Cow::Owned(self.out_row(row, rank))));
         }
     }
 
@@ -448,7 +448,7 @@ impl Rank {
                 if new_row.as_ref() == Some(&pushed_out) {
                     return;
                 }
-                out.push(delete(pushed_out));
+                out.push(Rec::delete(Cow::Owned(pushed_out)));
             }
             if let Some(r) = new_row {
                 out.push(Rec::insert(Cow::Owned(r)));
@@ -528,7 +528,7 @@ impl Rank {
                 }
             }
             if let Some(d) = to_delete {
-                out.push(delete(d.clone()));
+                out.push(Rec::delete(Cow::Owned(d.clone())));
             }
             if collect {
                 out.push(Rec::insert(Cow::Owned(row.clone())));
@@ -695,15 +695,6 @@ fn cmp_rows(a: &[Value], b: &[Value]) -> Ordering {
         .map(|(x, y)| x.sort_cmp(y))
         .find(|o| o.is_ne())
         .unwrap_or(Ordering::Equal)
-}
-
-fn delete(row: Row) -> Rec<'static> {
-    Rec {
-        op: Op::Delete,
-        row: Cow::Owned(row),
-        before: None,
-        half: false,
-    }
 }
 
 /// A row taken back that the rank never received: Flink fails the job ("state is
