@@ -1031,6 +1031,9 @@ pub struct LateComparison {
     /// The deduplication that dropped it, keeping the first row by time, as behind the
     /// watermark (docs/ranking.md).
     pub by_rank: Option<String>,
+    /// The OVER aggregation that dropped it, at or behind the watermark, or at or before
+    /// the last time its partition emitted (docs/over.md).
+    pub by_over: Option<String>,
     /// `None` when the two are the same event; otherwise what is wrong.
     pub problem: Option<String>,
 }
@@ -1076,14 +1079,17 @@ pub fn compare_late(
                 .as_deref()
                 .and_then(streamform_ir::NodeId::parse)
                 .map(|id| id.kind);
-            let (by_window, by_join, by_rank) = match kind {
-                Some(streamform_ir::NodeKind::IntervalJoin) => (None, by, None),
-                Some(streamform_ir::NodeKind::Rank) => (None, None, by),
-                _ => (by, None, None),
-            };
+            let (mut by_window, mut by_join, mut by_rank, mut by_over) = (None, None, None, None);
+            match kind {
+                Some(streamform_ir::NodeKind::IntervalJoin) => by_join = by,
+                Some(streamform_ir::NodeKind::Rank) => by_rank = by,
+                Some(streamform_ir::NodeKind::Over) => by_over = by,
+                _ => by_window = by,
+            }
             let problem = match (l, d) {
                 (Some((ls, l)), Some((ds, d, _))) => differs((*ls, l), (*ds, d)),
                 (None, Some(_)) => Some(match (&by_window, &by_join) {
+                    _ if by_over.is_some() => format!("dropped by the OVER aggregation `{}`, which it reached at or behind the watermark (or, with a bounded frame, at or before the last time its partition emitted), but not acknowledged; list it under `late:` (`late_events: keep` does not bring it back)", by_over.as_deref().unwrap_or_default()),
                     _ if by_rank.is_some() => format!("dropped by `{}`, which keeps the first row of each partition by time and drops a row behind the watermark, but not acknowledged; list it under `late:` (`late_events: keep` does not bring it back)", by_rank.as_deref().unwrap_or_default()),
                     (Some(node), _) => format!("dropped by window `{node}`, whose windows for it had already closed, but not acknowledged; list it under `late:` (`late_events: keep` does not bring it back: a window never reopens)"),
                     (_, Some(node)) => format!("dropped by interval join `{node}`, which it reached after its last chance to match and which kept no row it meets, but not acknowledged; list it under `late:` (`late_events: keep` does not bring it back: the join no longer keeps the rows it could have met)"),
@@ -1100,6 +1106,7 @@ pub fn compare_late(
                 by_window,
                 by_join,
                 by_rank,
+                by_over,
                 problem,
             }
         })

@@ -413,6 +413,10 @@ pub struct LateRow {
     /// watermark (docs/ranking.md); omitted otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub by_rank: Option<String>,
+    /// The OVER aggregation that dropped it, at or behind the watermark, or at or before
+    /// the last time its partition emitted (docs/over.md); omitted otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by_over: Option<String>,
     /// `null` when the two are the same event.
     pub problem: Option<String>,
 }
@@ -581,6 +585,7 @@ impl TestReport {
                         by_window: l.by_window.clone(),
                         by_join: l.by_join.clone(),
                         by_rank: l.by_rank.clone(),
+                        by_over: l.by_over.clone(),
                         problem: l.problem.clone(),
                     })
                     .collect(),

@@ -709,6 +709,7 @@ pub fn parse_model(model: &str, text: &str) -> ParsedModel {
             ),
             None => {
                 let mut q = q.clone();
+                over::inline_named_windows(&mut q);
                 match inline_ctes(model, text, &mut q) {
                     Ok(()) => ParsedModel {
                         query: Some(q),
@@ -860,6 +861,7 @@ struct Validator<'a> {
 
 pub(crate) const HELP_SURFACE: &str = "supported: column references, literals, comparison and arithmetic, AND/OR/NOT, IS [NOT] NULL, CAST, CASE, COALESCE, NULLIF, BETWEEN, IN (list), WHERE, GROUP BY columns, HAVING, sum/count/count(DISTINCT)/min/max/avg, string and numeric functions, timestamps and INTERVAL; docs/sql.md lists it all";
 
+pub(crate) mod over;
 pub(crate) mod ranking;
 
 impl Validator<'_> {
@@ -1021,7 +1023,7 @@ impl Validator<'_> {
             self.refuse(
                 "a named WINDOW for OVER",
                 s.span(),
-                "write the window in the call: ROW_NUMBER() OVER (PARTITION BY … ORDER BY …) (docs/ranking.md); OVER aggregations are not supported yet",
+                "write the window in the call: SUM(amount) OVER (PARTITION BY customer_id ORDER BY ordered_at) (docs/over.md), ROW_NUMBER() OVER (PARTITION BY … ORDER BY …) (docs/ranking.md)",
             );
         }
         if !s.lateral_views.is_empty()
@@ -1745,6 +1747,10 @@ impl Validator<'_> {
 
     fn function(&mut self, e: &SqlExpr, f: &ast::Function, aggregates_allowed: bool) {
         let name = f.name.to_string().to_ascii_lowercase();
+        if f.over.is_some() && over::over_aggregate(&name) {
+            self.over_call(e, f, aggregates_allowed);
+            return;
+        }
         if f.over.is_some() {
             let help = match name.as_str() {
                 "row_number" => {
@@ -1757,7 +1763,7 @@ impl Validator<'_> {
                     "reading another row of the partition is not supported yet; a join of the stream with itself within time bounds (an interval join, docs/joins.md) pairs each row with the rows near it"
                 }
                 _ => {
-                    "OVER aggregations are not supported yet; GROUP BY gives a total per key that updates with each row (declare the model `materialized: upsert` by its key), and a window table function totals per period (docs/windows.md)"
+                    "OVER runs SUM, COUNT, MIN, MAX and AVG (docs/over.md), and ROW_NUMBER for a top per partition (docs/ranking.md)"
                 }
             };
             self.refuse(

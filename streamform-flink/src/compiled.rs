@@ -91,6 +91,8 @@ enum Role {
     TemporalJoin,
     /// A Top-N: identified as a regular join is.
     Rank,
+    /// An OVER aggregation: identified as a regular join is.
+    Over,
     /// The changelog normalization of an upsert source: identified by the scan it reads.
     Normalize,
     /// Holds no state.
@@ -115,6 +117,7 @@ fn role(kind: &str) -> Role {
         "stream-exec-interval-join" => Role::IntervalJoin,
         "stream-exec-temporal-join" => Role::TemporalJoin,
         "stream-exec-rank" => Role::Rank,
+        "stream-exec-over-aggregate" => Role::Over,
         "stream-exec-changelog-normalize" => Role::Normalize,
         "stream-exec-calc"
         | "stream-exec-exchange"
@@ -199,7 +202,8 @@ pub fn pin(
             | Role::Join
             | Role::IntervalJoin
             | Role::TemporalJoin
-            | Role::Rank => {
+            | Role::Rank
+            | Role::Over => {
                 structural.push(at);
                 continue;
             }
@@ -228,6 +232,7 @@ pub fn pin(
             Role::IntervalJoin => NodeKind::IntervalJoin,
             Role::TemporalJoin => NodeKind::TemporalJoin,
             Role::Rank => NodeKind::Rank,
+            Role::Over => NodeKind::Over,
             _ => NodeKind::Aggregate,
         };
         let sinks = graph.sinks_below(at, tables);
@@ -511,7 +516,8 @@ impl IrFeeds {
                             | NodeKind::Join
                             | NodeKind::IntervalJoin
                             | NodeKind::TemporalJoin
-                            | NodeKind::Rank,
+                            | NodeKind::Rank
+                            | NodeKind::Over,
                         ) => n.id.to_string(),
                         _ => return None,
                     };

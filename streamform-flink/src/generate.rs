@@ -4,6 +4,7 @@
 //! compute the simulator's types", "Capability errors" (ORDER BY is refused) and "Warnings"
 //! (nullable upsert keys).
 
+mod over;
 mod rank;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -1127,6 +1128,11 @@ fn view_query(
                 number.as_deref(),
                 i,
             ),
+            Operator::Over {
+                partition_by,
+                frame,
+                calls,
+            } => over::over(from, &input.schema, partition_by, frame, calls),
             Operator::Union => union_all(node, &inputs),
             Operator::Join { kind, on, filter } => {
                 regular_join(node, (*kind, on, filter.as_ref()), &inputs, i)

@@ -55,6 +55,7 @@ fn keyed() -> StateEntry {
         retracting: false,
         bounds: None,
         ranking: None,
+        frame: None,
         digest: "4aead023aa01".repeat(6)[..64].to_string(),
     }
 }

@@ -195,6 +195,8 @@ pub enum Field {
     Bounds,
     /// A rank's ordering, top and rank operator.
     Ranking,
+    /// An over aggregation's frame.
+    Frame,
     /// The state digest.
     StateDigest,
 }
@@ -217,6 +219,7 @@ impl Field {
             Field::Window => "window",
             Field::Bounds => "time bounds",
             Field::Ranking => "ranking",
+            Field::Frame => "frame",
             Field::StateDigest => "state digest",
         }
     }
@@ -802,6 +805,7 @@ impl<'a> Context<'a> {
                     window: w1,
                     bounds: b1,
                     ranking: n1,
+                    frame: f1,
                     digest: g1,
                     ..
                 },
@@ -811,6 +815,7 @@ impl<'a> Context<'a> {
                     window: w2,
                     bounds: b2,
                     ranking: n2,
+                    frame: f2,
                     digest: g2,
                     ..
                 },
@@ -819,6 +824,7 @@ impl<'a> Context<'a> {
                 add(Field::Window, w1 != w2, &|| (window(w1), window(w2)));
                 add(Field::Bounds, b1 != b2, &|| (window(b1), window(b2)));
                 add(Field::Ranking, n1 != n2, &|| (window(n1), window(n2)));
+                add(Field::Frame, f1 != f2, &|| (window(f1), window(f2)));
                 add(Field::Accumulators, a1 != a2, &|| {
                     (columns(a1), columns(a2))
                 });
@@ -960,6 +966,7 @@ impl<'a> Context<'a> {
                     retracting: r1,
                     bounds: b1,
                     ranking: n1,
+                    frame: f1,
                     digest: g1,
                 },
                 StateEntry::Keyed {
@@ -970,6 +977,7 @@ impl<'a> Context<'a> {
                     retracting: r2,
                     bounds: b2,
                     ranking: n2,
+                    frame: f2,
                     digest: g2,
                 },
             ) => {
@@ -1039,7 +1047,23 @@ impl<'a> Context<'a> {
                         ),
                     );
                 }
-                if !join && !rank && r1 != r2 {
+                // An over aggregation keeps, per partition, the accumulators of one frame
+                // and the rows still in it (docs/over.md): under another frame the rows it
+                // needs to take back were never kept, or the accumulators hold rows the new
+                // frame would not.
+                let over = d.operator == "over" || r.operator == "over";
+                if over && f1 != f2 {
+                    let f = |f: &Option<String>| f.clone().unwrap_or_else(|| "none".into());
+                    out.add(
+                        StateIncompatible,
+                        format!(
+                            "the OVER frame changes from [{}] to [{}]: the stored accumulators and rows were kept for the old frame, and the rows already emitted were aggregated over it",
+                            f(f1),
+                            f(f2)
+                        ),
+                    );
+                }
+                if !join && !rank && !over && r1 != r2 {
                     let why = if *r2 {
                         "its input now updates, so it needs retracting accumulators (counts beside each result) that the stored state does not have"
                     } else {

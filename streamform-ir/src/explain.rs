@@ -261,6 +261,44 @@ fn render_node(out: &mut String, node: &Node, from: &[&str], inputs: &[String]) 
             let _ = writeln!(out, "  keeps={keeps}");
             let _ = writeln!(out, "  emits={emits}");
         }
+        Operator::Over {
+            partition_by,
+            frame,
+            calls,
+        } => {
+            let partition = if partition_by.is_empty() {
+                "none (one frame over every row)".to_string()
+            } else {
+                partition_by.join(", ")
+            };
+            let calls: Vec<String> = calls.iter().map(crate::plan::AggCall::name).collect();
+            let over = match (frame.unit, frame.preceding) {
+                (_, None) => "every earlier row of its partition".to_string(),
+                (crate::plan::FrameUnit::Rows, Some(n)) => format!(
+                    "the {n} row{} before it in its partition",
+                    if n == 1 { "" } else { "s" }
+                ),
+                (crate::plan::FrameUnit::Range, Some(ms)) => format!(
+                    "the rows of its partition up to {} earlier",
+                    crate::time::format_duration(ms)
+                ),
+            };
+            let peers = match frame.unit {
+                crate::plan::FrameUnit::Rows => "rows of equal time one by one, in arrival order",
+                crate::plan::FrameUnit::Range => "rows of equal time together, with one result",
+            };
+            let late = if frame.bounded() {
+                "a row at or before the last time its partition emitted is dropped as late"
+            } else {
+                "a row at or behind the watermark is dropped as late"
+            };
+            let _ = writeln!(
+                out,
+                "  partition={partition}\n  frame={frame}\n  aggregates={}\n  emits=each row once the watermark passes its {}, with the aggregates over itself and {over} ({peers}); {late}",
+                calls.join(", "),
+                frame.time
+            );
+        }
         Operator::Sort { keys } => {
             let keys: Vec<String> = keys
                 .iter()

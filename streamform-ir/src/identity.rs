@@ -16,7 +16,9 @@ use crate::plan::{Field, KeyedState, Node, NodeKind, State};
 /// an interval join's names its time condition after the key,
 /// `interval_join key=[order_id=order_id] time=[shipped_at between ordered_at and ordered_at + 4h] accumulators=[…] retention=unbounded`;
 /// a rank's names its ordering and top,
-/// `rank key=[category] rank=[order=[revenue desc] top=3 strategy=retract] retracting accumulators=[…] retention=unbounded`.
+/// `rank key=[category] rank=[order=[revenue desc] top=3 strategy=retract] retracting accumulators=[…] retention=unbounded`;
+/// an over aggregation's names its frame,
+/// `over key=[customer_id] frame=[rows 2 preceding on ordered_at] retracting accumulators=[…] retention=unbounded`.
 pub fn state_fingerprint(kind: NodeKind, state: &KeyedState) -> String {
     let accs: Vec<String> = state
         .accumulators
@@ -30,6 +32,7 @@ pub fn state_fingerprint(kind: NodeKind, state: &KeyedState) -> String {
             window: state.window.as_ref().map(ToString::to_string).as_deref(),
             bounds: state.bounds.as_ref().map(ToString::to_string).as_deref(),
             ranking: state.ranking.as_ref().map(ToString::to_string).as_deref(),
+            frame: state.frame.as_ref().map(ToString::to_string).as_deref(),
         },
         state.retracting,
         &format!("[{}]", accs.join(", ")),
@@ -48,6 +51,8 @@ pub struct Shape<'a> {
     pub bounds: Option<&'a str>,
     /// A rank's ordering, top and rank operator.
     pub ranking: Option<&'a str>,
+    /// An over aggregation's frame.
+    pub frame: Option<&'a str>,
 }
 
 /// The fingerprint text from its parts as a manifest records them (the accumulators
@@ -70,6 +75,10 @@ pub fn fingerprint_text(
     };
     let window = match shape.ranking {
         Some(r) => format!("{window} rank=[{r}]"),
+        None => window,
+    };
+    let window = match shape.frame {
+        Some(f) => format!("{window} frame=[{f}]"),
         None => window,
     };
     let retracting = if retracting { " retracting" } else { "" };
@@ -164,6 +173,7 @@ mod tests {
             retracting: false,
             bounds: None,
             ranking: None,
+            frame: None,
         }
     }
 

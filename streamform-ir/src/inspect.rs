@@ -78,6 +78,7 @@ fn render_node(out: &mut String, node: &NodeEntry) {
             retracting,
             bounds,
             ranking,
+            frame,
             digest,
         } => {
             let window = window
@@ -90,6 +91,10 @@ fn render_node(out: &mut String, node: &NodeEntry) {
             };
             let window = match ranking {
                 Some(r) => format!("{window} rank=[{r}]"),
+                None => window,
+            };
+            let window = match frame {
+                Some(f) => format!("{window} frame=[{f}]"),
                 None => window,
             };
             let retracting = if *retracting { " retracting" } else { "" };

@@ -189,6 +189,10 @@ pub enum StateEntry {
         /// strategy=retract`; omitted for every other node.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         ranking: Option<String>,
+        /// An over aggregation's frame, `rows 2 preceding on ordered_at`; omitted for every
+        /// other node.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        frame: Option<String>,
         /// SHA-256 of the state fingerprint, 64 lowercase hex characters.
         digest: String,
     },
@@ -206,6 +210,7 @@ impl StateEntry {
             retracting,
             bounds,
             ranking,
+            frame,
             ..
         } = self
         else {
@@ -218,6 +223,7 @@ impl StateEntry {
                 window: window.as_deref(),
                 bounds: bounds.as_deref(),
                 ranking: ranking.as_deref(),
+                frame: frame.as_deref(),
             },
             *retracting,
             &render_columns(accumulators),
@@ -730,6 +736,7 @@ fn node_entry(node: &Node, inputs: Vec<String>) -> NodeEntry {
                 retracting: k.retracting,
                 bounds: k.bounds.as_ref().map(ToString::to_string),
                 ranking: k.ranking.as_ref().map(ToString::to_string),
+                frame: k.frame.as_ref().map(ToString::to_string),
                 digest: digests.state_digest.unwrap_or_default(),
             },
         },
@@ -762,6 +769,7 @@ fn grouping(group_by: &[String], calls: &[crate::plan::AggCall]) -> String {
 /// | TemporalJoin | `left on=[currency=currency] as_of=ordered_at version=updated_at` |
 /// | IntervalJoin | `left on=[order_id=order_id] time=[shipped_at between ordered_at and ordered_at + 4h]`, and `where …` as a Join's |
 /// | Rank | `partition=[category] order=[revenue desc] top=3`, and ` number=rn` when the row number is read |
+/// | Over | `partition=[customer_id] frame=[rows 2 preceding on ordered_at] aggregates=[sum(amount)]` |
 /// | Sort | `order=[reading DESC, sensor ASC]` |
 /// | Sink | `upsert kafka customer-metrics`, or `upsert` without a `sink:` |
 pub fn definition(op: &Operator) -> String {
@@ -846,6 +854,18 @@ pub fn definition(op: &Operator) -> String {
                 Some(n) => format!("{base} number={n}"),
                 None => base,
             }
+        }
+        Operator::Over {
+            partition_by,
+            frame,
+            calls,
+        } => {
+            let calls: Vec<String> = calls.iter().map(crate::plan::AggCall::name).collect();
+            format!(
+                "partition=[{}] frame=[{frame}] aggregates=[{}]",
+                partition_by.join(", "),
+                calls.join(", ")
+            )
         }
         Operator::Sort { keys } => format!(
             "order=[{}]",
@@ -974,6 +994,7 @@ mod tests {
                 retracting: false,
                 bounds: None,
                 ranking: None,
+                frame: None,
                 digest: STATE_4AEAD.into(),
             }
         );

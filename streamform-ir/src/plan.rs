@@ -177,6 +177,9 @@ pub struct KeyedState {
     /// operators keeps them (docs/ranking.md), part of the state fingerprint. `None` for
     /// every other node.
     pub ranking: Option<Box<Ranking>>,
+    /// For an Over node, its frame (docs/over.md), part of the state fingerprint. `None`
+    /// for every other node.
+    pub frame: Option<Box<OverFrame>>,
 }
 
 impl KeyedState {
@@ -191,6 +194,7 @@ impl KeyedState {
             retracting: false,
             bounds: None,
             ranking: None,
+            frame: None,
         }
     }
 }
@@ -504,6 +508,58 @@ impl fmt::Display for Ranking {
     }
 }
 
+/// How an OVER aggregation's frame is measured (docs/over.md): in rows, or in time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FrameUnit {
+    /// `ROWS`: each row is aggregated with the rows before it, one by one; rows of equal
+    /// time each get their own result, in arrival order.
+    Rows,
+    /// `RANGE`: each row is aggregated with every row whose time is within the frame of
+    /// its own, rows of equal time (its peers) included, so peers share one result.
+    Range,
+}
+
+/// The frame of an OVER aggregation (docs/over.md): ordered by the time attribute, from a
+/// bound before the current row up to it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct OverFrame {
+    /// The time attribute the rows are ordered by, ascending.
+    pub time: String,
+    /// Rows or time.
+    pub unit: FrameUnit,
+    /// How far back the frame reaches: `None` for every earlier row (UNBOUNDED
+    /// PRECEDING), otherwise a number of rows (ROWS) or of milliseconds (RANGE).
+    pub preceding: Option<u64>,
+}
+
+impl OverFrame {
+    /// Whether rows leave the frame, so its accumulators take rows back.
+    pub fn bounded(&self) -> bool {
+        self.preceding.is_some()
+    }
+}
+
+impl fmt::Display for OverFrame {
+    /// `range unbounded preceding on ordered_at`, `rows 2 preceding on ordered_at`,
+    /// `range 1h preceding on ordered_at`: the frame's part of the state fingerprint.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let unit = match self.unit {
+            FrameUnit::Rows => "rows",
+            FrameUnit::Range => "range",
+        };
+        match (self.preceding, self.unit) {
+            (None, _) => write!(f, "{unit} unbounded preceding on {}", self.time),
+            (Some(n), FrameUnit::Rows) => write!(f, "{unit} {n} preceding on {}", self.time),
+            (Some(ms), FrameUnit::Range) => write!(
+                f,
+                "{unit} {} preceding on {}",
+                crate::time::format_duration(ms),
+                self.time
+            ),
+        }
+    }
+}
+
 /// The declared materialization of a model.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Materialized {
@@ -659,6 +715,19 @@ pub enum Operator {
         /// takes (Flink's rank number output).
         number: Option<String>,
     },
+    /// An OVER aggregation (docs/over.md): each row of its append input, once the
+    /// watermark passes its time, emitted with the calls' results over its frame (the rows
+    /// of its partition before it, up to the frame's bound, and itself). Its schema is the
+    /// input's columns, then one per call; it appends and keeps the input's time attribute.
+    Over {
+        /// The PARTITION BY columns, in order; empty for one frame over every row.
+        partition_by: Vec<String>,
+        /// The ordering and the frame.
+        frame: OverFrame,
+        /// The aggregate calls; each is one accumulator and one output column after the
+        /// input's columns.
+        calls: Vec<AggCall>,
+    },
     /// UNION ALL: passes on every change of each of its inputs (two or more, with the same
     /// column types; its schema takes the first input's names), stateless (docs/sql.md,
     /// "Several inputs").
@@ -754,6 +823,7 @@ impl KeyedState {
             retracting: false,
             bounds: None,
             ranking: None,
+            frame: None,
         }
     }
 
@@ -789,6 +859,7 @@ impl KeyedState {
             retracting: false,
             bounds: Some(bounds.clone()),
             ranking: None,
+            frame: None,
         }
     }
 }
@@ -817,6 +888,31 @@ impl KeyedState {
             retracting: false,
             bounds: None,
             ranking: None,
+            frame: None,
+        }
+    }
+}
+
+impl KeyedState {
+    /// What an Over node stores (docs/over.md): per partition, the calls' accumulators; the
+    /// rows waiting for the watermark and, for a bounded frame, the rows still in it are
+    /// kept beside them. A bounded frame's accumulators take rows back (`retracting`).
+    pub fn over(partition_by: &[String], frame: &OverFrame, calls: &[AggCall]) -> KeyedState {
+        KeyedState {
+            key: partition_by.to_vec(),
+            accumulators: calls
+                .iter()
+                .map(|c| Accumulator {
+                    name: c.name(),
+                    ty: c.ty,
+                })
+                .collect(),
+            retention: Retention::Unbounded,
+            window: None,
+            retracting: frame.bounded(),
+            bounds: None,
+            ranking: None,
+            frame: Some(Box::new(frame.clone())),
         }
     }
 }
@@ -834,6 +930,7 @@ impl KeyedState {
             retracting: ranking.strategy == RankStrategy::Retract,
             bounds: None,
             ranking: Some(Box::new(ranking.clone())),
+            frame: None,
         }
     }
 }
@@ -962,11 +1059,13 @@ pub enum NodeKind {
     TemporalJoin,
     /// An [`Operator::Rank`]; `rank` in ids.
     Rank,
+    /// An [`Operator::Over`]; `over` in ids.
+    Over,
 }
 
 impl NodeKind {
     /// Every kind, in the order ids list them.
-    pub const ALL: [NodeKind; 13] = [
+    pub const ALL: [NodeKind; 14] = [
         NodeKind::Source,
         NodeKind::Filter,
         NodeKind::Project,
@@ -978,6 +1077,7 @@ impl NodeKind {
         NodeKind::Window,
         NodeKind::Deduplicate,
         NodeKind::Rank,
+        NodeKind::Over,
         NodeKind::Sort,
         NodeKind::Sink,
     ];
@@ -1003,6 +1103,7 @@ impl NodeKind {
             NodeKind::IntervalJoin => "interval_join",
             NodeKind::TemporalJoin => "temporal_join",
             NodeKind::Rank => "rank",
+            NodeKind::Over => "over",
         }
     }
 
@@ -1022,6 +1123,7 @@ impl NodeKind {
             NodeKind::IntervalJoin => "IntervalJoin",
             NodeKind::TemporalJoin => "TemporalJoin",
             NodeKind::Rank => "Rank",
+            NodeKind::Over => "Over",
         }
     }
 }
@@ -1042,6 +1144,7 @@ impl Operator {
             Operator::IntervalJoin { .. } => NodeKind::IntervalJoin,
             Operator::TemporalJoin { .. } => NodeKind::TemporalJoin,
             Operator::Rank { .. } => NodeKind::Rank,
+            Operator::Over { .. } => NodeKind::Over,
             Operator::Sink { .. } => NodeKind::Sink,
         }
     }

@@ -996,6 +996,7 @@ impl Simulator {
             StageKind::IntervalJoin(j) => j.waiting(),
             StageKind::TemporalJoin(j) => j.waiting(),
             StageKind::Rank(r) => r.waiting(),
+            StageKind::Over(o) => o.waiting(),
             _ => None,
         });
         let padded = self
@@ -1045,6 +1046,7 @@ impl Simulator {
                 StageKind::Session(w) => Some(w.snapshot()),
                 StageKind::Deduplicate(d) => Some(d.snapshot()),
                 StageKind::Rank(r) => Some(r.snapshot()),
+                StageKind::Over(o) => Some(o.snapshot()),
                 StageKind::Normalize(n) => Some(n.snapshot()),
                 StageKind::Join(j) => Some(j.snapshot()),
                 StageKind::IntervalJoin(j) => Some(j.snapshot()),

@@ -30,6 +30,7 @@ use crate::operators::{
     interval_join::IntervalJoin,
     join::Join,
     normalize::Normalize,
+    over::Over,
     project::Project,
     rank::Rank,
     session::SessionAggregate,
@@ -253,6 +254,8 @@ pub(crate) enum StageKind {
     Deduplicate(Deduplicate),
     /// A Top-N (docs/ranking.md).
     Rank(Rank),
+    /// An OVER aggregation (docs/over.md).
+    Over(Over),
     Sort(Sort),
     /// UNION ALL: every change of every input passes on unchanged.
     Union,
@@ -334,6 +337,11 @@ impl Stage {
                 number.as_deref(),
                 input,
             )?),
+            IrOperator::Over {
+                partition_by,
+                frame,
+                calls,
+            } => StageKind::Over(Over::build(node, partition_by, frame, calls, input)?),
             IrOperator::Sort { keys } => StageKind::Sort(Sort::build(node, keys, input)?),
             IrOperator::Join { kind, on, filter } => {
                 StageKind::Join(Join::build(node, *kind, on, filter.as_ref(), inputs)?)
@@ -425,6 +433,7 @@ impl Stage {
             StageKind::Session(w) => w.on_change(rec, time, out),
             StageKind::Deduplicate(d) => d.on_change(rec, time, out),
             StageKind::Rank(r) => r.on_change(rec, time, out),
+            StageKind::Over(o) => o.on_change(rec, time, out),
             StageKind::Sort(s) => s.on_change(rec, time, out),
             StageKind::Union => Ok(Some(rec)),
             StageKind::Join(j) => j.on_input(port, rec, time, out),
@@ -459,6 +468,7 @@ impl Stage {
             StageKind::Session(w) => w.on_watermark(watermark, out),
             StageKind::Deduplicate(d) => d.on_watermark(watermark, out),
             StageKind::Rank(r) => r.on_watermark(watermark, out),
+            StageKind::Over(o) => o.on_watermark(watermark, out),
             StageKind::Join(j) => j.on_watermark(watermark, out),
             StageKind::IntervalJoin(j) => j.on_watermark(watermark, out),
             StageKind::TemporalJoin(j) => j.on_watermark(watermark, out),
@@ -480,7 +490,8 @@ impl Stage {
             | StageKind::Session(_)
             | StageKind::Deduplicate(_)
             | StageKind::IntervalJoin(_)
-            | StageKind::TemporalJoin(_) => true,
+            | StageKind::TemporalJoin(_)
+            | StageKind::Over(_) => true,
             StageKind::Join(j) => j.expires(),
             StageKind::Rank(r) => r.watches_watermark(),
             _ => false,
@@ -488,10 +499,13 @@ impl Stage {
     }
 
     /// Whether the operator may drop a change as late (a window, an interval join, a
-    /// deduplication keeping the first row).
+    /// deduplication keeping the first row, an OVER aggregation).
     pub(crate) fn may_drop(&self) -> bool {
         match &self.kind {
-            StageKind::Window(_) | StageKind::Session(_) | StageKind::IntervalJoin(_) => true,
+            StageKind::Window(_)
+            | StageKind::Session(_)
+            | StageKind::IntervalJoin(_)
+            | StageKind::Over(_) => true,
             StageKind::Rank(r) => r.watches_watermark(),
             _ => false,
         }

@@ -366,6 +366,7 @@ pub fn fixture_run(run: &FixtureRun, runs: &[FixtureRun]) -> String {
         Window,
         Join,
         Rank,
+        Over,
     }
     let mut by_node: Vec<(&str, By, usize)> = Vec::new();
     let dropped_by = run.late.iter().filter_map(|l| {
@@ -374,6 +375,7 @@ pub fn fixture_run(run: &FixtureRun, runs: &[FixtureRun]) -> String {
             .map(|n| (n, By::Window))
             .or(l.by_join.as_deref().map(|n| (n, By::Join)))
             .or(l.by_rank.as_deref().map(|n| (n, By::Rank)))
+            .or(l.by_over.as_deref().map(|n| (n, By::Over)))
     });
     for (node, by) in dropped_by {
         match by_node.iter_mut().find(|(n, _, _)| *n == node) {
@@ -404,6 +406,12 @@ pub fn fixture_run(run: &FixtureRun, runs: &[FixtureRun]) -> String {
                 "  {n} of them by `{node}`, which keeps the first row of each partition by time: {} behind the watermark",
                 if one { "it was" } else { "they were" }
             ),
+            By::Over => writeln!(
+                out,
+                "  {n} of them by the OVER aggregation `{node}`: {} at or behind the watermark, or at or before the last time {} partition emitted",
+                if one { "it came" } else { "they came" },
+                if one { "its" } else { "their" }
+            ),
         };
     }
     for (node, n) in &run.dropped_rows {
@@ -417,7 +425,7 @@ pub fn fixture_run(run: &FixtureRun, runs: &[FixtureRun]) -> String {
                 if *n == 1 { "was" } else { "were" },
                 if *n == 1 { "event it" } else { "events they" }
             ),
-            Some(streamform_ir::NodeKind::Rank) => writeln!(
+            Some(streamform_ir::NodeKind::Rank | streamform_ir::NodeKind::Over) => writeln!(
                 out,
                 "{} reached `{node}` behind the watermark and {} dropped there, as late; the {} came from went on by another way, or an operator before it emitted {} late",
                 plural(*n, "row"),
@@ -498,7 +506,9 @@ pub fn fixture_run(run: &FixtureRun, runs: &[FixtureRun]) -> String {
         let temporal = streamform_ir::NodeId::parse(&p.node).is_some_and(|id| {
             matches!(
                 id.kind,
-                streamform_ir::NodeKind::TemporalJoin | streamform_ir::NodeKind::Rank
+                streamform_ir::NodeKind::TemporalJoin
+                    | streamform_ir::NodeKind::Rank
+                    | streamform_ir::NodeKind::Over
             )
         });
         let (node, at) = (&p.node, streamform_ir::time::format_rfc3339(p.first_at));

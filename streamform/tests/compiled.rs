@@ -66,7 +66,8 @@ fn expected(plans: &[ModelPlan], reaching: &BTreeSet<String>) -> BTreeSet<String
                     | NodeKind::Deduplicate
                     | NodeKind::Join
                     | NodeKind::IntervalJoin
-                    | NodeKind::Rank,
+                    | NodeKind::Rank
+                    | NodeKind::Over,
                 ) => {
                     out.insert(node.id.to_string());
                 }
@@ -332,6 +333,35 @@ fn top_products_pins_its_ranks() {
 
 /// A deduplication keeping the first row by event time is Flink's deduplication operator,
 /// pinned as the Rank it stands for. Only Flink 2.2 runs the application (docs/ranking.md).
+/// Each OVER aggregation of running-totals is pinned by the sinks it feeds, one exec node
+/// of Flink's per Over node.
+#[test]
+fn running_totals_pins_its_over_aggregations() {
+    pins_every_stateful_node("running-totals");
+    for version in VERSIONS {
+        let plan = compiled(version, "running-totals");
+        assert_eq!(
+            plan.matches(r#""type":"stream-exec-over-aggregate_1""#)
+                .count(),
+            3,
+            "on {version}"
+        );
+        let overs: Vec<String> = identities(version, "running-totals")
+            .into_iter()
+            .filter(|id| id.contains("::over::"))
+            .collect();
+        assert_eq!(
+            overs,
+            [
+                "hourly_spend::over::0",
+                "moving_average::over::0",
+                "running_totals::over::0"
+            ],
+            "on {version}"
+        );
+    }
+}
+
 #[test]
 fn first_orders_pins_its_deduplication_as_its_rank() {
     pins_every_stateful_node_on("first-orders", &["2.2"]);

@@ -164,6 +164,7 @@ impl Lowering<'_> {
             retracting,
             bounds: None,
             ranking: None,
+            frame: None,
         };
         if !computed.is_empty() {
             let input = self.schema.clone();
@@ -265,8 +266,23 @@ impl Lowering<'_> {
                 crate::sql_help(),
             ));
         };
-        let surface = crate::surface::aggregate(func.name());
-        let func_kind = match (surface, params.distinct) {
+        self.agg_call_of(df, inner, func.name(), &params.args, params.distinct)
+    }
+
+    /// The aggregate call `inner` of the function `func` over `args`, and the projection
+    /// item computing its argument when the argument is an expression: an aggregate of a
+    /// GROUP BY, or of an OVER clause.
+    pub(super) fn agg_call_of(
+        &self,
+        df: &DFSchemaRef,
+        inner: &DfExpr,
+        func: &str,
+        args: &[DfExpr],
+        distinct: bool,
+    ) -> Lowered<(AggCall, Option<ProjectItem>)> {
+        let e = inner;
+        let surface = crate::surface::aggregate(func);
+        let func_kind = match (surface, distinct) {
             (Some(f), false) => Some(f.func),
             (Some(f), true) => f.distinct,
             (None, _) => None,
@@ -283,7 +299,7 @@ impl Lowering<'_> {
             ));
         };
         let mut computed = None;
-        let arg = match params.args.as_slice() {
+        let arg = match args {
             [DfExpr::Column(c)] => Some(self.column(df, c)?),
             // count(1), count(*): every row.
             [DfExpr::Literal(v, ..)] if func_kind == AggFunc::Count && !v.is_null() => None,

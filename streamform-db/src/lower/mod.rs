@@ -27,6 +27,7 @@ mod filter;
 mod interval_join;
 mod join;
 mod lowering;
+mod over;
 mod project;
 mod rank;
 mod scan;
@@ -103,6 +104,7 @@ impl Lowering<'_> {
                 self.plan(&f.input, upstream)?;
                 self.filter(f)
             }
+            LogicalPlan::Window(w) if over::aggregates_only(w) => self.over(w, upstream),
             LogicalPlan::Window(_) => Err(self
                 .err(
                 Code::UnsupportedSql,
@@ -389,6 +391,14 @@ fn retain(l: &mut Lowering<'_>, ms: u64) -> Result<(), Diagnostic> {
                 "model `{model}` declares retention, but it ranks rows, which retention does not support yet"
             ),
             "remove `retention:`; a rank keeps the rows it ranks until they are retracted or pushed out of its top (docs/ranking.md)",
+        );
+    }
+    if l.nodes.iter().any(|n| n.id.kind == NodeKind::Over) {
+        return err(
+            format!(
+                "model `{model}` declares retention, but it runs an OVER aggregation, which retention does not support yet"
+            ),
+            "remove `retention:`; an OVER aggregation keeps a partition's accumulators for as long as the partition may get rows (a bounded RANGE frame forgets it as the watermark passes its frame, docs/over.md)",
         );
     }
     if !l.clock {

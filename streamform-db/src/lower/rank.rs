@@ -249,6 +249,31 @@ pub(super) fn row_number_span(text: &str) -> Option<std::ops::Range<usize>> {
 }
 
 impl Lowering<'_> {
+    /// The PARTITION BY columns of a window function (a rank's, an OVER aggregation's) by
+    /// their names here, each once.
+    pub(super) fn partition_columns(
+        &self,
+        df: &datafusion_common::DFSchemaRef,
+        exprs: &[DfExpr],
+    ) -> Lowered<Vec<String>> {
+        let mut partition_by = Vec::new();
+        for p in exprs {
+            let DfExpr::Column(c) = p else {
+                return Err(self.err(
+                    Code::UnsupportedSql,
+                    format!("PARTITION BY `{p}` is not a column"),
+                    "partition by columns",
+                ));
+            };
+            let name = self.column(df, c)?.name;
+            // A column written twice partitions as once.
+            if !partition_by.contains(&name) {
+                partition_by.push(name);
+            }
+        }
+        Ok(partition_by)
+    }
+
     /// Where a condition of the filter around the subquery is: its column, when the planner
     /// kept where, or the query's WHERE.
     fn where_of(&self, c: &DfExpr) -> Option<std::ops::Range<usize>> {
@@ -361,21 +386,7 @@ impl Lowering<'_> {
                 .with_span(row_number_span(self.text).or_else(|| window.span.clone())));
         }
         let df = w.input.schema();
-        let mut partition_by = Vec::new();
-        for p in &call.params.partition_by {
-            let DfExpr::Column(c) = p else {
-                return Err(self.err(
-                    Code::UnsupportedSql,
-                    format!("PARTITION BY `{p}` is not a column"),
-                    "partition by columns",
-                ));
-            };
-            let name = self.column(df, c)?.name;
-            // A column written twice partitions as once.
-            if !partition_by.contains(&name) {
-                partition_by.push(name);
-            }
-        }
+        let partition_by = self.partition_columns(df, &call.params.partition_by)?;
         // Flink ranks per window (a window Top-N, final when the window closes) when the
         // partition has both of a window's bounds, under whatever names they have here.
         let of_model = |m: &str| {

@@ -102,7 +102,7 @@ impl Validator<'_> {
 }
 
 /// Whether `e` names a column (`revenue`, `t.revenue`).
-fn plain_column(e: &SqlExpr) -> bool {
+pub(super) fn plain_column(e: &SqlExpr) -> bool {
     match e {
         SqlExpr::Identifier(_) | SqlExpr::CompoundIdentifier(_) => true,
         SqlExpr::Nested(inner) => plain_column(inner),

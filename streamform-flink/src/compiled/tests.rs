@@ -169,7 +169,7 @@ fn a_stateful_node_streamform_cannot_identify_is_named() {
     // aggregation whose calls name two nodes.
     let compiled = plan(&[
         ("stream-exec-table-source-scan_1", &["orders_raw"]),
-        ("stream-exec-over-aggregate_1", &[]),
+        ("stream-exec-match_1", &[]),
         (
             "stream-exec-group-aggregate_1",
             &["sum(a) [x::aggregate::0]", "sum(b) [y::aggregate::0]"],
@@ -180,15 +180,12 @@ fn a_stateful_node_streamform_cannot_identify_is_named() {
     assert_eq!(
         err,
         PinError::Unidentified(vec![
-            "stream-exec-over-aggregate (node 11)".into(),
+            "stream-exec-match (node 11)".into(),
             "stream-exec-group-aggregate (node 12)".into(),
             "stream-exec-sink (node 13)".into(),
         ])
     );
-    assert!(
-        err.to_string()
-            .contains("stream-exec-over-aggregate (node 11)")
-    );
+    assert!(err.to_string().contains("stream-exec-match (node 11)"));
 }
 
 #[test]

@@ -35,6 +35,7 @@ fn keyed(keys: &[&str], accumulators: &[(&str, &str)], retention: &str) -> State
         retracting: false,
         bounds: None,
         ranking: None,
+        frame: None,
         digest: sha256_hex(&fingerprint),
     }
 }
@@ -1754,5 +1755,131 @@ fn the_rank_rows_of_the_rule_table() {
         let (classification, reasons) = verdict(rank_app(3, "v"), desired).unwrap();
         assert_eq!(classification, StateIncompatible, "{what}");
         assert_eq!(reasons, [reason(to)], "{what}");
+    }
+}
+
+/// An application whose model `o` sums `v` per `k` over `frame`, on event time `t`.
+fn over_app(unit: crate::plan::FrameUnit, preceding: Option<u64>) -> Manifest {
+    use crate::plan::*;
+    let field = |name: &str, ty: crate::types::DataType, nullable: bool| Field {
+        name: name.into(),
+        ty,
+        nullable,
+    };
+    let input = vec![
+        field("k", crate::types::DataType::String, true),
+        field("v", crate::types::DataType::Int64, true),
+        field("t", crate::types::DataType::Timestamp, true),
+    ];
+    let id = |kind: NodeKind| NodeId {
+        model: "o".into(),
+        kind,
+        ordinal: 0,
+    };
+    let frame = OverFrame {
+        time: "t".into(),
+        unit,
+        preceding,
+    };
+    let calls = vec![AggCall {
+        func: AggFunc::Sum,
+        arg: Some("v".into()),
+        ty: crate::types::DataType::Int64,
+    }];
+    let partition = vec!["k".to_string()];
+    let mut summed = input.clone();
+    summed.push(field("sum(v)", crate::types::DataType::Int64, true));
+    let node = |id: NodeId, op: Operator, inputs: Vec<NodeId>, schema: Vec<Field>, state| Node {
+        id,
+        op,
+        inputs,
+        schema,
+        boundedness: Boundedness::Unbounded,
+        changelog: Changelog::Append,
+        state,
+        time: Some("t".into()),
+    };
+    let source = node(
+        id(NodeKind::Source),
+        Operator::Source {
+            name: "s".into(),
+            connector: Connector::Kafka { topic: "s".into() },
+            format: "json".into(),
+            event_time: Some(EventTime {
+                column: "t".into(),
+                watermark: 0,
+                late: LateEvents::Drop,
+            }),
+        },
+        Vec::new(),
+        input.clone(),
+        State::Stateless,
+    );
+    let over = node(
+        id(NodeKind::Over),
+        Operator::Over {
+            partition_by: partition.clone(),
+            frame: frame.clone(),
+            calls: calls.clone(),
+        },
+        vec![source.id.clone()],
+        summed.clone(),
+        State::Keyed(KeyedState::over(&partition, &frame, &calls)),
+    );
+    let sink = node(
+        id(NodeKind::Sink),
+        Operator::Sink {
+            model: "o".into(),
+            materialized: Materialized::Append,
+            target: None,
+        },
+        vec![over.id.clone()],
+        summed,
+        State::Stateless,
+    );
+    Manifest::from_plans(&[ModelPlan {
+        name: "o".into(),
+        inputs: vec![Input::Source("s".into())],
+        nodes: vec![source, over, sink],
+    }])
+}
+
+#[test]
+fn the_over_rows_of_the_rule_table() {
+    use crate::plan::FrameUnit::{Range, Rows};
+    let verdict = |running: Manifest, desired: Manifest| {
+        verdict_of(&diff(&running, &desired, &Hints::default()), "o::over::0")
+    };
+    assert_eq!(
+        verdict(over_app(Rows, Some(2)), over_app(Rows, Some(2))),
+        None,
+        "unchanged"
+    );
+    for (desired, to, what) in [
+        (
+            over_app(Rows, Some(3)),
+            "rows 3 preceding on t",
+            "a longer frame",
+        ),
+        (
+            over_app(Range, Some(2)),
+            "range 2ms preceding on t",
+            "time instead of rows",
+        ),
+        (
+            over_app(Rows, None),
+            "rows unbounded preceding on t",
+            "back to the first row",
+        ),
+    ] {
+        let (classification, reasons) = verdict(over_app(Rows, Some(2)), desired).unwrap();
+        assert_eq!(classification, StateIncompatible, "{what}");
+        assert_eq!(
+            reasons,
+            [format!(
+                "STATE INCOMPATIBLE: the OVER frame changes from [rows 2 preceding on t] to [{to}]: the stored accumulators and rows were kept for the old frame, and the rows already emitted were aggregated over it"
+            )],
+            "{what}"
+        );
     }
 }

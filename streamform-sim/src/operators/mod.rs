@@ -7,6 +7,7 @@ pub(crate) mod filter;
 pub(crate) mod interval_join;
 pub(crate) mod join;
 pub(crate) mod normalize;
+pub(crate) mod over;
 pub(crate) mod project;
 pub(crate) mod rank;
 pub(crate) mod session;

@@ -359,6 +359,7 @@ impl Model {
             window,
             bounds: None,
             ranking: None,
+            frame: None,
         });
         (key, calls, schema, state)
     }
@@ -668,6 +669,65 @@ impl Model {
             Changelog::Append
         };
         self.push_rank(partition, ranking, None, input, changelog)
+    }
+
+    /// An OVER aggregation over the time attribute: `calls` over `frame` per `partition`,
+    /// appended after the input's columns (docs/over.md).
+    pub fn over(
+        self,
+        partition: &[&str],
+        unit: streamform_ir::FrameUnit,
+        preceding: Option<u64>,
+        calls: &[(AggFunc, Option<&str>)],
+    ) -> Model {
+        let input = self.schema();
+        let time = self
+            .last()
+            .time
+            .clone()
+            .expect("an OVER aggregation needs a time attribute");
+        let calls: Vec<AggCall> = calls
+            .iter()
+            .map(|(func, arg)| {
+                let ty = func
+                    .accumulator_type(arg.map(|c| {
+                        input
+                            .iter()
+                            .find(|f| f.name == c)
+                            .unwrap_or_else(|| panic!("no column `{c}`"))
+                            .ty
+                    }))
+                    .unwrap_or_else(|| panic!("{} is not defined over {arg:?}", func.name()));
+                AggCall {
+                    func: *func,
+                    arg: arg.map(String::from),
+                    ty,
+                }
+            })
+            .collect();
+        let frame = streamform_ir::OverFrame {
+            time: time.clone(),
+            unit,
+            preceding,
+        };
+        let partition: Vec<String> = partition.iter().map(|k| k.to_string()).collect();
+        let mut schema = input.clone();
+        schema.extend(calls.iter().map(|c| Field {
+            name: c.name(),
+            ty: c.ty,
+            nullable: true,
+        }));
+        let state = State::Keyed(KeyedState::over(&partition, &frame, &calls));
+        let op = Operator::Over {
+            partition_by: partition,
+            frame,
+            calls,
+        };
+        let mut m = self.push(NodeKind::Over, op, schema, Changelog::Append, state);
+        if let Some(n) = m.nodes.last_mut() {
+            n.time = Some(time);
+        }
+        m
     }
 
     /// ORDER BY (column, descending).
