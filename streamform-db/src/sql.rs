@@ -1675,6 +1675,10 @@ impl Validator<'_> {
                 "compare LOWER(x) LIKE a lower-case pattern",
             ),
             SqlExpr::SimilarTo { .. } => self.refuse("SIMILAR TO", e.span(), HELP_SURFACE),
+            SqlExpr::Position { expr, r#in } => {
+                self.expr(expr, aggregates_allowed);
+                self.expr(r#in, aggregates_allowed);
+            }
             SqlExpr::Substring {
                 expr,
                 substring_from,
@@ -1759,8 +1763,11 @@ impl Validator<'_> {
                 "rank" | "dense_rank" => {
                     "ROW_NUMBER() gives each row its own place (ties in arrival order), and is the ranking Streamform supports (docs/ranking.md): SELECT … FROM (SELECT …, ROW_NUMBER() OVER (PARTITION BY category ORDER BY revenue DESC) AS rn FROM …) WHERE rn <= 3"
                 }
-                "lag" | "lead" | "first_value" | "last_value" => {
-                    "reading another row of the partition is not supported yet; a join of the stream with itself within time bounds (an interval join, docs/joins.md) pairs each row with the rows near it"
+                "lead" => {
+                    "Flink does not run LEAD in streaming mode (a row's next row has not arrived when the row is emitted); LAG(x) OVER (PARTITION BY … ORDER BY <time attribute>) reads the rows before (docs/over.md)"
+                }
+                "first_value" | "last_value" => {
+                    "reading another row of the partition is not supported yet, but LAG(x, n) OVER (…) (docs/over.md); a join of the stream with itself within time bounds (an interval join, docs/joins.md) pairs each row with the rows near it"
                 }
                 _ => {
                     "OVER runs SUM, COUNT, MIN, MAX and AVG (docs/over.md), and ROW_NUMBER for a top per partition (docs/ranking.md)"
@@ -1792,9 +1799,10 @@ impl Validator<'_> {
                     "move a timestamp with an INTERVAL: seen_at + INTERVAL '1' DAY".to_string()
                 }
                 "substr" => "write SUBSTRING(s, start, length)".to_string(),
+                "position" => "write POSITION(seek IN s), or LOCATE(seek, s)".to_string(),
+                "lag" => "LAG is a window function: LAG(x) OVER (PARTITION BY … ORDER BY <time attribute>) (docs/over.md)".to_string(),
+                "lead" => "Flink does not run LEAD in streaming mode; LAG(x) OVER (PARTITION BY … ORDER BY <time attribute>) reads the rows before (docs/over.md)".to_string(),
                 "ceiling" => "write CEIL(x)".to_string(),
-                "to_timestamp" => "CAST(s AS TIMESTAMP) reads a string written 'yyyy-MM-dd HH:mm:ss' (with up to three digits of fraction, or a date alone); other patterns are not supported yet".to_string(),
-                "date_format" => "EXTRACT(HOUR FROM t) and the like give a timestamp's parts, and CAST(t AS STRING) the whole; formatting with a pattern is not supported yet".to_string(),
                 "tumble_start" | "tumble_end" | "hop_start" | "hop_end" | "session_start"
                 | "session_end" | "tumble_rowtime" | "hop_rowtime" | "session_rowtime" => format!(
                     "Flink deprecates group windows and their {}; write the window as a table function in FROM and select window_start and window_end: {}",
@@ -1965,15 +1973,65 @@ impl Validator<'_> {
             .is_some_and(|a| function.arity.accepts(a.len()));
         match args {
             Some(args) if count_ok && f.filter.is_none() && f.over.is_none() => {
-                for a in args {
+                for a in &args {
                     self.expr(a, aggregates_allowed);
                 }
+                self.string_pattern(upper, &args);
             }
             _ => self.refuse(
                 &format!("this call of {upper}()"),
                 e.span(),
                 &format!("write {shape}"),
             ),
+        }
+    }
+}
+
+impl Validator<'_> {
+    /// The pattern of REGEXP, REGEXP_EXTRACT and REGEXP_REPLACE, and the separator of
+    /// SPLIT_INDEX, when written as a string in the call (`function`: the name in capitals):
+    /// a pattern outside the part of the syntax Java and the simulator read alike, a
+    /// REGEXP_REPLACE pattern that can match an empty string, an empty separator
+    /// (docs/sql.md, "Regular expressions").
+    fn string_pattern(&mut self, function: &str, args: &[&SqlExpr]) {
+        let Some(arg @ SqlExpr::Value(v)) = args.get(1) else {
+            return;
+        };
+        let ast::Value::SingleQuotedString(text) = &v.value else {
+            return;
+        };
+        let span = arg.span();
+        match function {
+            "DATE_FORMAT" => {
+                if let Err(what) = streamform_ir::date_format::read(text) {
+                    self.refuse(
+                        &format!("the DATE_FORMAT pattern '{text}', which uses {what},"),
+                        span,
+                        "write the pattern with yyyy, yy, MM, M, dd, d, DDD, HH, H, hh, h, mm, m, ss, s and S…S (the fraction), other characters as they are and text in single quotes: 'yyyy-MM-dd HH:mm:ss' (docs/sql.md, \"Formatting timestamps\")",
+                    );
+                }
+            }
+            "SPLIT_INDEX" if text.is_empty() => self.refuse(
+                "SPLIT_INDEX with an empty separator",
+                span,
+                "Flink splits on whitespace then, by Java's own rule of what whitespace is; name the separator: SPLIT_INDEX(s, ' ', 0)",
+            ),
+            "REGEXP" | "REGEXP_EXTRACT" | "REGEXP_REPLACE" if !text.is_empty() => {
+                match streamform_ir::java_regex::translate(text) {
+                    Err(refused) => self.refuse(
+                        &format!("the pattern '{text}', with {},", refused.0),
+                        span,
+                        crate::surface::REGEX_HELP,
+                    ),
+                    Ok(p) if function == "REGEXP_REPLACE" && p.matches_empty => self.refuse(
+                        &format!("REGEXP_REPLACE with the pattern '{text}', which can match an empty string,"),
+                        span,
+                        "make the pattern match at least one character (`+` rather than `*`): Flink steps over an empty match one UTF-16 unit at a time",
+                    ),
+                    Ok(_) => {}
+                }
+            }
+            _ => {}
         }
     }
 }

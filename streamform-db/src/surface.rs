@@ -71,6 +71,10 @@ const fn syntax(
 
 use Arity::{AtLeast, Exactly};
 
+/// The help for a regular expression outside the part of the syntax Java and the
+/// simulator read alike.
+pub const REGEX_HELP: &str = "Flink reads a pattern with Java's regular expressions and the simulator with Rust's; write it in the part they read alike: literals, `.`, classes (`[a-z]`, `\\d`, `\\w`, `\\s`), repetitions, groups, `|` and the anchors `^` and `$` (docs/sql.md, \"Regular expressions\")";
+
 /// Every scalar function a model may call.
 pub const SCALAR_FUNCTIONS: &[ScalarFunction] = &[
     call("coalesce", AtLeast(1), "COALESCE(a, b, ...)", &[]),
@@ -115,6 +119,57 @@ pub const SCALAR_FUNCTIONS: &[ScalarFunction] = &[
         &[("round", Some(Func::Round))],
     ),
     call("mod", Exactly(2), "MOD(a, b)", &[("mod", None)]),
+    call(
+        "replace",
+        Exactly(3),
+        "REPLACE(s, search, replacement)",
+        &[("replace", Some(Func::Replace))],
+    ),
+    // POSITION(seek IN s) is written as a call of `position` before planning.
+    syntax("POSITION(seek IN s)", &[("position", Some(Func::Position))]),
+    call(
+        "locate",
+        Exactly(2),
+        "LOCATE(seek, s)",
+        &[("locate", Some(Func::Position))],
+    ),
+    call(
+        "split_index",
+        Exactly(3),
+        "SPLIT_INDEX(s, separator, index)",
+        &[("split_index", Some(Func::SplitIndex))],
+    ),
+    call(
+        "regexp",
+        Exactly(2),
+        "REGEXP(s, pattern)",
+        &[("regexp", Some(Func::Regexp))],
+    ),
+    call(
+        "regexp_extract",
+        AtLeast(2),
+        "REGEXP_EXTRACT(s, pattern[, group])",
+        &[("regexp_extract", Some(Func::RegexpExtract))],
+    ),
+    call(
+        "date_format",
+        Exactly(2),
+        "DATE_FORMAT(t, 'yyyy-MM-dd HH:mm')",
+        &[("date_format", Some(Func::DateFormat))],
+    ),
+    // Read as TRY_CAST(s AS TIMESTAMP), which Flink parses the same way (docs/sql.md).
+    call(
+        "to_timestamp",
+        Exactly(1),
+        "TO_TIMESTAMP(s), for a string written yyyy-MM-dd HH:mm:ss (a pattern as second argument is not supported yet)",
+        &[("to_timestamp", None)],
+    ),
+    call(
+        "regexp_replace",
+        Exactly(3),
+        "REGEXP_REPLACE(s, pattern, replacement)",
+        &[("regexp_replace", Some(Func::RegexpReplace))],
+    ),
     syntax(
         "TRIM([BOTH | LEADING | TRAILING] FROM s)",
         &[

@@ -116,7 +116,7 @@ fn role(kind: &str) -> Role {
         "stream-exec-join" => Role::Join,
         "stream-exec-interval-join" => Role::IntervalJoin,
         "stream-exec-temporal-join" => Role::TemporalJoin,
-        "stream-exec-rank" => Role::Rank,
+        "stream-exec-rank" | "stream-exec-window-rank" => Role::Rank,
         "stream-exec-over-aggregate" => Role::Over,
         "stream-exec-changelog-normalize" => Role::Normalize,
         "stream-exec-calc"

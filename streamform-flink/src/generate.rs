@@ -1592,6 +1592,12 @@ fn aggregate_call(call: &AggCall, input: &[Field]) -> String {
     let Some(arg) = &call.arg else {
         return "COUNT(*)".into();
     };
+    if let AggFunc::Lag(n) = call.func {
+        return match n {
+            1 => format!("LAG({})", ident(arg)),
+            n => format!("LAG({}, {n})", ident(arg)),
+        };
+    }
     let arg_ty = input.iter().find(|f| &f.name == arg).map(|f| f.ty);
     let arg_sql = match (call.func, arg_ty) {
         (AggFunc::Sum, Some(DataType::Int32)) => format!("CAST({} AS BIGINT)", ident(arg)),

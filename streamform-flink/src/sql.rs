@@ -154,6 +154,7 @@ fn call(func: Func, args: &[Expr]) -> String {
     };
     match (func, args) {
         (Func::Like, [value, pattern]) => format!("({} LIKE {})", arg(value), expr(pattern)),
+        (Func::Position, [seek, s]) => format!("POSITION({} IN {})", arg(seek), arg(s)),
         (Func::Extract(field), [t]) => format!("EXTRACT({} FROM {})", field.name(), expr(t)),
         (Func::FloorTo(unit) | Func::CeilTo(unit), [t]) => {
             format!("{}({} TO {})", func.name(), expr(t), unit.name())

@@ -213,6 +213,17 @@ fn render_node(out: &mut String, node: &Node, from: &[&str], inputs: &[String]) 
             use crate::plan::RankStrategy;
             let first_key = ranking.order.first().map_or("", |k| k.column.as_str());
             let (keeps, emits) = match (ranking.strategy, number) {
+                (RankStrategy::Window, number) => (
+                    "each window's rows, per partition, until the window fires".to_string(),
+                    format!(
+                        "the top {} rows of each partition as inserts, in rank order{}, once the watermark reaches the window's end minus 1 ms",
+                        ranking.top,
+                        number
+                            .as_ref()
+                            .map(|n| format!(" with their row number {n}"))
+                            .unwrap_or_default()
+                    ),
+                ),
                 (RankStrategy::Deduplicate, _) => {
                     let descending = ranking.order.first().is_some_and(|k| k.descending);
                     if descending {
@@ -294,7 +305,7 @@ fn render_node(out: &mut String, node: &Node, from: &[&str], inputs: &[String]) 
             };
             let _ = writeln!(
                 out,
-                "  partition={partition}\n  frame={frame}\n  aggregates={}\n  emits=each row once the watermark passes its {}, with the aggregates over itself and {over} ({peers}); {late}",
+                "  partition={partition}\n  frame={frame}\n  aggregates={}\n  emits=each row once the watermark reaches its {}, with the aggregates over itself and {over} ({peers}); {late}",
                 calls.join(", "),
                 frame.time
             );

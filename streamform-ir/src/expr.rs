@@ -62,6 +62,28 @@ pub enum Func {
     Round,
     /// `s LIKE pattern`: `%` any run of characters, `_` one; no escape character.
     Like,
+    /// `REPLACE(s, search, replacement)`: every occurrence of `search`, left to right and
+    /// not overlapping, replaced (Java's `String.replace`).
+    Replace,
+    /// `POSITION(seek IN s)` and `LOCATE(seek, s)`: the 1-based character position of the
+    /// first `seek` in `s`, 0 when there is none, 1 for an empty `seek`.
+    Position,
+    /// `SPLIT_INDEX(s, separator, index)`: the 0-based `index`-th piece of `s` cut at each
+    /// `separator`; null for a negative index, an index past the last piece or an empty `s`.
+    SplitIndex,
+    /// `REGEXP(s, pattern)`: whether the Java pattern matches somewhere in `s`
+    /// ([`crate::java_regex`]); false for an empty pattern.
+    Regexp,
+    /// `REGEXP_EXTRACT(s, pattern[, group])`: the group (0, the whole match, when left out)
+    /// of the first match; null without a match, for a group the pattern does not have,
+    /// or one that did not take part.
+    RegexpExtract,
+    /// `REGEXP_REPLACE(s, pattern, replacement)`: every match replaced by the replacement,
+    /// taken literally (`$1` is not a group).
+    RegexpReplace,
+    /// `DATE_FORMAT(t, pattern)`: the timestamp printed by a Java pattern, read as UTC
+    /// ([`crate::date_format`]).
+    DateFormat,
     /// `EXTRACT(field FROM t)`: an int64 field of a timestamp read as UTC.
     Extract(TimeField),
     /// `FLOOR(t TO unit)`: the timestamp rounded down to a whole unit (UTC).
@@ -193,6 +215,13 @@ impl Func {
             Func::Ceil => "CEIL",
             Func::Round => "ROUND",
             Func::Like => "LIKE",
+            Func::Replace => "REPLACE",
+            Func::Position => "POSITION",
+            Func::SplitIndex => "SPLIT_INDEX",
+            Func::Regexp => "REGEXP",
+            Func::RegexpExtract => "REGEXP_EXTRACT",
+            Func::RegexpReplace => "REGEXP_REPLACE",
+            Func::DateFormat => "DATE_FORMAT",
             Func::Extract(_) => "EXTRACT",
             Func::FloorTo(_) => "FLOOR",
             Func::CeilTo(_) => "CEIL",
@@ -236,6 +265,13 @@ impl Func {
                 }
             }
             (Func::Like, [String, String]) => Boolean,
+            (Func::Replace | Func::RegexpReplace, [String, String, String]) => String,
+            (Func::Position, [String, String]) => Int32,
+            // Flink's index is an INT.
+            (Func::SplitIndex, [String, String, Int32]) => String,
+            (Func::Regexp, [String, String]) => Boolean,
+            (Func::RegexpExtract, [String, String] | [String, String, Int32]) => String,
+            (Func::DateFormat, [Timestamp, String]) => String,
             (Func::Extract(_), [Timestamp]) => Int64,
             (Func::FloorTo(_) | Func::CeilTo(_), [Timestamp]) => Timestamp,
             _ => return None,

@@ -7,12 +7,14 @@
 
 #![warn(missing_docs)]
 
+pub mod date_format;
 pub mod diff;
 pub mod diff_document;
 pub mod explain;
 pub mod expr;
 pub mod identity;
 pub mod inspect;
+pub mod java_regex;
 pub mod manifest;
 pub mod plan;
 pub mod record;

@@ -343,6 +343,10 @@ pub enum AggFunc {
     /// type: integers stay integers (the quotient truncated toward zero), float64 stays
     /// float64, decimal(p,s) gives decimal(38, max(6, s)) rounded half away from zero.
     Avg,
+    /// `LAG(x, n)` over an OVER window only (docs/over.md): the value of `x` `n` rows
+    /// before, in the order rows are added to the frame (null before there are that many),
+    /// in the argument's type.
+    Lag(u32),
 }
 
 impl AggFunc {
@@ -355,6 +359,7 @@ impl AggFunc {
             AggFunc::Min => "min",
             AggFunc::Max => "max",
             AggFunc::Avg => "avg",
+            AggFunc::Lag(_) => "lag",
         }
     }
 
@@ -369,6 +374,7 @@ impl AggFunc {
         match (self, arg) {
             (AggFunc::Count, _) => Some(Int64),
             (_, None) => None,
+            (AggFunc::Lag(_), Some(t)) => Some(t),
             (AggFunc::CountDistinct, Some(_)) => Some(Int64),
             (AggFunc::Sum, Some(Int32 | Int64)) => Some(Int64),
             (AggFunc::Sum, Some(Decimal { scale, .. })) => Some(Decimal {
@@ -392,6 +398,7 @@ impl AggFunc {
         let arg = arg.unwrap_or("*");
         match self {
             AggFunc::CountDistinct => format!("count(distinct {arg})"),
+            AggFunc::Lag(n) if n != 1 => format!("lag({arg}, {n})"),
             _ => format!("{}({arg})", self.name()),
         }
     }
@@ -468,6 +475,10 @@ pub enum RankStrategy {
     /// the earliest time, inserted once the watermark passes it (rows behind the watermark
     /// are dropped as late).
     Deduplicate,
+    /// A rank per window (PARTITION BY both of a window's bounds, over an append input):
+    /// Flink's window Top-N, which keeps each window's rows until the watermark reaches
+    /// its end minus 1 ms, then inserts its top rows once, in rank order.
+    Window,
 }
 
 impl RankStrategy {
@@ -477,6 +488,7 @@ impl RankStrategy {
             RankStrategy::Append => "append",
             RankStrategy::Retract => "retract",
             RankStrategy::Deduplicate => "deduplicate",
+            RankStrategy::Window => "window",
         }
     }
 }
@@ -491,6 +503,9 @@ pub struct Ranking {
     pub top: u64,
     /// Which rank operator keeps the rows.
     pub strategy: RankStrategy,
+    /// For a window Top-N, the partition column holding the window's end (`window_end`,
+    /// under its name here), which says when the window is final; `None` otherwise.
+    pub window_end: Option<String>,
 }
 
 impl fmt::Display for Ranking {

@@ -381,7 +381,9 @@ impl Value {
                         a % b
                     }
                 };
-                if v.is_finite() {
+                // Finite operands whose result is not finite overflowed; a NaN or an
+                // infinity given goes on as Java computes it.
+                if v.is_finite() || !(a.is_finite() && b.is_finite()) {
                     Ok(Value::Float64(F64(v)))
                 } else {
                     Err(ArithError::Overflow)

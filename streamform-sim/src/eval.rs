@@ -19,6 +19,8 @@ pub(crate) enum EvalError {
     Arith(ArithError),
     /// A value of the wrong type reached an operator: a malformed plan, not bad data.
     Type(String),
+    /// A value for which the simulator cannot promise Flink's result.
+    Unfollowed(String),
 }
 
 impl From<ArithError> for EvalError {
@@ -31,7 +33,7 @@ impl fmt::Display for EvalError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             EvalError::Arith(e) => e.fmt(f),
-            EvalError::Type(m) => f.write_str(m),
+            EvalError::Type(m) | EvalError::Unfollowed(m) => f.write_str(m),
         }
     }
 }
@@ -425,6 +427,27 @@ fn call(func: Func, args: &[Cow<'_, Value>]) -> Result<Value, EvalError> {
             }
         }
         Func::Like => Value::Boolean(like(text(0)?, text(1)?)),
+        Func::Replace => crate::strings::replace(text(0)?, text(1)?, text(2)?)?,
+        Func::Position => crate::strings::position(text(0)?, text(1)?),
+        Func::SplitIndex => crate::strings::split_index(text(0)?, text(1)?, int(2)?)?,
+        Func::Regexp => crate::strings::regexp(text(0)?, text(1)?)?,
+        Func::RegexpExtract => {
+            let group = if args.len() > 2 { int(2)? } else { 0 };
+            crate::strings::regexp_extract(text(0)?, text(1)?, group)?
+        }
+        Func::RegexpReplace => crate::strings::regexp_replace(text(0)?, text(1)?, text(2)?)?,
+        Func::DateFormat => {
+            let Value::Timestamp(ms) = args[0].as_ref() else {
+                return Err(wrong());
+            };
+            let pattern = streamform_ir::date_format::read(text(1)?).map_err(|what| {
+                EvalError::Unfollowed(format!(
+                    "DATE_FORMAT: the pattern '{}' uses {what}, which Flink's Java formatter and the simulator print differently (or Java refuses, failing the job)",
+                    text(1).unwrap_or_default()
+                ))
+            })?;
+            Value::String(pattern.format(*ms).ok_or(ArithError::TimeRange)?)
+        }
         Func::Extract(field) => {
             let Value::Timestamp(ms) = args[0].as_ref() else {
                 return Err(wrong());

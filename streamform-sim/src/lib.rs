@@ -21,6 +21,7 @@ mod halves;
 mod keyed;
 mod operator;
 mod operators;
+mod strings;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -313,6 +314,10 @@ pub enum Failure {
     NullKey,
     /// A chain the simulator cannot run: a malformed plan, not bad data.
     Plan,
+    /// A value for which the simulator cannot promise Flink's result (a pattern read from
+    /// a column outside what Java and the simulator read alike, Java's `$` before a final
+    /// line break): the run stops rather than guess (docs/sql.md).
+    Unfollowed,
 }
 
 impl fmt::Display for SimError {
@@ -997,6 +1002,7 @@ impl Simulator {
             StageKind::TemporalJoin(j) => j.waiting(),
             StageKind::Rank(r) => r.waiting(),
             StageKind::Over(o) => o.waiting(),
+            StageKind::WindowRank(r) => r.waiting(),
             _ => None,
         });
         let padded = self
@@ -1047,6 +1053,7 @@ impl Simulator {
                 StageKind::Deduplicate(d) => Some(d.snapshot()),
                 StageKind::Rank(r) => Some(r.snapshot()),
                 StageKind::Over(o) => Some(o.snapshot()),
+                StageKind::WindowRank(r) => Some(r.snapshot()),
                 StageKind::Normalize(n) => Some(n.snapshot()),
                 StageKind::Join(j) => Some(j.snapshot()),
                 StageKind::IntervalJoin(j) => Some(j.snapshot()),

@@ -37,6 +37,7 @@ use crate::operators::{
     sort::Sort,
     temporal_join::TemporalJoin,
     window::{Shape, WindowAggregate},
+    window_rank::WindowRank,
 };
 use crate::{Failure, Op};
 
@@ -218,6 +219,7 @@ impl Fault {
                 EvalError::Arith(ArithError::Cast(_)) => Failure::Cast,
                 EvalError::Arith(ArithError::TimeRange) => Failure::TimeRange,
                 EvalError::Type(_) => Failure::Plan,
+                EvalError::Unfollowed(_) => Failure::Unfollowed,
             },
             ..Fault::at(column, e.to_string())
         }
@@ -256,6 +258,8 @@ pub(crate) enum StageKind {
     Rank(Rank),
     /// An OVER aggregation (docs/over.md).
     Over(Over),
+    /// A Top-N per window (docs/ranking.md).
+    WindowRank(WindowRank),
     Sort(Sort),
     /// UNION ALL: every change of every input passes on unchanged.
     Union,
@@ -326,6 +330,13 @@ impl Stage {
             IrOperator::Deduplicate { key } => {
                 StageKind::Deduplicate(Deduplicate::build(node, key, input)?)
             }
+            IrOperator::Rank {
+                partition_by,
+                ranking,
+                number,
+            } if ranking.strategy == streamform_ir::RankStrategy::Window => StageKind::WindowRank(
+                WindowRank::build(node, partition_by, ranking, number.as_deref(), input)?,
+            ),
             IrOperator::Rank {
                 partition_by,
                 ranking,
@@ -434,6 +445,7 @@ impl Stage {
             StageKind::Deduplicate(d) => d.on_change(rec, time, out),
             StageKind::Rank(r) => r.on_change(rec, time, out),
             StageKind::Over(o) => o.on_change(rec, time, out),
+            StageKind::WindowRank(r) => r.on_change(rec, time, out),
             StageKind::Sort(s) => s.on_change(rec, time, out),
             StageKind::Union => Ok(Some(rec)),
             StageKind::Join(j) => j.on_input(port, rec, time, out),
@@ -469,6 +481,7 @@ impl Stage {
             StageKind::Deduplicate(d) => d.on_watermark(watermark, out),
             StageKind::Rank(r) => r.on_watermark(watermark, out),
             StageKind::Over(o) => o.on_watermark(watermark, out),
+            StageKind::WindowRank(r) => r.on_watermark(watermark, out),
             StageKind::Join(j) => j.on_watermark(watermark, out),
             StageKind::IntervalJoin(j) => j.on_watermark(watermark, out),
             StageKind::TemporalJoin(j) => j.on_watermark(watermark, out),
@@ -491,7 +504,8 @@ impl Stage {
             | StageKind::Deduplicate(_)
             | StageKind::IntervalJoin(_)
             | StageKind::TemporalJoin(_)
-            | StageKind::Over(_) => true,
+            | StageKind::Over(_)
+            | StageKind::WindowRank(_) => true,
             StageKind::Join(j) => j.expires(),
             StageKind::Rank(r) => r.watches_watermark(),
             _ => false,
@@ -505,7 +519,8 @@ impl Stage {
             StageKind::Window(_)
             | StageKind::Session(_)
             | StageKind::IntervalJoin(_)
-            | StageKind::Over(_) => true,
+            | StageKind::Over(_)
+            | StageKind::WindowRank(_) => true,
             StageKind::Rank(r) => r.watches_watermark(),
             _ => false,
         }

@@ -247,3 +247,54 @@ fn keeping_the_first_row_by_time_it_waits_for_the_watermark_and_a_late_row_is_dr
     // Nothing more is emitted for `a`: its row was, and z is ignored.
     assert!(out.waiting_rows.is_empty(), "{:?}", out.waiting_rows.len());
 }
+
+/// Views of page `page` at millisecond `ms`.
+fn page_view(page: &str, ms: i64) -> Vec<Value> {
+    vec![s(page), Value::Timestamp(ms)]
+}
+
+#[test]
+fn a_top_per_window_inserts_each_windows_best_rows_once_when_it_fires() {
+    let ranked = from_source(
+        "top",
+        "views",
+        &[("page", DataType::String), ("ts", DataType::Timestamp)],
+        kafka("views"),
+    )
+    .event_time("ts", 0, streamform_ir::LateEvents::Keep)
+    .window(
+        streamform_ir::WindowKind::Tumble { size: 10_000 },
+        &["page", "window_start", "window_end"],
+        &[(AggFunc::Count, None)],
+    )
+    .rank(
+        &["window_start", "window_end"],
+        &[("count(*)", true), ("page", false)],
+        2,
+        true,
+    )
+    .sink();
+    // In [0, 10s): b twice, c twice, a once. At 10s the window fires: its two best pages,
+    // b before c by name, with their places; nothing before, nothing after.
+    let events = [
+        page_view("c", 1000),
+        page_view("b", 2000),
+        page_view("a", 3000),
+        page_view("c", 4000),
+        page_view("b", 5000),
+        page_view("a", 12_000),
+    ];
+    let row = |page: &str, views: i64, place: i64| {
+        vec![
+            s(page),
+            Value::Timestamp(0),
+            Value::Timestamp(10_000),
+            i64v(views),
+            i64v(place),
+        ]
+    };
+    assert_eq!(
+        changes(std::slice::from_ref(&ranked), &events),
+        vec![ins(row("b", 2, 1)), ins(row("c", 2, 2))]
+    );
+}

@@ -156,6 +156,17 @@ fn order_pipeline_pins_its_source_aggregate_and_sink() {
 #[test]
 fn window_metrics_pins_every_window_both_halves_and_the_session() {
     pins_every_stateful_node("window-metrics");
+    // The top per window is Flink's window rank, pinned as the Rank it stands for.
+    for version in VERSIONS {
+        assert!(
+            compiled(version, "window-metrics").contains(r#""type":"stream-exec-window-rank_1""#),
+            "on {version}"
+        );
+        assert!(
+            identities(version, "window-metrics").contains(&"top_pages::rank::0".to_string()),
+            "on {version}"
+        );
+    }
 }
 
 #[test]
@@ -343,7 +354,7 @@ fn running_totals_pins_its_over_aggregations() {
         assert_eq!(
             plan.matches(r#""type":"stream-exec-over-aggregate_1""#)
                 .count(),
-            3,
+            4,
             "on {version}"
         );
         let overs: Vec<String> = identities(version, "running-totals")
@@ -355,6 +366,7 @@ fn running_totals_pins_its_over_aggregations() {
             [
                 "hourly_spend::over::0",
                 "moving_average::over::0",
+                "order_gaps::over::0",
                 "running_totals::over::0"
             ],
             "on {version}"

@@ -281,6 +281,9 @@ impl Lowering<'_> {
         distinct: bool,
     ) -> Lowered<(AggCall, Option<ProjectItem>)> {
         let e = inner;
+        if func == "lag" {
+            return self.lag_call(df, e, args);
+        }
         let surface = crate::surface::aggregate(func);
         let func_kind = match (surface, distinct) {
             (Some(f), false) => Some(f.func),
@@ -360,6 +363,52 @@ impl Lowering<'_> {
                 func: func_kind,
                 arg: arg.map(|f| f.name),
                 ty,
+            },
+            computed,
+        ))
+    }
+}
+
+impl Lowering<'_> {
+    /// `LAG(x)` or `LAG(x, n)` in an OVER window (docs/over.md): the value `n` rows before.
+    fn lag_call(
+        &self,
+        df: &DFSchemaRef,
+        e: &DfExpr,
+        args: &[DfExpr],
+    ) -> Lowered<(AggCall, Option<ProjectItem>)> {
+        use datafusion_common::ScalarValue as V;
+        let offset = match args.get(1) {
+            None => Some(1),
+            Some(DfExpr::Literal(V::Int64(Some(n)), _)) => u32::try_from(*n).ok(),
+            Some(DfExpr::Literal(V::Int32(Some(n)), _)) => u32::try_from(*n).ok(),
+            Some(_) => None,
+        };
+        let (Some(value), Some(offset), true) = (args.first(), offset, args.len() <= 2) else {
+            return Err(self.err(
+                Code::UnsupportedSql,
+                format!("`{e}` is not supported yet"),
+                "write LAG(x) OVER (…) or LAG(x, n) OVER (…), n a number of rows",
+            ));
+        };
+        let (arg, computed) = match value {
+            DfExpr::Column(c) => (self.column(df, c)?, None),
+            other => {
+                let expr = self.expr(df, other)?;
+                let name = argument_name(&expr);
+                let field = Field {
+                    name: name.clone(),
+                    ty: expr.data_type(),
+                    nullable: true,
+                };
+                (field, Some(ProjectItem { expr, name }))
+            }
+        };
+        Ok((
+            AggCall {
+                func: AggFunc::Lag(offset),
+                ty: arg.ty,
+                arg: Some(arg.name),
             },
             computed,
         ))

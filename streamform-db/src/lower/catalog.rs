@@ -72,7 +72,9 @@ impl Planning {
             };
         }
         match (self.name, args.first()) {
-            ("char_length" | "character_length", _) => ArrowType::Int32,
+            ("char_length" | "character_length" | "position" | "locate", _) => ArrowType::Int32,
+            ("regexp", _) => ArrowType::Boolean,
+            ("to_timestamp", _) => ArrowType::Timestamp(arrow_schema::TimeUnit::Millisecond, None),
             ("date_part", _) => ArrowType::Int64,
             ("abs" | "floor" | "ceil" | "round" | "mod" | FLOOR_TO | CEIL_TO, Some(t)) => t.clone(),
             _ => ArrowType::Utf8,
@@ -213,11 +215,14 @@ impl Catalog {
                 (name.clone(), Arc::new(ArrowSchema::new(arrow)))
             })
             .collect();
+        // LAG is planned as an aggregate too: lowering reads it only in an OVER window.
         let aggregates = crate::surface::AGGREGATE_FUNCTIONS
             .iter()
-            .map(|f| {
-                let planning = Planning::new(f.name);
-                (f.name, Arc::new(AggregateUDF::new_from_impl(planning)))
+            .map(|f| f.name)
+            .chain(std::iter::once("lag"))
+            .map(|name| {
+                let planning = Planning::new(name);
+                (name, Arc::new(AggregateUDF::new_from_impl(planning)))
             })
             .collect();
         let functions: HashMap<&'static str, Arc<ScalarUDF>> = crate::surface::planned()
@@ -303,6 +308,7 @@ pub(super) fn with_plain_relation(query: &Query) -> Query {
             *e = case;
         }
         unfilter(e);
+        as_position_call(e);
         if let Some(call) = as_rounding_call(e) {
             *e = call;
         }
@@ -316,6 +322,33 @@ pub(super) fn with_plain_relation(query: &Query) -> Query {
         std::ops::ControlFlow::<()>::Continue(())
     });
     q
+}
+
+/// `POSITION(seek IN s)`, which DataFusion plans only through an expression planner, as the
+/// call `position(seek, s)` (docs/sql.md).
+fn as_position_call(e: &mut sqlparser::ast::Expr) {
+    use sqlparser::ast::{
+        Expr, Function, FunctionArg, FunctionArgExpr, FunctionArgumentList, FunctionArguments,
+        Ident, ObjectName,
+    };
+    let Expr::Position { expr, r#in } = e else {
+        return;
+    };
+    let arg = |x: &Expr| FunctionArg::Unnamed(FunctionArgExpr::Expr(x.clone()));
+    *e = Expr::Function(Function {
+        name: ObjectName::from(vec![Ident::new("position")]),
+        uses_odbc_syntax: false,
+        parameters: FunctionArguments::None,
+        args: FunctionArguments::List(FunctionArgumentList {
+            duplicate_treatment: None,
+            args: vec![arg(expr), arg(r#in)],
+            clauses: Vec::new(),
+        }),
+        filter: None,
+        null_treatment: None,
+        over: None,
+        within_group: Vec::new(),
+    });
 }
 
 fn plain_in_body(body: &mut sqlparser::ast::SetExpr) {

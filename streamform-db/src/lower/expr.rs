@@ -401,6 +401,25 @@ impl Lowering<'_> {
             ));
             return self.expr(df, &rem);
         }
+        // TO_TIMESTAMP(s) reads `s` as CAST does, and is null where it does not read:
+        // Flink parses both with the same default pattern (docs/sql.md).
+        if name == "to_timestamp"
+            && let [s] = args
+        {
+            let ty = self.expr(df, s)?.data_type();
+            if ty != DataType::String {
+                return Err(self
+                    .err(
+                        Code::TypeMismatch,
+                        format!("TO_TIMESTAMP does not take ({ty})"),
+                        "it reads a string written yyyy-MM-dd HH:mm:ss; a timestamp needs no reading",
+                    )
+                    .with_span(self.span_of(s)));
+            }
+            let timestamp =
+                arrow_schema::DataType::Timestamp(arrow_schema::TimeUnit::Millisecond, None);
+            return self.cast(df, s, &timestamp, true);
+        }
         if name == "date_part"
             && let [DfExpr::Literal(field, _), ts] = args
         {
@@ -499,7 +518,52 @@ impl Lowering<'_> {
                 )
                 .with_span(args.get(2).and_then(|a| self.span_of(a))));
         }
+        self.string_pattern(func, &lowered, args)?;
         self.function(func, lowered, digits)
+    }
+
+    /// A regular expression or a separator written in the query, checked as the simulator
+    /// will run it (docs/sql.md, "Regular expressions"): a pattern outside the part of the
+    /// syntax Java and the simulator read alike, a REGEXP_REPLACE pattern that can match an
+    /// empty string, an empty SPLIT_INDEX separator.
+    fn string_pattern(&self, func: Func, lowered: &[Expr], args: &[DfExpr]) -> Lowered<()> {
+        let Some(Expr::Literal {
+            value: Value::String(text),
+            ..
+        }) = lowered.get(1)
+        else {
+            return Ok(());
+        };
+        let span = || args.get(1).and_then(|a| self.span_of(a));
+        match func {
+            Func::SplitIndex if text.is_empty() => Err(self
+                .err(
+                    Code::UnsupportedSql,
+                    "SPLIT_INDEX with an empty separator is not supported".into(),
+                    "Flink splits on whitespace then, by Java's own rule of what whitespace is; name the separator: SPLIT_INDEX(s, ' ', 0)",
+                )
+                .with_span(span())),
+            Func::Regexp | Func::RegexpExtract | Func::RegexpReplace if !text.is_empty() => {
+                match streamform_ir::java_regex::translate(text) {
+                    Err(refused) => Err(self
+                        .err(
+                            Code::UnsupportedSql,
+                            format!("the pattern '{text}' uses {}, which Flink's Java regular expressions and the simulator read differently", refused.0),
+                            crate::surface::REGEX_HELP,
+                        )
+                        .with_span(span())),
+                    Ok(p) if func == Func::RegexpReplace && p.matches_empty => Err(self
+                        .err(
+                            Code::UnsupportedSql,
+                            format!("REGEXP_REPLACE with the pattern '{text}', which can match an empty string, is not supported"),
+                            "make the pattern match at least one character (`+` rather than `*`): Flink steps over an empty match one UTF-16 unit at a time",
+                        )
+                        .with_span(span())),
+                    Ok(_) => Ok(()),
+                }
+            }
+            _ => Ok(()),
+        }
     }
 
     /// `func` over `args`, typed by [`Func::result_type`].
@@ -535,6 +599,10 @@ impl Lowering<'_> {
                     Func::Like => "it takes a string and a string pattern",
                     Func::Round => "it takes a decimal and a number of digits; CAST other numbers to DECIMAL(p, s) first",
                     Func::Substring => "it takes a string, a start and a length (integers)",
+                    Func::SplitIndex => "it takes a string, a separator and an INT index from 0; CAST a BIGINT index to INT",
+                    Func::RegexpExtract => "it takes a string, a pattern and, optionally, an INT group number",
+                    Func::Position => "it takes two strings: POSITION(seek IN s)",
+                    Func::DateFormat => "it takes a timestamp and a pattern; CAST a string to TIMESTAMP first",
                     _ => "it takes strings; CAST other values to STRING first",
                 },
             ));

@@ -152,10 +152,19 @@ impl Lowering<'_> {
                 .err(
                     Code::UnsupportedSql,
                     "an OVER aggregation over an input without event time is not supported".into(),
-                    "declare `event_time:` (and `watermark:`) on the source, and ORDER BY that column in OVER: rows are aggregated in the order of their time, once the watermark passes them (docs/event-time.md)",
+                    "declare `event_time:` (and `watermark:`) on the source, and ORDER BY that column in OVER: rows are aggregated in the order of their time, each once the watermark reaches it (docs/event-time.md)",
                 )
                 .with_span(over_span(self.text)));
         };
+        if order_by.is_empty() {
+            return Err(self
+                .err(
+                    Code::UnsupportedSql,
+                    "an OVER aggregation without ORDER BY is not supported".into(),
+                    &format!("Flink runs an OVER aggregation along event time: order it by the time attribute `{time}`, … OVER (PARTITION BY … ORDER BY {time}), which aggregates every row of the partition up to each one, emitted as the watermark reaches it; for one total per key that updates, GROUP BY the key (docs/over.md)"),
+                )
+                .with_span(over_span(self.text)));
+        }
         if time_column.as_ref() != Some(&time) {
             return Err(self
                 .err(
@@ -250,6 +259,18 @@ impl Lowering<'_> {
                 items.push(item);
             }
             self.push(Operator::Project { items }, read.clone(), State::Stateless);
+        }
+        // Flink's parser takes no frame beside LAG: it runs over the default one.
+        if (frame.bounded() || frame.unit == FrameUnit::Rows)
+            && let Some(lag) = agg_calls.iter().find(|c| matches!(c.func, AggFunc::Lag(_)))
+        {
+            return Err(self
+                .err(
+                    Code::UnsupportedSql,
+                    format!("`{}` in a window with a ROWS or bounded frame is not supported", lag.name()),
+                    "Flink takes no frame beside LAG: write the window without ROWS or RANGE, … OVER (PARTITION BY … ORDER BY <time attribute>), and compute the framed aggregates in a model of their own",
+                )
+                .with_span(over_span(self.text)));
         }
         let state = State::Keyed(KeyedState::over(&partition, &frame, &agg_calls));
         let mut schema = read.clone();

@@ -47,6 +47,10 @@ pub(super) fn rank_read(f: &Filter) -> Option<RankRead<'_>> {
         LogicalPlan::Window(w) => (None, w),
         _ => return None,
     };
+    // A Window node of aggregates is an OVER aggregation, which a filter may read.
+    if super::over::aggregates_only(window) {
+        return None;
+    }
     let width = window.input.schema().fields().len();
     let number_col = Column::from(window.schema.qualified_field(width));
     let number = match projection {
@@ -381,7 +385,7 @@ impl Lowering<'_> {
                 .err(
                     Code::UnsupportedSql,
                     "ROW_NUMBER over a window table is not supported yet".into(),
-                    "window Top-N (a top per window, final when the window closes) is not supported yet; a GROUP BY window_start, window_end gives one row per key and window (docs/windows.md)",
+                    "rank the rows of a window aggregation instead: GROUP BY window_start, window_end and your keys in a subquery or a model this one reads with ref(), then ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY …) over it (docs/ranking.md, \"A top per window\"); window deduplication is not supported yet",
                 )
                 .with_span(row_number_span(self.text).or_else(|| window.span.clone())));
         }
@@ -402,18 +406,10 @@ impl Lowering<'_> {
                 of_model(&id.model)
             }
         });
-        if let Some((start, end)) = &bounds
-            && partition_by.contains(start)
-            && partition_by.contains(end)
-        {
-            return Err(self
-                .err(
-                    Code::UnsupportedSql,
-                    format!("ROW_NUMBER per window (PARTITION BY its bounds `{start}` and `{end}`) is not supported yet"),
-                    "Flink ranks each window once, when it closes (a window Top-N), which Streamform does not simulate yet; a GROUP BY window_start, window_end gives one row per key and window (docs/windows.md)",
-                )
-                .with_span(row_number_span(self.text)));
-        }
+        // The window's end, when the rank is per window: Flink's window Top-N.
+        let window_end = bounds
+            .filter(|(start, end)| partition_by.contains(start) && partition_by.contains(end))
+            .map(|(_, end)| end);
         let mut order = Vec::new();
         for s in &call.params.order_by {
             let DfExpr::Column(c) = &s.expr else {
@@ -432,18 +428,30 @@ impl Lowering<'_> {
         // Flink deduplicates instead of ranking when the top is one row ordered by the time
         // attribute alone and the row number is not read.
         let by_time = matches!(order.as_slice(), [k] if self.time.as_ref() == Some(&k.column));
-        let strategy = if self.changelog.is_updating() {
+        let strategy = if window_end.is_some() {
+            RankStrategy::Window
+        } else if self.changelog.is_updating() {
             RankStrategy::Retract
         } else if by_time && top == 1 && !number_read {
             RankStrategy::Deduplicate
         } else {
             RankStrategy::Append
         };
+        if strategy == RankStrategy::Window && by_time && top == 1 && !number_read {
+            return Err(self
+                .err(
+                    Code::UnsupportedSql,
+                    "window deduplication (ROW_NUMBER per window ordered by the time attribute, rn = 1) is not supported yet".into(),
+                    "order the rank by another column (a window Top-N), or select the row number; Flink keeps the first or last row of each window by time there, which Streamform does not simulate yet",
+                )
+                .with_span(row_number_span(self.text)));
+        }
         let keeps_first = strategy == RankStrategy::Deduplicate && !order[0].descending;
         let ranking = Ranking {
             order,
             top,
             strategy,
+            window_end,
         };
         // The row number goes by the name the subquery gives it (`AS rn`).
         let number_name = read
@@ -469,6 +477,8 @@ impl Lowering<'_> {
             nullable: false,
         });
         self.changelog = match (number_read, strategy, &self.changelog) {
+            // A window's top rows are inserted once, when it fires.
+            (_, RankStrategy::Window, _) => Changelog::Append,
             (true, _, _) => {
                 let mut key = partition_by.clone();
                 key.push(number_name.clone());

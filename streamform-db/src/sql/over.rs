@@ -13,7 +13,7 @@ pub(crate) const OVER_SHAPE: &str = "SUM(amount) OVER (PARTITION BY customer_id 
 
 /// Whether `name` (lower case) is an aggregate an OVER clause may run.
 pub(crate) fn over_aggregate(name: &str) -> bool {
-    matches!(name, "sum" | "count" | "min" | "max" | "avg")
+    matches!(name, "sum" | "count" | "min" | "max" | "avg" | "lag")
 }
 
 /// Writes each named window (`WINDOW w AS (…)`, read with `OVER w`) into the calls that
@@ -106,11 +106,21 @@ impl Validator<'_> {
         }
         let spec = match &f.over {
             Some(ast::WindowType::WindowSpec(spec)) if spec.window_name.is_none() => spec,
+            Some(ast::WindowType::NamedWindow(name)) => {
+                self.refuse(
+                    &format!("OVER {name}, a window this SELECT does not define once,"),
+                    e.span(),
+                    &format!("define it once in the SELECT that reads it, WINDOW {name} AS (PARTITION BY … ORDER BY …), or write the window in the call: {OVER_SHAPE}"),
+                );
+                return;
+            }
             _ => {
                 self.refuse(
-                    "a named window for an OVER aggregation",
+                    "a named window with more written after it",
                     e.span(),
-                    &format!("write the window in the call: {OVER_SHAPE}"),
+                    &format!(
+                        "write the whole window in the WINDOW clause or in the call: {OVER_SHAPE}"
+                    ),
                 );
                 return;
             }
@@ -124,14 +134,10 @@ impl Validator<'_> {
                 );
             }
         }
+        // Without ORDER BY the planned query says why (the input's time attribute, or its
+        // lack of one, is known there).
         match spec.order_by.as_slice() {
-            [] => self.refuse(
-                &format!("{name}(…) OVER without ORDER BY"),
-                e.span(),
-                &format!(
-                    "an OVER aggregation runs along the time attribute; order by it: {OVER_SHAPE}"
-                ),
-            ),
+            [] => {}
             [o] => {
                 if !super::ranking::plain_column(&o.expr) {
                     self.refuse(
@@ -164,10 +170,58 @@ impl Validator<'_> {
         if let Some(frame) = &spec.window_frame {
             self.over_frame(e, frame);
         }
+        if name == "LAG" {
+            self.lag(e, f);
+            return;
+        }
         // The call itself, as the same aggregate without OVER.
         let mut plain = f.clone();
         plain.over = None;
         self.function(e, &plain, true);
+    }
+
+    /// LAG's arguments: a value, and an offset written as a number.
+    fn lag(&mut self, e: &SqlExpr, f: &ast::Function) {
+        let args: Vec<&ast::FunctionArg> = match &f.args {
+            ast::FunctionArguments::List(l) if l.duplicate_treatment.is_none() => {
+                l.args.iter().collect()
+            }
+            _ => Vec::new(),
+        };
+        let expr = |a: &ast::FunctionArg| match a {
+            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => Some(x.clone()),
+            _ => None,
+        };
+        match args.as_slice() {
+            [value] | [value, _] if expr(value).is_some() => {
+                if let Some(x) = expr(value) {
+                    self.expr(&x, false);
+                }
+                if let Some(offset) = args.get(1) {
+                    let number = matches!(
+                        expr(offset),
+                        Some(SqlExpr::Value(v)) if matches!(&v.value, ast::Value::Number(n, false) if n.parse::<u32>().is_ok())
+                    );
+                    if !number {
+                        self.refuse(
+                            "this offset of LAG",
+                            e.span(),
+                            "write the offset as a number of rows: LAG(amount, 2) OVER (…)",
+                        );
+                    }
+                }
+            }
+            [_, _, _] => self.refuse(
+                "LAG with a default value",
+                e.span(),
+                "write LAG(x) or LAG(x, n), which is null before the partition has n earlier rows; COALESCE(LAG(x) OVER (…), d) also replaces a null value of x",
+            ),
+            _ => self.refuse(
+                "this call of LAG",
+                e.span(),
+                "write LAG(x) OVER (…) or LAG(x, n) OVER (…)",
+            ),
+        }
     }
 
     /// The frame of an OVER aggregation: from UNBOUNDED PRECEDING or a bound PRECEDING up
@@ -191,9 +245,9 @@ impl Validator<'_> {
         );
         if !ends_at_row {
             self.refuse(
-                "a frame that ends after the current row",
+                "a frame that does not end at the current row",
                 e.span(),
-                "Flink emits each row as the watermark passes it, so its frame ends at it: … PRECEDING AND CURRENT ROW",
+                "Flink's OVER frame runs from a bound before each row up to the row itself: … PRECEDING AND CURRENT ROW",
             );
         }
         match &frame.start_bound {
@@ -203,10 +257,12 @@ impl Validator<'_> {
                     (true, SqlExpr::Value(v)) => {
                         matches!(&v.value, ast::Value::Number(n, false) if n.parse::<u32>().is_ok())
                     }
+                    // Under 1000 days, which Flink's code generation takes.
                     (false, SqlExpr::Interval(i)) => {
                         self.interval(i, bound.span())
-                            && crate::interval::read(i)
-                                .is_ok_and(|i| i.months == 0 && i.millis >= 0)
+                            && crate::interval::read(i).is_ok_and(|i| {
+                                i.months == 0 && (0..1000 * 86_400_000).contains(&i.millis)
+                            })
                     }
                     _ => false,
                 };
@@ -219,7 +275,7 @@ impl Validator<'_> {
                     } else {
                         (
                             "this RANGE bound",
-                            "a RANGE frame reaches back a time, in days, hours, minutes or seconds: RANGE BETWEEN INTERVAL '1' HOUR PRECEDING AND CURRENT ROW",
+                            "a RANGE frame reaches back a time, in days, hours, minutes or seconds, under 1000 days: RANGE BETWEEN INTERVAL '1' HOUR PRECEDING AND CURRENT ROW",
                         )
                     };
                     self.refuse(what, bound.span(), help);

@@ -1663,6 +1663,7 @@ fn rank_app(top: u64, order: &str) -> Manifest {
         }],
         top,
         strategy: RankStrategy::Append,
+        window_end: None,
     };
     let partition = vec!["k".to_string()];
     let mut ranked = input.clone();

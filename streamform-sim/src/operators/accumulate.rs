@@ -54,6 +54,12 @@ enum AccKind {
     },
     Min(usize),
     Max(usize),
+    /// LAG(x, n): the last `n + 1` values of x (nulls too) in bag number `bag`.
+    Lag {
+        arg: usize,
+        offset: usize,
+        bag: usize,
+    },
     /// avg(x): the result, computed from a sum and a count of the non-null values kept in
     /// the entry's hidden values at `hidden` and `hidden + 1`.
     Avg {
@@ -136,6 +142,8 @@ pub(crate) enum Bag {
     Distinct(hashbrown::HashMap<u32, hashbrown::HashMap<Distinct, i64, Fx>, Fx>),
     /// min(x), max(x): values in order.
     Ordered(hashbrown::HashMap<u32, std::collections::BTreeMap<Sorted, i64>, Fx>),
+    /// LAG(x, n): the last values, oldest first.
+    Recent(hashbrown::HashMap<u32, std::collections::VecDeque<Value>, Fx>),
 }
 
 /// A value as Flink's distinct aggregates tell values apart: as grouping keys are
@@ -236,6 +244,17 @@ impl Calls {
                 bags.len() - 1
             };
             let kind = match (call.func, arg.zip(arg_ty)) {
+                (AggFunc::Lag(_), _) if retracting => {
+                    return Err(fail(
+                        "LAG takes no row back, so it runs over a frame back to the first row only"
+                            .into(),
+                    ));
+                }
+                (AggFunc::Lag(n), Some((arg, _))) => AccKind::Lag {
+                    arg,
+                    offset: n as usize,
+                    bag: bag(Bag::Recent(Default::default())),
+                },
                 (AggFunc::Count, None) => AccKind::CountStar,
                 (AggFunc::Sum, Some((arg, t))) if retracting => {
                     hidden += 2;
@@ -360,6 +379,9 @@ impl Calls {
                 Bag::Ordered(m) => {
                     m.remove(&entry);
                 }
+                Bag::Recent(m) => {
+                    m.remove(&entry);
+                }
             }
         }
     }
@@ -467,7 +489,8 @@ impl Calls {
                 AccKind::Sum(..)
                 | AccKind::CountDistinct { .. }
                 | AccKind::Min(_)
-                | AccKind::Max(_) => {
+                | AccKind::Max(_)
+                | AccKind::Lag { .. } => {
                     unreachable!("over an updating input these calls are built retracting")
                 }
             }
@@ -536,6 +559,25 @@ impl Calls {
                 } => {
                     let sum_and_count = &mut hidden_values[hidden - calls.len()..][..2];
                     changed |= avg(call, (of, out), acc, sum_and_count, &row[arg])?;
+                }
+                AccKind::Lag { arg, offset, bag } => {
+                    let Bag::Recent(bags) = &mut self.bags[bag] else {
+                        unreachable!("a recent values bag");
+                    };
+                    // Flink's LagAggFunction: the last `offset + 1` values, the oldest
+                    // the result once there are that many.
+                    let recent = bags.entry(entry).or_default();
+                    recent.push_back(row[arg].clone());
+                    while recent.len() > offset + 1 {
+                        recent.pop_front();
+                    }
+                    let value = if recent.len() == offset + 1 {
+                        recent.front().cloned().unwrap_or(Value::Null)
+                    } else {
+                        Value::Null
+                    };
+                    changed |= *acc != value;
+                    *acc = value;
                 }
                 AccKind::SumRetract { .. }
                 | AccKind::CountDistinctRetract { .. }
@@ -650,12 +692,14 @@ fn add(call: &Call, of: SumOf, acc: &mut Value, v: &Value) -> Result<bool, Fault
                 Value::Float64(f) => f.0,
                 other => return Err(wrong_type(call, other)),
             };
-            let sum = match acc {
-                Value::Null => v,
-                Value::Float64(a) => a.0 + v,
+            let (sum, finite) = match acc {
+                Value::Null => (v, true),
+                Value::Float64(a) => (a.0 + v, a.0.is_finite()),
                 other => return Err(wrong_type(call, other)),
             };
-            if !sum.is_finite() && v.is_finite() {
+            // Finite values whose sum is not finite overflowed; a NaN or an infinity
+            // summed goes on as Java computes it.
+            if !sum.is_finite() && v.is_finite() && finite {
                 return Err(overflow(call));
             }
             let new = Value::Float64(F64(sum));

@@ -15,3 +15,4 @@ pub(crate) mod slots;
 pub(crate) mod sort;
 pub(crate) mod temporal_join;
 pub(crate) mod window;
+pub(crate) mod window_rank;

@@ -276,13 +276,7 @@ impl Rank {
     /// with `0.0`, and NaN with every value.
     fn cmp_keys(&self, a: &[Value], b: &[Value]) -> Ordering {
         for (k, &(_, desc)) in self.order.iter().enumerate() {
-            let o = match (&a[k], &b[k]) {
-                (Value::Float64(x), Value::Float64(y)) => {
-                    x.0.partial_cmp(&y.0).unwrap_or(Ordering::Equal)
-                }
-                (x, y) => x.sort_cmp(y),
-            };
-            let o = if desc { o.reverse() } else { o };
+            let o = cmp_ordering_value(&a[k], &b[k], desc);
             if o.is_ne() {
                 return o;
             }
@@ -681,6 +675,17 @@ impl Rank {
     fn partition_of(&self, row: &[Value]) -> KeyValues {
         KeyValues(self.partition.iter().map(|&i| row[i].clone()).collect())
     }
+}
+
+/// How two values of an ordering column compare, the better first, as Flink's rank
+/// operators compare them: nulls first ascending, last descending; two float64 values by
+/// `a > b`, `a < b`, else a tie (`-0.0` ties with `0.0`, NaN with every value).
+pub(crate) fn cmp_ordering_value(a: &Value, b: &Value, descending: bool) -> Ordering {
+    let o = match (a, b) {
+        (Value::Float64(x), Value::Float64(y)) => x.0.partial_cmp(&y.0).unwrap_or(Ordering::Equal),
+        (x, y) => x.sort_cmp(y),
+    };
+    if descending { o.reverse() } else { o }
 }
 
 /// Whether two rows are one, as Flink's generated equaliser tells them (a row taken back

@@ -590,6 +590,10 @@ impl Model {
     pub fn rank(self, partition: &[&str], order: &[(&str, bool)], top: u64, number: bool) -> Model {
         let input = self.schema();
         let updating = self.last().changelog.is_updating();
+        // Partitioned by both of a window's bounds: a window Top-N (docs/ranking.md).
+        let per_window = [streamform_ir::WINDOW_START, streamform_ir::WINDOW_END]
+            .iter()
+            .all(|b| partition.contains(b));
         let ranking = Ranking {
             order: order
                 .iter()
@@ -601,9 +605,12 @@ impl Model {
             top,
             strategy: if updating {
                 RankStrategy::Retract
+            } else if per_window {
+                RankStrategy::Window
             } else {
                 RankStrategy::Append
             },
+            window_end: per_window.then(|| streamform_ir::WINDOW_END.to_string()),
         };
         let partition: Vec<String> = partition.iter().map(|k| k.to_string()).collect();
         let mut schema = input.clone();
@@ -614,7 +621,9 @@ impl Model {
                 nullable: false,
             });
         }
-        let changelog = if number {
+        let changelog = if per_window {
+            Changelog::Append
+        } else if number {
             let mut key = partition.clone();
             key.push("rn".into());
             Changelog::Upsert(key)
@@ -661,6 +670,7 @@ impl Model {
             }],
             top: 1,
             strategy: RankStrategy::Deduplicate,
+            window_end: None,
         };
         let partition: Vec<String> = partition.iter().map(|k| k.to_string()).collect();
         let changelog = if descending {

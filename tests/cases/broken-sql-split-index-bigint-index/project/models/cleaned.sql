@@ -1,0 +1,2 @@
+SELECT id, SPLIT_INDEX(note, ',', part) AS piece
+FROM source('notes')
