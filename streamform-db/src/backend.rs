@@ -2,14 +2,14 @@
 //! with each backend finding turned into a diagnostic that points at what it is about (the
 //! model's entry in streamform.yml for its declaration and sink, its ORDER BY for a sort).
 
-use streamform_flink::{Application, Finding, KafkaSettings, Subject};
+use streamform_flink::{Application, Finding, FindingKind, KafkaSettings, Subject};
 
-use crate::Project;
 use crate::config::KafkaTarget;
 use crate::db::{
     Db, application_plans, model_files, order_by_span, project_config, resolve_anchor,
 };
 use crate::diagnostic::{Anchor, Code, Diagnostic};
+use crate::{Project, SourceFile};
 
 /// The application for a target's Kafka settings, or why Flink cannot run it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -57,6 +57,52 @@ pub fn flink_application(
     })
 }
 
+/// Where the model first writes `%` or `MOD(…)`, which a float64 modulo finding is about.
+fn modulo_span(db: &dyn Db, file: SourceFile) -> Option<std::ops::Range<usize>> {
+    use sqlparser::ast::{BinaryOperator, Expr, Spanned};
+    let query = crate::db::parse_model(db, file).query.as_ref()?;
+    let mut found = None;
+    let _ = sqlparser::ast::visit_expressions(query, |e| {
+        let hit = match e {
+            Expr::BinaryOp {
+                op: BinaryOperator::Modulo,
+                ..
+            } => true,
+            Expr::Function(f) => f.name.to_string().eq_ignore_ascii_case("mod"),
+            _ => false,
+        };
+        if hit {
+            found = Some(e.span());
+            return std::ops::ControlFlow::Break(());
+        }
+        std::ops::ControlFlow::Continue(())
+    });
+    let text = crate::db::file_text(db, file)?;
+    let span = crate::sql::byte_span(text, found?)?;
+    // A `%` is pointed at itself (the parser's span of its left operand may leave out a
+    // CAST around it).
+    Some(match text.get(span.clone()).and_then(|t| t.find('%')) {
+        Some(at) => span.start + at..span.start + at + 1,
+        None => span,
+    })
+}
+
+/// Where the model first writes a JOIN, which a pre-aggregated join finding is about.
+fn join_span(db: &dyn Db, file: SourceFile) -> Option<std::ops::Range<usize>> {
+    use sqlparser::ast::Spanned;
+    let query = crate::db::parse_model(db, file).query.as_ref()?;
+    let sqlparser::ast::SetExpr::Select(s) = query.body.as_ref() else {
+        return None;
+    };
+    let found = s
+        .from
+        .iter()
+        .flat_map(|t| t.joins.iter())
+        .next()
+        .map(|j| j.relation.span());
+    crate::sql::byte_span(crate::db::file_text(db, file)?, found?)
+}
+
 /// A finding as a diagnostic: a sort points at the model's ORDER BY; a declaration or a
 /// sink at the model's entry in streamform.yml, a retention at its `retention:`; anything else at the model's file; the
 /// application as a whole at no file.
@@ -76,7 +122,14 @@ fn finding(db: &dyn Db, project: Project, f: &Finding, error: bool) -> Diagnosti
         .as_ref()
         .is_some_and(|c| c.models.contains_key(model));
     match (&f.subject, file) {
-        (Subject::Operator(_), Some(file)) => d.in_file(file).with_span(order_by_span(db, file)),
+        (Subject::Operator(_), Some(file)) => {
+            let span = match f.kind {
+                FindingKind::FloatModulo => modulo_span(db, file),
+                FindingKind::PreAggregatedJoin => join_span(db, file),
+                _ => order_by_span(db, file),
+            };
+            d.in_file(file).with_span(span)
+        }
         (Subject::Retention, _) if declared => resolve_anchor(
             db,
             project,

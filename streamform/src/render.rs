@@ -51,43 +51,84 @@ pub fn check_summary(db: &Database, project: Project) -> String {
     // Names and paths come from the user's files: escaped, they cannot steer a terminal.
     use streamform_ir::printable;
     let _ = writeln!(out, "{} (schema version 1)\n\nmodels", printable(name));
-    for (m, file) in model_files(db, project) {
-        let (mat, _) = declared(db, project, m);
-        let _ = writeln!(
-            out,
-            "  {:<24} {:<24} {}",
-            printable(m),
-            mat.summary(),
-            printable(file.path(db))
-        );
-    }
+    let models: Vec<Vec<String>> = model_files(db, project)
+        .iter()
+        .map(|(m, file)| {
+            let (mat, _) = declared(db, project, m);
+            vec![
+                printable(m).into_owned(),
+                mat.summary(),
+                printable(file.path(db)).into_owned(),
+            ]
+        })
+        .collect();
+    let sources: Vec<Vec<String>> = source_defs(db, project)
+        .sources
+        .iter()
+        .map(|s| {
+            vec![
+                printable(&s.name).into_owned(),
+                format!("{}/{}", s.connector.name(), s.format),
+                location(&s.connector),
+                format!("{}{}", plural(s.schema.len(), "column"), upsert_note(s)),
+            ]
+        })
+        .collect();
+    let fixtures: Vec<Vec<String>> = project
+        .fixtures(db)
+        .iter()
+        .map(|file| {
+            let def = fixture_def(db, project, *file);
+            vec![
+                printable(def.model.as_deref().unwrap_or("?")).into_owned(),
+                printable(&def.path).into_owned(),
+                format!("{} given, {} expect", def.given, def.expect_count),
+            ]
+        })
+        .collect();
+    // The first columns of the three tables line up; each is at least 24 wide, and wider
+    // for a longer name.
+    let first = models
+        .iter()
+        .chain(&sources)
+        .chain(&fixtures)
+        .map(|r| r[0].chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(24);
+    table(&mut out, "  ", &models, &[first, 24]);
     out.push_str("\nsources\n");
-    for s in &source_defs(db, project).sources {
-        let kind = format!("{}/{}", s.connector.name(), s.format);
-        let upsert = upsert_note(s);
-        let _ = writeln!(
-            out,
-            "  {:<24} {kind:<12} {:<24} {}{upsert}",
-            s.name,
-            location(&s.connector),
-            plural(s.schema.len(), "column")
-        );
-    }
+    table(&mut out, "  ", &sources, &[first, 12, 24]);
     out.push_str("\nfixtures\n");
-    for file in project.fixtures(db) {
-        let def = fixture_def(db, project, *file);
-        let model = def.model.as_deref().unwrap_or("?");
-        let _ = writeln!(
-            out,
-            "  {:<24} {:<24} {} given, {} expect",
-            printable(model),
-            printable(&def.path),
-            def.given,
-            def.expect_count
-        );
-    }
+    table(&mut out, "  ", &fixtures, &[first, 24]);
     out.push('\n');
     out
+}
+
+/// Rows of cells, each line after `indent`; cell `i` is padded to `widths[i]` or to the
+/// column's longest cell when that is longer (a row's last cell is not padded), so that
+/// columns stay aligned whatever the names' lengths.
+fn table(out: &mut String, indent: &str, rows: &[Vec<String>], widths: &[usize]) {
+    let mut widths = widths.to_vec();
+    for (i, w) in widths.iter_mut().enumerate() {
+        // A row's last cell is not padded, so it does not widen its column.
+        let longest = rows
+            .iter()
+            .filter(|r| i + 1 < r.len())
+            .map(|r| r[i].chars().count());
+        *w = longest.max().unwrap_or(0).max(*w);
+    }
+    for row in rows {
+        let mut line = String::from(indent);
+        for (i, cell) in row.iter().enumerate() {
+            line.push_str(cell);
+            if let Some(w) = widths.get(i).filter(|_| i + 1 < row.len()) {
+                let fill = w.saturating_sub(cell.chars().count());
+                line.extend(std::iter::repeat_n(' ', fill + 1));
+            }
+        }
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
 }
 
 /// The count line that ends `check`.
@@ -640,19 +681,21 @@ pub fn graph_text(db: &Database, project: Project) -> String {
         .map_or("", |c| c.name.as_str());
     let mut out = format!("{}\n\n", streamform_ir::printable(name));
     let readers = readers(db, project);
+    let mut rows: Vec<Vec<String>> = Vec::new();
     for s in &source_defs(db, project).sources {
         let upsert = upsert_note(s);
         let third = format!("{} {}{upsert}", s.connector.name(), location(&s.connector));
-        let _ = writeln!(out, "{:<24} {:<21} {third}", s.name, "source");
+        rows.push(vec![s.name.clone(), "source".into(), third]);
         tree(
             db,
             project,
             &readers,
             &Input::Source(s.name.clone()),
             "",
-            &mut out,
+            &mut rows,
         );
     }
+    table(&mut out, "", &rows, &[24, 21]);
     // A model no declared source leads to (its SQL does not parse, or it reads what is not
     // declared) is still shown, so the drawing leaves nothing out silently.
     let files = model_files(db, project);
@@ -721,7 +764,7 @@ fn tree(
     readers: &[(String, Vec<Input>)],
     parent: &Input,
     indent: &str,
-    out: &mut String,
+    rows: &mut Vec<Vec<String>>,
 ) {
     let children: Vec<(&String, &Vec<Input>)> = readers
         .iter()
@@ -733,19 +776,21 @@ fn tree(
         let label = format!("{indent}{}{child}", if last { "└─ " } else { "├─ " });
         if inputs.first() != Some(parent) {
             let first = inputs.first().map(read_text).unwrap_or_default();
-            let _ = writeln!(out, "{label:<24} drawn under {first}");
+            rows.push(vec![label, format!("drawn under {first}")]);
             continue;
         }
         let (mat, sink) = declared(db, project, child);
-        let mut line = match sink {
-            Some(t) => format!("{label:<24} {:<21} {}", mat.summary(), sink_text(&t)),
-            None => format!("{label:<24} {}", mat.summary()),
+        let mut row = match sink {
+            Some(t) => vec![label, mat.summary(), sink_text(&t)],
+            None => vec![label, mat.summary()],
         };
         if inputs.len() > 1 {
             let others: Vec<String> = inputs[1..].iter().map(read_text).collect();
-            line = format!("{}  (also reads {})", line.trim_end(), others.join(", "));
+            if let Some(last_cell) = row.last_mut() {
+                last_cell.push_str(&format!("  (also reads {})", others.join(", ")));
+            }
         }
-        let _ = writeln!(out, "{}", line.trim_end());
+        rows.push(row);
         let next = format!("{indent}{}", if last { "   " } else { "│  " });
         tree(
             db,
@@ -753,7 +798,7 @@ fn tree(
             readers,
             &Input::Model((*child).clone()),
             &next,
-            out,
+            rows,
         );
     }
 }

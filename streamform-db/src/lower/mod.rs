@@ -556,6 +556,25 @@ fn sink_changelog(l: &Lowering<'_>, declared: &Declared<'_>) -> Result<Changelog
             if key != derived && l.other_keys.contains(key) {
                 return Ok(Changelog::Upsert(key.clone()));
             }
+            // The same columns in another order: say that the order is what differs.
+            let mut sorted_key = key.clone();
+            let mut sorted_derived = derived.clone();
+            sorted_key.sort();
+            sorted_derived.sort();
+            if key != derived && !key.is_empty() && sorted_key == sorted_derived {
+                let what = if has_aggregate { "its GROUP BY" } else { "its input" };
+                return Err(key_err(
+                    format!(
+                        "model `{model}` declares key [{}], the columns {what} keys its rows by but in another order: [{}]",
+                        key.join(", "),
+                        derived.join(", ")
+                    ),
+                    format!(
+                        "declare `key: [{}]`: a key's columns are written in order, as the sink's primary key and as the fields of each Kafka message's key, and the order is the one {what} gives them",
+                        derived.join(", ")
+                    ),
+                ));
+            }
             if key != derived {
                 let what = if has_aggregate { "its GROUP BY" } else { "its input" };
                 let declared_key = if key.is_empty() { "no key".to_string() } else { format!("key [{}]", key.join(", ")) };

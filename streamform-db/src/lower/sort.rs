@@ -25,7 +25,14 @@ impl Lowering<'_> {
                     m = self.model
                 ),
             )
-            .with_help("ORDER BY needs an input that ends, such as a file source"));
+            .with_help("ORDER BY needs an input that ends, such as a file source")
+            .with_span(self.query.order_by.as_ref().and_then(|o| {
+                use sqlparser::ast::Spanned;
+                // The parser's span covers the keys: from the ORDER keyword before them.
+                let keys = crate::sql::byte_span(self.text, o.span())?;
+                let order = self.text[..keys.start].to_ascii_lowercase().rfind("order");
+                Some(order.unwrap_or(keys.start)..keys.end)
+            })));
         }
         if self.changelog.is_updating() {
             return Err(self.err(
