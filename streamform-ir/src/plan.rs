@@ -139,6 +139,18 @@ pub struct Accumulator {
 }
 
 impl Accumulator {
+    /// One accumulator per aggregate call, named and typed as the call: what an aggregate,
+    /// a window and an OVER aggregation store.
+    pub fn of_calls(calls: &[AggCall]) -> Vec<Accumulator> {
+        calls
+            .iter()
+            .map(|c| Accumulator {
+                name: c.name(),
+                ty: c.ty,
+            })
+            .collect()
+    }
+
     /// A stored row's columns, each under its own name and type: what a node that keeps
     /// rows (the last row per key, a rank's rows) stores.
     pub fn columns(schema: &[Field]) -> Vec<Accumulator> {
@@ -915,13 +927,7 @@ impl KeyedState {
     pub fn over(partition_by: &[String], frame: &OverFrame, calls: &[AggCall]) -> KeyedState {
         KeyedState {
             key: partition_by.to_vec(),
-            accumulators: calls
-                .iter()
-                .map(|c| Accumulator {
-                    name: c.name(),
-                    ty: c.ty,
-                })
-                .collect(),
+            accumulators: Accumulator::of_calls(calls),
             retention: Retention::Unbounded,
             window: None,
             retracting: frame.bounded(),

@@ -226,6 +226,29 @@ impl Fault {
     }
 }
 
+/// The timestamp at column `at` (named `column`) of a row an operator of an append input
+/// (`operator`, for the message: "a window") receives, which must be an insert.
+pub(crate) fn appended_time(
+    rec: &Rec<'_>,
+    at: usize,
+    column: &str,
+    operator: &str,
+) -> Result<i64, Fault> {
+    if rec.op != crate::Op::Insert {
+        return Err(Fault::plain(format!(
+            "{operator} received an {}; it reads an append input only",
+            rec.op
+        )));
+    }
+    match rec.row[at] {
+        Value::Timestamp(t) => Ok(t),
+        _ => Err(Fault::at(
+            column,
+            format!("{operator} received a row without its `{column}`"),
+        )),
+    }
+}
+
 pub(crate) fn update_without_before() -> Fault {
     Fault::plain("an update arrived without its before-image")
 }

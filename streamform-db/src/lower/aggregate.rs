@@ -152,13 +152,7 @@ impl Lowering<'_> {
         });
         let state = KeyedState {
             key: group_by.clone(),
-            accumulators: calls
-                .iter()
-                .map(|c| streamform_ir::Accumulator {
-                    name: c.name(),
-                    ty: c.ty,
-                })
-                .collect(),
+            accumulators: streamform_ir::Accumulator::of_calls(&calls),
             retention: Retention::Unbounded,
             window: window.clone(),
             retracting,

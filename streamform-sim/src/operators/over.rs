@@ -24,10 +24,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use streamform_ir::{AggCall, FrameUnit, Node, OverFrame, State, Value};
 
 use super::accumulate::Calls;
-use crate::Op;
 use crate::eval::resolve;
 use crate::keyed::KeyValues;
-use crate::operator::{Fault, InputShape, Operator, Out, Rec, cmp_rows};
+use crate::operator::{Fault, InputShape, Operator, Out, Rec, appended_time, cmp_rows};
 
 /// A row, owned.
 type Row = Vec<Value>;
@@ -277,18 +276,7 @@ impl Operator for Over {
         _time: Option<i64>,
         out: &mut Out<'a>,
     ) -> Result<Option<Rec<'a>>, Fault> {
-        if rec.op != Op::Insert {
-            return Err(Fault::plain(format!(
-                "an OVER aggregation received an {}; it reads an append input only",
-                rec.op
-            )));
-        }
-        let Value::Timestamp(t) = rec.row[self.time] else {
-            return Err(Fault::at(
-                &self.time_name,
-                "an OVER aggregation received a row without its time",
-            ));
-        };
+        let t = appended_time(&rec, self.time, &self.time_name, "an OVER aggregation")?;
         let p = self.part(&rec.row);
         let part = &mut self.parts[p as usize];
         let late = match self.preceding {

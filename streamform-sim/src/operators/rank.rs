@@ -100,38 +100,7 @@ impl Rank {
         number: Option<&str>,
         input: &InputShape<'_>,
     ) -> Result<Rank, Fault> {
-        let State::Keyed(keyed) = &node.state else {
-            return Err(Fault::plain(format!(
-                "node `{}`: a Rank must have keyed state",
-                node.id
-            )));
-        };
-        let expected = streamform_ir::KeyedState::rank(partition_by, ranking, input.schema);
-        if *keyed != expected {
-            return Err(Fault::plain(format!(
-                "node `{}`: its state must be keyed by [{}] and store its input's rows ranked by {ranking}",
-                node.id,
-                partition_by.join(", ")
-            )));
-        }
-        let width = input.schema.len() + usize::from(number.is_some());
-        let names_match = node.schema.len() == width
-            && node
-                .schema
-                .iter()
-                .zip(input.schema)
-                .all(|(a, b)| a.name == b.name && a.ty == b.ty)
-            && number.is_none_or(|n| {
-                node.schema
-                    .last()
-                    .is_some_and(|f| f.name == n && f.ty == streamform_ir::DataType::Int64)
-            });
-        if !names_match {
-            return Err(Fault::plain(format!(
-                "node `{}`: a Rank's columns are its input's, then the row number (int64) when it is read",
-                node.id
-            )));
-        }
+        check_node(node, partition_by, ranking, number, input)?;
         let updating = input.changelog.is_updating();
         let function = match (ranking.strategy, updating, ranking.order.as_slice()) {
             (RankStrategy::Deduplicate, false, [key]) if ranking.top == 1 && number.is_none() => {
@@ -675,6 +644,50 @@ impl Rank {
     fn partition_of(&self, row: &[Value]) -> KeyValues {
         KeyValues(self.partition.iter().map(|&i| row[i].clone()).collect())
     }
+}
+
+/// Checks a Rank node (a top per window's too) against its input: its keyed state is the
+/// rank's, and its columns are its input's, then the row number (int64) when it is read.
+pub(crate) fn check_node(
+    node: &Node,
+    partition_by: &[String],
+    ranking: &Ranking,
+    number: Option<&str>,
+    input: &InputShape<'_>,
+) -> Result<(), Fault> {
+    let State::Keyed(keyed) = &node.state else {
+        return Err(Fault::plain(format!(
+            "node `{}`: a Rank must have keyed state",
+            node.id
+        )));
+    };
+    let expected = streamform_ir::KeyedState::rank(partition_by, ranking, input.schema);
+    if *keyed != expected {
+        return Err(Fault::plain(format!(
+            "node `{}`: its state must be keyed by [{}] and store its input's rows ranked by {ranking}",
+            node.id,
+            partition_by.join(", ")
+        )));
+    }
+    let width = input.schema.len() + usize::from(number.is_some());
+    let names_match = node.schema.len() == width
+        && node
+            .schema
+            .iter()
+            .zip(input.schema)
+            .all(|(a, b)| a.name == b.name && a.ty == b.ty)
+        && number.is_none_or(|n| {
+            node.schema
+                .last()
+                .is_some_and(|f| f.name == n && f.ty == streamform_ir::DataType::Int64)
+        });
+    if !names_match {
+        return Err(Fault::plain(format!(
+            "node `{}`: a Rank's columns are its input's, then the row number (int64) when it is read",
+            node.id
+        )));
+    }
+    Ok(())
 }
 
 /// How two values of an ordering column compare, the better first, as Flink's rank

@@ -27,7 +27,6 @@ use streamform_ir::{
 };
 
 use super::accumulate::Calls;
-use crate::Op;
 use crate::eval::resolve;
 use crate::keyed::{Arena, Index, entry_number};
 use crate::operator::{Fault, InputShape, Operator, Out, Rec, cmp_rows};
@@ -103,19 +102,7 @@ pub(crate) struct Shape {
 
 /// The time of a row a window receives, which must be an insert with its time.
 pub(crate) fn row_time(rec: &Rec<'_>, time: usize, time_name: &str) -> Result<i64, Fault> {
-    if rec.op != Op::Insert {
-        return Err(Fault::plain(format!(
-            "a window received an {}; a window over an updating input is not supported yet",
-            rec.op
-        )));
-    }
-    match rec.row[time] {
-        Value::Timestamp(t) => Ok(t),
-        _ => Err(Fault::at(
-            time_name,
-            "a window received a row without its time",
-        )),
-    }
+    crate::operator::appended_time(rec, time, time_name, "a window")
 }
 
 impl Shape {

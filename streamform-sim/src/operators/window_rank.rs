@@ -10,12 +10,11 @@ use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
 
-use streamform_ir::{Node, Ranking, State, Value};
+use streamform_ir::{Node, Ranking, Value};
 
-use crate::Op;
 use crate::eval::resolve;
 use crate::keyed::KeyValues;
-use crate::operator::{Fault, InputShape, Operator, Out, Rec, cmp_rows};
+use crate::operator::{Fault, InputShape, Operator, Out, Rec, appended_time, cmp_rows};
 
 /// A row, owned.
 type Row = Vec<Value>;
@@ -53,17 +52,7 @@ impl WindowRank {
                 input.changelog.title()
             )));
         }
-        let State::Keyed(keyed) = &node.state else {
-            return Err(Fault::plain(format!(
-                "node `{id}`: a Rank must have keyed state"
-            )));
-        };
-        if *keyed != streamform_ir::KeyedState::rank(partition_by, ranking, input.schema) {
-            return Err(Fault::plain(format!(
-                "node `{id}`: its state must be keyed by [{}] and store its input's rows ranked by {ranking}",
-                partition_by.join(", ")
-            )));
-        }
+        super::rank::check_node(node, partition_by, ranking, number, input)?;
         let Some(end_name) = ranking
             .window_end
             .as_ref()
@@ -73,10 +62,9 @@ impl WindowRank {
                 "node `{id}`: a rank per window partitions by the column of the window's end"
             )));
         };
-        let width = input.schema.len() + usize::from(number.is_some());
-        if node.schema.len() != width || ranking.top == 0 || ranking.order.is_empty() {
+        if ranking.top == 0 || ranking.order.is_empty() {
             return Err(Fault::plain(format!(
-                "node `{id}`: a Rank keeps at least one row ordered by at least one column, and its columns are its input's, then the row number when it is read"
+                "node `{id}`: a Rank keeps at least one row, ordered by at least one column"
             )));
         }
         let col = |c: &String| resolve(input.schema, c).map_err(|m| Fault::at(c, m));
@@ -145,18 +133,7 @@ impl Operator for WindowRank {
         _time: Option<i64>,
         out: &mut Out<'a>,
     ) -> Result<Option<Rec<'a>>, Fault> {
-        if rec.op != Op::Insert {
-            return Err(Fault::plain(format!(
-                "a rank per window received an {}; it reads an append input only",
-                rec.op
-            )));
-        }
-        let Value::Timestamp(end) = rec.row[self.end] else {
-            return Err(Fault::at(
-                &self.end_name,
-                "a rank per window received a row without its window's end",
-            ));
-        };
+        let end = appended_time(&rec, self.end, &self.end_name, "a rank per window")?;
         // A window is final once the watermark reaches its end minus 1 ms.
         if end.saturating_sub(1) <= self.watermark {
             out.dropped_late();

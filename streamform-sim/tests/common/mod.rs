@@ -347,13 +347,7 @@ impl Model {
         let key: Vec<String> = group_by.iter().map(|g| g.to_string()).collect();
         let state = State::Keyed(KeyedState {
             key: key.clone(),
-            accumulators: calls
-                .iter()
-                .map(|c| Accumulator {
-                    name: c.name(),
-                    ty: c.ty,
-                })
-                .collect(),
+            accumulators: Accumulator::of_calls(&calls),
             retention: Retention::Unbounded,
             retracting: window.is_none() && self.last().changelog.is_updating(),
             window,
