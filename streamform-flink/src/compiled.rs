@@ -116,7 +116,10 @@ fn role(kind: &str) -> Role {
         "stream-exec-join" => Role::Join,
         "stream-exec-interval-join" => Role::IntervalJoin,
         "stream-exec-temporal-join" => Role::TemporalJoin,
-        "stream-exec-rank" | "stream-exec-window-rank" => Role::Rank,
+        // A window deduplication is a Rank in the plan (docs/ranking.md).
+        "stream-exec-rank" | "stream-exec-window-rank" | "stream-exec-window-deduplicate" => {
+            Role::Rank
+        }
         "stream-exec-over-aggregate" => Role::Over,
         "stream-exec-changelog-normalize" => Role::Normalize,
         "stream-exec-calc"
@@ -124,6 +127,7 @@ fn role(kind: &str) -> Role {
         | "stream-exec-watermark-assigner"
         | "stream-exec-drop-update-before"
         | "stream-exec-mini-batch-assigner"
+        | "stream-exec-window-table-function"
         | "stream-exec-union" => Role::Stateless,
         _ => Role::Unknown,
     }

@@ -318,6 +318,7 @@ pub fn generate(
             matches!(
                 n.id.kind,
                 streamform_ir::NodeKind::Window
+                    | streamform_ir::NodeKind::WindowTable
                     | streamform_ir::NodeKind::Union
                     | streamform_ir::NodeKind::Join
                     | streamform_ir::NodeKind::IntervalJoin
@@ -1115,19 +1116,39 @@ fn view_query(
                 let q = window_query(&input.data, window, group_by, calls, input_schema, &node.id);
                 untagged(&q, group_by, calls, &node.id, i)
             }
+            Operator::WindowTable { window } => {
+                let cols: Vec<String> = node.schema.iter().map(|f| ident(&f.name)).collect();
+                format!(
+                    "SELECT {} FROM TABLE({})",
+                    cols.join(", "),
+                    window_tvf(&input.data, window, &[])
+                )
+            }
             Operator::Deduplicate { key } => keep_last_row(from, key, &node.schema, i),
             Operator::Rank {
                 partition_by,
                 ranking,
                 number,
-            } => rank::rank(
-                from,
-                &input.schema,
-                partition_by,
-                ranking,
-                number.as_deref(),
-                i,
-            ),
+            } => {
+                // Over a window table, the column the windows are measured on stays a time
+                // attribute on Flink beside window_time: it leaves the rank as a plain one.
+                let plain = plan
+                    .nodes
+                    .iter()
+                    .find(|n| node.inputs.first() == Some(&n.id))
+                    .and_then(|n| match &n.op {
+                        Operator::WindowTable { window } => Some(window.time.as_str()),
+                        _ => None,
+                    });
+                rank::rank(
+                    from,
+                    &input.schema,
+                    partition_by,
+                    (ranking, plain),
+                    number.as_deref(),
+                    i,
+                )
+            }
             Operator::Over {
                 partition_by,
                 frame,
@@ -1493,38 +1514,13 @@ fn window_query(
     input: &[Field],
     id: &NodeId,
 ) -> String {
-    use streamform_ir::WindowKind;
-    let time = format!("DESCRIPTOR({})", ident(&window.time));
-    let tvf = match window.kind {
-        WindowKind::Tumble { size } => format!("TUMBLE({data}, {time}, {})", delay_interval(size)),
-        WindowKind::Hop { slide, size } => format!(
-            "HOP({data}, {time}, {}, {})",
-            delay_interval(slide),
-            delay_interval(size)
-        ),
-        WindowKind::Cumulate { step, size } => format!(
-            "CUMULATE({data}, {time}, {}, {})",
-            delay_interval(step),
-            delay_interval(size)
-        ),
-        WindowKind::Session { gap } => {
-            // Sessions are kept per aggregation key: Flink plans a window aggregate only
-            // when the PARTITION BY is the key it groups by (docs/windows.md).
-            let key: Vec<String> = group_by
-                .iter()
-                .filter(|g| !streamform_ir::WINDOW_COLUMNS.contains(&g.as_str()))
-                .map(|g| ident(g))
-                .collect();
-            let partition = match key.len() {
-                0 => String::new(),
-                _ => format!(" PARTITION BY ({})", key.join(", ")),
-            };
-            format!(
-                "SESSION({data}{partition}, {time}, {})",
-                delay_interval(gap)
-            )
-        }
-    };
+    // Sessions are kept per aggregation key: Flink plans a window aggregate only when the
+    // PARTITION BY is the key it groups by (docs/windows.md).
+    let key: Vec<&String> = group_by
+        .iter()
+        .filter(|g| !streamform_ir::WINDOW_COLUMNS.contains(&g.as_str()))
+        .collect();
+    let tvf = window_tvf(data, window, &key);
     let keys: Vec<String> = group_by.iter().map(|k| ident(k)).collect();
     let mut cols = keys.clone();
     cols.extend(
@@ -1537,6 +1533,37 @@ fn window_query(
         cols.join(", "),
         keys.join(", ")
     )
+}
+
+/// The window table-valued function call over `data` (a query in parentheses): TUMBLE,
+/// HOP, CUMULATE, or a SESSION partitioned by `session_key`.
+fn window_tvf(data: &str, window: &streamform_ir::Window, session_key: &[&String]) -> String {
+    use streamform_ir::WindowKind;
+    let time = format!("DESCRIPTOR({})", ident(&window.time));
+    match window.kind {
+        WindowKind::Tumble { size } => format!("TUMBLE({data}, {time}, {})", delay_interval(size)),
+        WindowKind::Hop { slide, size } => format!(
+            "HOP({data}, {time}, {}, {})",
+            delay_interval(slide),
+            delay_interval(size)
+        ),
+        WindowKind::Cumulate { step, size } => format!(
+            "CUMULATE({data}, {time}, {}, {})",
+            delay_interval(step),
+            delay_interval(size)
+        ),
+        WindowKind::Session { gap } => {
+            let key: Vec<String> = session_key.iter().map(|g| ident(g)).collect();
+            let partition = match key.len() {
+                0 => String::new(),
+                _ => format!(" PARTITION BY ({})", key.join(", ")),
+            };
+            format!(
+                "SESSION({data}{partition}, {time}, {})",
+                delay_interval(gap)
+            )
+        }
+    }
 }
 
 /// The name an aggregate call's result gets inside the aggregating query: the call's name

@@ -97,6 +97,13 @@ fn render_node(out: &mut String, node: &Node, from: &[&str], inputs: &[String]) 
                 aggs.join(", ")
             );
         }
+        Operator::WindowTable { window } => {
+            let _ = writeln!(
+                out,
+                "  window={}\n  on={}\n  emits=each row once for every window it belongs to, with window_start, window_end and window_time",
+                window.kind, window.time
+            );
+        }
         Operator::Deduplicate { key } => {
             let _ = writeln!(out, "  key={}\n  keep=last row", key.join(", "));
         }
@@ -224,6 +231,19 @@ fn render_node(out: &mut String, node: &Node, from: &[&str], inputs: &[String]) 
                             .unwrap_or_default()
                     ),
                 ),
+                (RankStrategy::WindowDeduplicate, _) => {
+                    let (which, ties) = if ranking.order.first().is_some_and(|k| k.descending) {
+                        ("latest", "last")
+                    } else {
+                        ("earliest", "first")
+                    };
+                    (
+                        format!(
+                            "the row with the {which} {first_key} (the {ties} to arrive among equal times), per partition and window, until the window fires"
+                        ),
+                        "that row of each partition as an insert, once the watermark reaches the window's end minus 1 ms".to_string(),
+                    )
+                }
                 (RankStrategy::Deduplicate, _) => {
                     let descending = ranking.order.first().is_some_and(|k| k.descending);
                     if descending {

@@ -763,6 +763,7 @@ fn grouping(group_by: &[String], calls: &[crate::plan::AggCall]) -> String {
 /// | Project | `customer_id, sum(amount) AS total_spend` |
 /// | Aggregate | `key=[customer_id] aggregates=[sum(amount)]` |
 /// | Window | `tumble(size=1m) on viewed_at key=[page, window_start, window_end] aggregates=[count(*)]` |
+/// | WindowTable | `tumble(size=1m) on viewed_at` |
 /// | Deduplicate | `key=[payment_id] keep=last` |
 /// | Union | `all` (its inputs are the node's `inputs`) |
 /// | Join | `left on=[customer_id=customer_id]`, with the rest of ON: `inner on=[k=k] where (amount > limit)` |
@@ -803,6 +804,7 @@ pub fn definition(op: &Operator) -> String {
             group_by,
             calls,
         } => format!("{window} {}", grouping(group_by, calls)),
+        Operator::WindowTable { window } => window.to_string(),
         Operator::Deduplicate { key } => format!("key=[{}] keep=last", key.join(", ")),
         Operator::Union => "all".to_string(),
         Operator::Join { kind, on, filter } => {

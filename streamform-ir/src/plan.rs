@@ -491,6 +491,12 @@ pub enum RankStrategy {
     /// Flink's window Top-N, which keeps each window's rows until the watermark reaches
     /// its end minus 1 ms, then inserts its top rows once, in rank order.
     Window,
+    /// A top of one per window ordered by the time attribute alone, without the row
+    /// number, over a window table: Flink's window deduplication, one row kept per
+    /// partition and window and inserted when the window fires. Ascending, the row with the
+    /// earliest time (the first to arrive among equal times); descending, the latest (the
+    /// last to arrive among equal times).
+    WindowDeduplicate,
 }
 
 impl RankStrategy {
@@ -501,7 +507,13 @@ impl RankStrategy {
             RankStrategy::Retract => "retract",
             RankStrategy::Deduplicate => "deduplicate",
             RankStrategy::Window => "window",
+            RankStrategy::WindowDeduplicate => "window_deduplicate",
         }
+    }
+
+    /// Whether the rank is per window, final when its window fires.
+    pub fn per_window(self) -> bool {
+        matches!(self, RankStrategy::Window | RankStrategy::WindowDeduplicate)
     }
 }
 
@@ -727,6 +739,15 @@ pub enum Operator {
         left_time: String,
         /// The versioned side's time attribute, by its name in the join's output.
         right_time: String,
+    },
+    /// A window table read by the rank after it (docs/ranking.md, "A top per window"): each
+    /// row of its append input is passed on once for every window it belongs to (one for a
+    /// TUMBLE, several for a HOP or a CUMULATE) with the window's `window_start`,
+    /// `window_end` and `window_time` after its columns; a row without a time is dropped.
+    /// Stateless; its time attribute is `window_time`.
+    WindowTable {
+        /// The windows and the time column they are measured on.
+        window: Window,
     },
     /// `ROW_NUMBER() OVER (PARTITION BY … ORDER BY …)` filtered to the first rows
     /// (docs/ranking.md): per partition, the `top` rows first by the ordering, as Flink's
@@ -1070,6 +1091,8 @@ pub enum NodeKind {
     Deduplicate,
     /// A [`Operator::Window`]; `window` in ids.
     Window,
+    /// A [`Operator::WindowTable`]; `window_table` in ids.
+    WindowTable,
     /// An [`Operator::Union`]; `union` in ids.
     Union,
     /// An [`Operator::Join`]; `join` in ids.
@@ -1086,7 +1109,7 @@ pub enum NodeKind {
 
 impl NodeKind {
     /// Every kind, in the order ids list them.
-    pub const ALL: [NodeKind; 14] = [
+    pub const ALL: [NodeKind; 15] = [
         NodeKind::Source,
         NodeKind::Filter,
         NodeKind::Project,
@@ -1096,6 +1119,7 @@ impl NodeKind {
         NodeKind::TemporalJoin,
         NodeKind::Aggregate,
         NodeKind::Window,
+        NodeKind::WindowTable,
         NodeKind::Deduplicate,
         NodeKind::Rank,
         NodeKind::Over,
@@ -1119,6 +1143,7 @@ impl NodeKind {
             NodeKind::Sink => "sink",
             NodeKind::Deduplicate => "deduplicate",
             NodeKind::Window => "window",
+            NodeKind::WindowTable => "window_table",
             NodeKind::Union => "union",
             NodeKind::Join => "join",
             NodeKind::IntervalJoin => "interval_join",
@@ -1139,6 +1164,7 @@ impl NodeKind {
             NodeKind::Sink => "Sink",
             NodeKind::Deduplicate => "Deduplicate",
             NodeKind::Window => "Window",
+            NodeKind::WindowTable => "WindowTable",
             NodeKind::Union => "Union",
             NodeKind::Join => "Join",
             NodeKind::IntervalJoin => "IntervalJoin",
@@ -1160,6 +1186,7 @@ impl Operator {
             Operator::Sort { .. } => NodeKind::Sort,
             Operator::Deduplicate { .. } => NodeKind::Deduplicate,
             Operator::Window { .. } => NodeKind::Window,
+            Operator::WindowTable { .. } => NodeKind::WindowTable,
             Operator::Union => NodeKind::Union,
             Operator::Join { .. } => NodeKind::Join,
             Operator::IntervalJoin { .. } => NodeKind::IntervalJoin,
@@ -1341,7 +1368,9 @@ pub fn window_bounds(
         }
     };
     match &node.op {
-        Operator::Window { .. } => Some((WINDOW_START.to_string(), WINDOW_END.to_string())),
+        Operator::Window { .. } | Operator::WindowTable { .. } => {
+            Some((WINDOW_START.to_string(), WINDOW_END.to_string()))
+        }
         Operator::Filter { .. } | Operator::Sink { .. } => input(),
         Operator::Project { items } => {
             let (start, end) = input()?;

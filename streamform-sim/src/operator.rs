@@ -38,6 +38,7 @@ use crate::operators::{
     temporal_join::TemporalJoin,
     window::{Shape, WindowAggregate},
     window_rank::WindowRank,
+    window_table::WindowTable,
 };
 use crate::{Failure, Op};
 
@@ -260,6 +261,21 @@ pub(crate) struct InputShape<'a> {
     pub boundedness: Boundedness,
 }
 
+impl InputShape<'_> {
+    /// Fails unless the input only appends, as `node` (`what`, for the message: "a
+    /// window") needs.
+    pub(crate) fn appends(&self, node: &Node, what: &str) -> Result<(), Fault> {
+        if self.changelog.is_updating() {
+            return Err(Fault::plain(format!(
+                "node `{}`: {what} reads an append input, not one that is {}",
+                node.id,
+                self.changelog.title()
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// One compiled node.
 pub(crate) struct Stage {
     /// Index of the node's model in the chain.
@@ -283,6 +299,8 @@ pub(crate) enum StageKind {
     Over(Over),
     /// A Top-N per window (docs/ranking.md).
     WindowRank(WindowRank),
+    /// A window table a rank per window reads (docs/ranking.md).
+    WindowTable(WindowTable),
     Sort(Sort),
     /// UNION ALL: every change of every input passes on unchanged.
     Union,
@@ -350,6 +368,9 @@ impl Stage {
                     kind => StageKind::Window(WindowAggregate::new(shape, kind)),
                 }
             }
+            IrOperator::WindowTable { window } => {
+                StageKind::WindowTable(WindowTable::build(node, window, input)?)
+            }
             IrOperator::Deduplicate { key } => {
                 StageKind::Deduplicate(Deduplicate::build(node, key, input)?)
             }
@@ -357,9 +378,13 @@ impl Stage {
                 partition_by,
                 ranking,
                 number,
-            } if ranking.strategy == streamform_ir::RankStrategy::Window => StageKind::WindowRank(
-                WindowRank::build(node, partition_by, ranking, number.as_deref(), input)?,
-            ),
+            } if ranking.strategy.per_window() => StageKind::WindowRank(WindowRank::build(
+                node,
+                partition_by,
+                ranking,
+                number.as_deref(),
+                input,
+            )?),
             IrOperator::Rank {
                 partition_by,
                 ranking,
@@ -469,6 +494,7 @@ impl Stage {
             StageKind::Rank(r) => r.on_change(rec, time, out),
             StageKind::Over(o) => o.on_change(rec, time, out),
             StageKind::WindowRank(r) => r.on_change(rec, time, out),
+            StageKind::WindowTable(w) => w.on_change(rec, time, out),
             StageKind::Sort(s) => s.on_change(rec, time, out),
             StageKind::Union => Ok(Some(rec)),
             StageKind::Join(j) => j.on_input(port, rec, time, out),
@@ -511,6 +537,7 @@ impl Stage {
             StageKind::Normalize(_)
             | StageKind::Filter(_)
             | StageKind::Project(_)
+            | StageKind::WindowTable(_)
             | StageKind::Sort(_)
             | StageKind::Union
             | StageKind::Sink(_) => Ok(()),

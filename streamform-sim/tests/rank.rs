@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use streamform_ir::{AggFunc, DataType, ModelPlan, NodeId, NodeKind, Value};
-use streamform_sim::Simulator;
+use streamform_sim::{Arrival, Change, Op, Simulator};
 
 /// Items with a price, in one category `a`.
 fn items() -> common::Model {
@@ -296,5 +296,192 @@ fn a_top_per_window_inserts_each_windows_best_rows_once_when_it_fires() {
     assert_eq!(
         changes(std::slice::from_ref(&ranked), &events),
         vec![ins(row("b", 2, 1)), ins(row("c", 2, 2))]
+    );
+}
+
+fn node(model: &str, kind: NodeKind, ordinal: u32) -> NodeId {
+    NodeId {
+        model: model.into(),
+        kind,
+        ordinal,
+    }
+}
+
+/// E9's left side (key, value, seconds): a1@1, b5@2, a3@3, b2@4, c9@5, a7@11, b8@12, then
+/// a2@6, late (the watermark is at 12s).
+fn e9_events() -> Vec<Vec<Value>> {
+    [
+        ("a", 1, 1),
+        ("b", 5, 2),
+        ("a", 3, 3),
+        ("b", 2, 4),
+        ("c", 9, 5),
+        ("a", 7, 11),
+        ("b", 8, 12),
+        ("a", 2, 6),
+    ]
+    .iter()
+    .map(|&(k, v, t)| vec![s(k), i64v(v), Value::Timestamp(t * 1000)])
+    .collect()
+}
+
+/// Rows (k, v, ts) on event time, the watermark at the latest ts, late rows kept.
+fn keyed_values_on_time(model: &str) -> common::Model {
+    from_source(
+        model,
+        "l",
+        &[
+            ("k", DataType::String),
+            ("v", DataType::Int64),
+            ("ts", DataType::Timestamp),
+        ],
+        kafka("l"),
+    )
+    .event_time("ts", 0, streamform_ir::LateEvents::Keep)
+}
+
+fn e9_dedup(descending: bool) -> ModelPlan {
+    keyed_values_on_time("firsts")
+        .window_table(streamform_ir::WindowKind::Tumble { size: 10_000 })
+        .window_deduplicate(&["k"], "ts", descending)
+        .sink()
+}
+
+/// (key, value, window end in seconds) of each insert.
+fn keyed_values(changes: &[Change]) -> Vec<(String, i64, i64)> {
+    changes
+        .iter()
+        .map(|c| {
+            assert_eq!(c.op, Op::Insert, "a window deduplication inserts only");
+            match (&c.row[0], &c.row[1], &c.row[4]) {
+                (Value::String(k), Value::Int64(v), Value::Timestamp(end)) => {
+                    (k.to_string(), *v, end / 1000)
+                }
+                other => panic!("{other:?}"),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn a_window_deduplication_keeps_each_windows_first_or_last_row_and_drops_late_rows() {
+    // Flink's E9 (research checked on 2.0 and 2.2): first rows a1, b5, c9, then a7, b8;
+    // last rows a3, b2, c9, then a7, b8. a2@6 arrives after [0, 10s) fired: dropped.
+    let events = {
+        let mut e = e9_events();
+        e.push(vec![s("z"), i64v(0), Value::Timestamp(30_000)]);
+        e
+    };
+    let firsts = e9_dedup(false);
+    // The late row is dropped, not processed.
+    let changes = |plan: &ModelPlan| {
+        let out = streamform_sim::run(std::slice::from_ref(plan), &events).unwrap();
+        assert_eq!(out.events_processed, events.len() - 1);
+        out.changes.to_vec()
+    };
+    let expect = |rows: &[(&str, i64, i64)]| -> Vec<(String, i64, i64)> {
+        rows.iter()
+            .map(|&(k, v, e)| (k.to_string(), v, e))
+            .collect()
+    };
+    assert_eq!(
+        keyed_values(&changes(&firsts)),
+        expect(&[
+            ("a", 1, 10),
+            ("b", 5, 10),
+            ("c", 9, 10),
+            ("a", 7, 20),
+            ("b", 8, 20)
+        ])
+    );
+    let lasts = e9_dedup(true);
+    assert_eq!(
+        keyed_values(&changes(&lasts)),
+        expect(&[
+            ("a", 3, 10),
+            ("b", 2, 10),
+            ("c", 9, 10),
+            ("a", 7, 20),
+            ("b", 8, 20)
+        ])
+    );
+    let mut sim = Simulator::new(std::slice::from_ref(&firsts)).unwrap();
+    let arrivals: Vec<Arrival> = e9_events().iter().map(|e| sim.push(e).unwrap()).collect();
+    assert_eq!(
+        arrivals.last(),
+        Some(&Arrival::DroppedBy(node("firsts", NodeKind::Rank, 0)))
+    );
+}
+
+#[test]
+fn of_rows_at_one_time_a_window_deduplication_keeps_the_first_ascending_and_the_last_descending() {
+    let events = [
+        vec![s("a"), i64v(1), Value::Timestamp(4000)],
+        vec![s("a"), i64v(2), Value::Timestamp(4000)],
+        vec![s("a"), i64v(3), Value::Timestamp(4000)],
+        vec![s("a"), i64v(0), Value::Timestamp(5000)],
+        vec![s("z"), i64v(0), Value::Timestamp(20_000)],
+    ];
+    let first = keyed_values(&changes(&[e9_dedup(false)], &events));
+    let last = keyed_values(&changes(&[e9_dedup(true)], &events));
+    assert_eq!(first, vec![("a".to_string(), 1, 10)]);
+    assert_eq!(last, vec![("a".to_string(), 0, 10)]);
+    let ties = &events[..3]
+        .iter()
+        .cloned()
+        .chain([vec![s("z"), i64v(0), Value::Timestamp(20_000)]])
+        .collect::<Vec<_>>();
+    assert_eq!(
+        keyed_values(&changes(&[e9_dedup(true)], ties)),
+        vec![("a".to_string(), 3, 10)]
+    );
+}
+
+#[test]
+fn a_top_over_a_hopping_window_table_ranks_each_row_in_each_of_its_windows() {
+    // HOP slide 5s, size 10s: a row at 6s is in [0, 10) and [5, 15). The top 1 by value
+    // per window. A row at 3s arrives when the watermark is at 9.999s: [0, 10) has fired,
+    // and [-5, 5) before it, so the whole row is late; a row at 7s then is late for
+    // [0, 10) only and still ranks in [5, 15). [10, 20) holds no row and emits nothing.
+    let top = keyed_values_on_time("top")
+        .window_table(streamform_ir::WindowKind::Hop {
+            slide: 5000,
+            size: 10_000,
+        })
+        .rank(&["window_start", "window_end"], &[("v", true)], 1, true)
+        .sink();
+    let row = |k: &str, v: i64, t: i64| vec![s(k), i64v(v), Value::Timestamp(t)];
+    let mut sim = Simulator::new(std::slice::from_ref(&top)).unwrap();
+    let arrivals: Vec<Arrival> = [
+        row("a", 1, 1000),
+        row("b", 5, 6000),
+        row("c", 2, 9999),
+        row("d", 9, 3000),
+        row("e", 7, 7000),
+        row("f", 1, 30_000),
+    ]
+    .iter()
+    .map(|e| sim.push(e).unwrap())
+    .collect();
+    assert_eq!(
+        arrivals[3],
+        Arrival::DroppedBy(node("top", NodeKind::Rank, 0))
+    );
+    assert_eq!(arrivals[4], Arrival::Delivered);
+    let out = sim.finish().unwrap();
+    let got: Vec<(String, i64, i64, i64)> = out
+        .changes
+        .iter()
+        .map(|c| match (&c.row[0], &c.row[1], &c.row[4], &c.row[6]) {
+            (Value::String(k), Value::Int64(v), Value::Timestamp(end), Value::Int64(rn)) => {
+                (k.to_string(), *v, end / 1000, *rn)
+            }
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    let want = |k: &str, v, e, rn| (k.to_string(), v, e, rn);
+    assert_eq!(
+        got,
+        vec![want("a", 1, 5, 1), want("b", 5, 10, 1), want("e", 7, 15, 1),]
     );
 }

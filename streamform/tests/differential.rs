@@ -2084,6 +2084,31 @@ fn top_pages_on_flink_match_the_simulator_ranking_each_window_once() {
     differential("window-metrics", "tests/top_pages.yml");
 }
 
+/// A window deduplication over a window table: each user's first view of each minute,
+/// inserted when the minute closes; an earlier view arriving later wins, and of two views
+/// at one time the first to arrive.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn first_views_on_flink_match_the_simulator_keeping_each_windows_first_row() {
+    differential_windows("window-metrics", "tests/first_views.yml");
+}
+
+/// A window deduplication keeping the last row (ORDER BY the time DESC) that writes
+/// `window_time`: of clicks at one time, the last to arrive is kept.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn last_clicks_on_flink_match_the_simulator_keeping_each_windows_last_row() {
+    differential_windows("coverage", "tests/last_clicks.yml");
+}
+
+/// A window Top-N over a window table of hopping windows: each view ranked in both of its
+/// windows, each window's two slowest loads inserted in rank order when it closes.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn slowest_loads_on_flink_match_the_simulator_ranking_each_windows_rows() {
+    differential_windows("window-metrics", "tests/slowest_loads.yml");
+}
+
 /// An OVER aggregation back to the first row (RANGE, Flink's default frame): each order
 /// with its customer's running total, orders of one instant sharing it.
 #[test]

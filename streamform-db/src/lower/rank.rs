@@ -380,15 +380,12 @@ impl Lowering<'_> {
                 .with_span(row_number_span(self.text)));
         };
         self.plan(&w.input, upstream)?;
-        if let Some(window) = self.window {
-            return Err(self
-                .err(
-                    Code::UnsupportedSql,
-                    "ROW_NUMBER over a window table is not supported yet".into(),
-                    "rank the rows of a window aggregation instead: GROUP BY window_start, window_end and your keys in a subquery or a model this one reads with ref(), then ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY …) over it (docs/ranking.md, \"A top per window\"); window deduplication is not supported yet",
-                )
-                .with_span(row_number_span(self.text).or_else(|| window.span.clone())));
-        }
+        // Over a window table, each row is first given its windows (Flink's window table
+        // function), which the rank then ranks per window.
+        let table_window = match self.window {
+            Some(read) => Some(self.window_table(read)?),
+            None => None,
+        };
         let df = w.input.schema();
         let partition_by = self.partition_columns(df, &call.params.partition_by)?;
         // Flink ranks per window (a window Top-N, final when the window closes) when the
@@ -410,6 +407,15 @@ impl Lowering<'_> {
         let window_end = bounds
             .filter(|(start, end)| partition_by.contains(start) && partition_by.contains(end))
             .map(|(_, end)| end);
+        if table_window.is_some() && window_end.is_none() {
+            return Err(self
+                .err(
+                    Code::UnsupportedSql,
+                    "ROW_NUMBER over a window table is not partitioned by window_start and window_end".into(),
+                    "partition by the window's bounds to rank each window's rows, final when the window closes: ROW_NUMBER() OVER (PARTITION BY window_start, window_end[, your keys] ORDER BY …) (docs/ranking.md, \"A top per window\")",
+                )
+                .with_span(row_number_span(self.text)));
+        }
         let mut order = Vec::new();
         for s in &call.params.order_by {
             let DfExpr::Column(c) = &s.expr else {
@@ -426,23 +432,29 @@ impl Lowering<'_> {
         }
         let input_schema = self.schema.clone();
         // Flink deduplicates instead of ranking when the top is one row ordered by the time
-        // attribute alone and the row number is not read.
-        let by_time = matches!(order.as_slice(), [k] if self.time.as_ref() == Some(&k.column));
-        let strategy = if window_end.is_some() {
-            RankStrategy::Window
-        } else if self.changelog.is_updating() {
-            RankStrategy::Retract
-        } else if by_time && top == 1 && !number_read {
-            RankStrategy::Deduplicate
-        } else {
-            RankStrategy::Append
+        // attribute alone and the row number is not read; over a window table, by the
+        // column the windows are measured on or by their `window_time`.
+        let by_time = match (&table_window, order.as_slice()) {
+            (Some(window), [k]) => {
+                k.column == window.time || k.column == streamform_ir::WINDOW_TIME
+            }
+            (None, [k]) => self.time.as_ref() == Some(&k.column),
+            _ => false,
         };
-        if strategy == RankStrategy::Window && by_time && top == 1 && !number_read {
+        let dedup = by_time && top == 1 && !number_read;
+        let strategy = match (&table_window, &window_end) {
+            (Some(_), _) if dedup => RankStrategy::WindowDeduplicate,
+            (_, Some(_)) => RankStrategy::Window,
+            _ if self.changelog.is_updating() => RankStrategy::Retract,
+            _ if dedup => RankStrategy::Deduplicate,
+            _ => RankStrategy::Append,
+        };
+        if strategy == RankStrategy::Window && dedup {
             return Err(self
                 .err(
                     Code::UnsupportedSql,
-                    "window deduplication (ROW_NUMBER per window ordered by the time attribute, rn = 1) is not supported yet".into(),
-                    "order the rank by another column (a window Top-N), or select the row number; Flink keeps the first or last row of each window by time there, which Streamform does not simulate yet",
+                    "deduplicating a window aggregation's rows (ROW_NUMBER per window ordered by its time, rn = 1) is not supported".into(),
+                    "a window aggregation's rows of one window all have the same time, and Flink emits them in an order of its own: order the rank by a column that tells them apart (a window Top-N, ORDER BY views DESC); to keep each window's first or last event, rank the window table's rows themselves: ROW_NUMBER() OVER (PARTITION BY window_start, window_end, key ORDER BY ts) … FROM TABLE(TUMBLE(…)) (docs/ranking.md, \"A top per window\")",
                 )
                 .with_span(row_number_span(self.text)));
         }
@@ -478,7 +490,7 @@ impl Lowering<'_> {
         });
         self.changelog = match (number_read, strategy, &self.changelog) {
             // A window's top rows are inserted once, when it fires.
-            (_, RankStrategy::Window, _) => Changelog::Append,
+            (_, RankStrategy::Window | RankStrategy::WindowDeduplicate, _) => Changelog::Append,
             (true, _, _) => {
                 let mut key = partition_by.clone();
                 key.push(number_name.clone());
@@ -499,7 +511,10 @@ impl Lowering<'_> {
                 Changelog::Retract
             }
         };
-        let state = State::Keyed(KeyedState::rank(&partition_by, &ranking, &input_schema));
+        let mut keyed = KeyedState::rank(&partition_by, &ranking, &input_schema);
+        // Over a window table the windows are the rank's own: they are in its state.
+        keyed.window = table_window;
+        let state = State::Keyed(keyed);
         if strategy == RankStrategy::Deduplicate {
             // Flink's deduplication gives no time attribute on.
             self.time = None;

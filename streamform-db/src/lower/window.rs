@@ -2,7 +2,7 @@
 //! be the input's event-time attribute, a session's key its grouping, and the window is
 //! aggregated.
 
-use streamform_ir::{DataType, Expr, Field, Node, NodeKind, Operator};
+use streamform_ir::{DataType, Expr, Field, Node, NodeKind, Operator, State, Window, WindowKind};
 
 use crate::diagnostic::{Code, Diagnostic};
 
@@ -109,6 +109,37 @@ impl Lowering<'_> {
         Err(self
             .err(Code::InvalidAggregate, message, &help)
             .with_span(w.partition_span.clone().or_else(|| w.span.clone())))
+    }
+
+    /// The window table a rank reads (docs/ranking.md, "A top per window"): a WindowTable
+    /// node giving each row its windows, after which the rows have the window's columns and
+    /// `window_time` is their time attribute. Returns the windows.
+    pub(super) fn window_table(&mut self, w: &crate::window::WindowRead) -> Lowered<Window> {
+        if let WindowKind::Session { .. } = w.kind {
+            return Err(self
+                .err(
+                    Code::UnsupportedSql,
+                    "ROW_NUMBER over a SESSION window table is not supported".into(),
+                    "rank or deduplicate over TUMBLE, HOP or CUMULATE windows; Flink plans a rank over sessions only as a beta feature and no deduplication over them (docs/ranking.md, \"A top per window\")",
+                )
+                .with_span(w.span.clone()));
+        }
+        let window = Window {
+            kind: w.kind,
+            time: w.time.clone(),
+        };
+        // The window's columns are the rows' from here on.
+        self.window = None;
+        let schema = self.schema.clone();
+        self.time = Some(streamform_ir::WINDOW_TIME.to_string());
+        self.push(
+            Operator::WindowTable {
+                window: window.clone(),
+            },
+            schema,
+            State::Stateless,
+        );
+        Ok(window)
     }
 
     /// A window table read without aggregating it by window.

@@ -16,12 +16,14 @@ use streamform_ir::{Field, RankStrategy, Ranking};
 use crate::sql::ident;
 
 /// The query of a Rank reading `from`, whose input columns are `input`; `number` is the
-/// row number's column when the plan emits it.
+/// row number's column when the plan emits it. `plain` names an input column that is a time
+/// attribute on Flink but not in the plan (a window table's time column, beside its
+/// `window_time`): the rank's query gives it out cast to a plain timestamp.
 pub(super) fn rank(
     from: &str,
     input: &[Field],
     partition_by: &[String],
-    ranking: &Ranking,
+    (ranking, plain): (&Ranking, Option<&str>),
     number: Option<&str>,
     i: usize,
 ) -> String {
@@ -77,9 +79,16 @@ pub(super) fn rank(
         }
         _ => (order.join(", "), from.to_string()),
     };
+    let outer: Vec<String> = input
+        .iter()
+        .map(|f| match plain {
+            Some(p) if p == f.name => format!("CAST({c} AS TIMESTAMP(3)) AS {c}", c = ident(p)),
+            _ => ident(&f.name),
+        })
+        .collect();
     let outer = match number {
-        Some(_) => format!("{cols}, {n}"),
-        None => cols.clone(),
+        Some(_) => format!("{}, {n}", outer.join(", ")),
+        None => outer.join(", "),
     };
     format!(
         "SELECT {outer} FROM (SELECT {cols}, ROW_NUMBER() OVER ({partition}ORDER BY {order}) AS {n} FROM {from}) AS {} WHERE {n} <= {}",

@@ -16,3 +16,4 @@ pub(crate) mod sort;
 pub(crate) mod temporal_join;
 pub(crate) mod window;
 pub(crate) mod window_rank;
+pub(crate) mod window_table;

@@ -74,12 +74,7 @@ impl Over {
         input: &InputShape<'_>,
     ) -> Result<Over, Fault> {
         let id = &node.id;
-        if input.changelog.is_updating() {
-            return Err(Fault::plain(format!(
-                "node `{id}`: an OVER aggregation over an updating input ({}) is not supported",
-                input.changelog.title()
-            )));
-        }
+        input.appends(node, "an OVER aggregation")?;
         let State::Keyed(keyed) = &node.state else {
             return Err(Fault::plain(format!(
                 "node `{id}`: an Over node must have keyed state"

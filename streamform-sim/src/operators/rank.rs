@@ -661,7 +661,11 @@ pub(crate) fn check_node(
             node.id
         )));
     };
-    let expected = streamform_ir::KeyedState::rank(partition_by, ranking, input.schema);
+    let mut expected = streamform_ir::KeyedState::rank(partition_by, ranking, input.schema);
+    // A rank over a window table keeps its windows in its state (docs/ranking.md).
+    if ranking.strategy.per_window() {
+        expected.window.clone_from(&keyed.window);
+    }
     if *keyed != expected {
         return Err(Fault::plain(format!(
             "node `{}`: its state must be keyed by [{}] and store its input's rows ranked by {ranking}",

@@ -82,6 +82,48 @@ fn floor(t: i64, len: i64) -> i64 {
     t - t.rem_euclid(len)
 }
 
+/// The ends of the aligned windows (TUMBLE, HOP, CUMULATE) a row at `t` belongs to,
+/// earliest first, into `ends` (cleared first).
+pub(crate) fn window_ends(kind: WindowKind, t: i64, ends: &mut Vec<i64>) {
+    ends.clear();
+    match kind {
+        WindowKind::Tumble { size } => {
+            let size = millis(size);
+            ends.push(floor(t, size).saturating_add(size));
+        }
+        WindowKind::Hop { slide, size } => {
+            let (slide, size) = (millis(slide), millis(size));
+            let first = floor(t, slide).saturating_add(slide);
+            for k in 0..size / slide {
+                ends.push(first.saturating_add(k * slide));
+            }
+        }
+        WindowKind::Session { .. } => {
+            unreachable!("sessions are not aligned windows; operator.rs builds them apart")
+        }
+        WindowKind::Cumulate { step, size } => {
+            let (step, size) = (millis(step), millis(size));
+            let last = floor(t, size).saturating_add(size);
+            let mut end = floor(t, step).saturating_add(step);
+            while end <= last {
+                ends.push(end);
+                end = end.saturating_add(step);
+            }
+        }
+    }
+}
+
+/// The start of the aligned window of `kind` that ends at `end`.
+pub(crate) fn window_start(kind: WindowKind, end: i64) -> i64 {
+    match kind {
+        WindowKind::Tumble { size } | WindowKind::Hop { size, .. } => end - millis(size),
+        WindowKind::Cumulate { size, .. } => floor(end - 1, millis(size)),
+        WindowKind::Session { .. } => {
+            unreachable!("sessions are not aligned windows; operator.rs builds them apart")
+        }
+    }
+}
+
 /// A duration as the simulator computes with it.
 fn millis(d: u64) -> i64 {
     i64::try_from(d).unwrap_or(i64::MAX)
@@ -115,12 +157,7 @@ impl Shape {
         input: &InputShape<'_>,
     ) -> Result<Shape, Fault> {
         let id = &node.id;
-        if input.changelog.is_updating() {
-            return Err(Fault::plain(format!(
-                "node `{id}`: a window over an updating input ({}) is not supported yet",
-                input.changelog.title()
-            )));
-        }
+        input.appends(node, "a window")?;
         let State::Keyed(keyed) = &node.state else {
             return Err(Fault::plain(format!(
                 "node `{id}`: a Window must have keyed state"
@@ -249,32 +286,7 @@ impl WindowAggregate {
 
     /// The ends of the windows a row at `t` belongs to, earliest first, into `self.ends`.
     fn assign(&mut self, t: i64) {
-        self.ends.clear();
-        match self.kind {
-            WindowKind::Tumble { size } => {
-                let size = millis(size);
-                self.ends.push(floor(t, size).saturating_add(size));
-            }
-            WindowKind::Hop { slide, size } => {
-                let (slide, size) = (millis(slide), millis(size));
-                let first = floor(t, slide).saturating_add(slide);
-                for k in 0..size / slide {
-                    self.ends.push(first.saturating_add(k * slide));
-                }
-            }
-            WindowKind::Session { .. } => {
-                unreachable!("operator.rs builds sessions with the session operator")
-            }
-            WindowKind::Cumulate { step, size } => {
-                let (step, size) = (millis(step), millis(size));
-                let last = floor(t, size).saturating_add(size);
-                let mut end = floor(t, step).saturating_add(step);
-                while end <= last {
-                    self.ends.push(end);
-                    end = end.saturating_add(step);
-                }
-            }
-        }
+        window_ends(self.kind, t, &mut self.ends);
     }
 
     /// Counts `row` in the window ending at `end` (not fired), under its key.
@@ -308,13 +320,7 @@ impl WindowAggregate {
 
     /// The start of the window that ends at `end`.
     fn start_of(&self, end: i64) -> i64 {
-        match self.kind {
-            WindowKind::Tumble { size } | WindowKind::Hop { size, .. } => end - millis(size),
-            WindowKind::Cumulate { size, .. } => floor(end - 1, millis(size)),
-            WindowKind::Session { .. } => {
-                unreachable!("operator.rs builds sessions with the session operator")
-            }
-        }
+        window_start(self.kind, end)
     }
 
     /// The row a fired entry emits: the grouping columns in GROUP BY order, then the calls'

@@ -5,6 +5,11 @@
 //! their row numbers when the model reads them), and forgets the window. Rows that tie on
 //! the ordering keep their arrival order; a row for a window that has fired is dropped as
 //! late. Nothing is ever updated or deleted.
+//!
+//! Window deduplication (a top of one by the time attribute, the row number unread) keeps
+//! one row per partition and window, as Flink's window deduplication does: ascending, a
+//! row replaces the kept one only with an earlier time; descending, with a later or equal
+//! time, so that among equal times the last to arrive is kept.
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -26,6 +31,9 @@ pub(crate) struct WindowRank {
     top: usize,
     /// Whether the row number is emitted after the row's columns.
     number: bool,
+    /// Window deduplication: one row kept per partition; `Some(true)` when a row that ties
+    /// with the kept one replaces it (keeping the last row).
+    dedup: Option<bool>,
     /// The column holding the window's end.
     end: usize,
     end_name: String,
@@ -46,12 +54,7 @@ impl WindowRank {
         input: &InputShape<'_>,
     ) -> Result<WindowRank, Fault> {
         let id = &node.id;
-        if input.changelog.is_updating() {
-            return Err(Fault::plain(format!(
-                "node `{id}`: a rank per window reads an append input, not one that is {}",
-                input.changelog.title()
-            )));
-        }
+        input.appends(node, "a rank per window")?;
         super::rank::check_node(node, partition_by, ranking, number, input)?;
         let Some(end_name) = ranking
             .window_end
@@ -62,6 +65,12 @@ impl WindowRank {
                 "node `{id}`: a rank per window partitions by the column of the window's end"
             )));
         };
+        let dedup = ranking.strategy == streamform_ir::RankStrategy::WindowDeduplicate;
+        if dedup && (ranking.top != 1 || ranking.order.len() != 1 || number.is_some()) {
+            return Err(Fault::plain(format!(
+                "node `{id}`: a window deduplication keeps one row by one time column, without the row number"
+            )));
+        }
         if ranking.top == 0 || ranking.order.is_empty() {
             return Err(Fault::plain(format!(
                 "node `{id}`: a Rank keeps at least one row, ordered by at least one column"
@@ -84,6 +93,7 @@ impl WindowRank {
                 .collect::<Result<_, _>>()?,
             top: usize::try_from(ranking.top).unwrap_or(usize::MAX),
             number: number.is_some(),
+            dedup: dedup.then(|| ranking.order[0].descending),
             end,
             end_name: end_name.clone(),
             windows: BTreeMap::new(),
@@ -140,6 +150,15 @@ impl Operator for WindowRank {
             return Ok(None);
         }
         let part = KeyValues(self.partition.iter().map(|&i| rec.row[i].clone()).collect());
+        if let Some(keep_last) = self.dedup
+            && let Some([kept]) = self.rows.get(&part).map(Vec::as_slice)
+        {
+            let o = self.cmp(&rec.row, kept);
+            if o.is_lt() || (keep_last && o.is_eq()) {
+                self.rows.insert(part, vec![rec.row.into_owned()]);
+            }
+            return Ok(None);
+        }
         let rows = self.rows.entry(part.clone()).or_default();
         if rows.is_empty() {
             self.windows.entry(end).or_default().push(part);

@@ -300,6 +300,76 @@ impl Model {
         m
     }
 
+    /// A window table a rank reads (docs/ranking.md, "A top per window"): the input's
+    /// columns, then the window's three; `window_time` is the time attribute from here on.
+    pub fn window_table(self, kind: streamform_ir::WindowKind) -> Model {
+        let time = self
+            .last()
+            .time
+            .clone()
+            .expect("a window table needs a time attribute");
+        let mut schema = self.schema();
+        for name in streamform_ir::WINDOW_COLUMNS {
+            schema.push(Field {
+                name: name.to_string(),
+                ty: DataType::Timestamp,
+                nullable: false,
+            });
+        }
+        let op = Operator::WindowTable {
+            window: streamform_ir::Window { kind, time },
+        };
+        let mut m = self.push(
+            NodeKind::WindowTable,
+            op,
+            schema,
+            Changelog::Append,
+            State::Stateless,
+        );
+        if let Some(n) = m.nodes.last_mut() {
+            n.time = Some(streamform_ir::WINDOW_TIME.to_string());
+        }
+        m
+    }
+
+    /// Window deduplication over a window table (docs/ranking.md): per `partition` (besides
+    /// the window's bounds) and window, the first row by `time`, or the last when
+    /// `descending`, inserted when the window fires.
+    pub fn window_deduplicate(self, partition: &[&str], time: &str, descending: bool) -> Model {
+        let input = self.schema();
+        let Some(Operator::WindowTable { window }) = self.nodes.last().map(|n| n.op.clone()) else {
+            panic!("a window deduplication reads a window table");
+        };
+        let ranking = Ranking {
+            order: vec![SortKey {
+                column: time.to_string(),
+                descending,
+            }],
+            top: 1,
+            strategy: RankStrategy::WindowDeduplicate,
+            window_end: Some(streamform_ir::WINDOW_END.to_string()),
+        };
+        let mut partition_by = vec![
+            streamform_ir::WINDOW_START.to_string(),
+            streamform_ir::WINDOW_END.to_string(),
+        ];
+        partition_by.extend(partition.iter().map(|k| k.to_string()));
+        let mut state = KeyedState::rank(&partition_by, &ranking, &input);
+        state.window = Some(window);
+        let op = Operator::Rank {
+            partition_by,
+            ranking,
+            number: None,
+        };
+        self.push(
+            NodeKind::Rank,
+            op,
+            input,
+            Changelog::Append,
+            State::Keyed(state),
+        )
+    }
+
     /// The key, typed calls, output schema and keyed state of a grouping node.
     fn grouping(
         &self,
