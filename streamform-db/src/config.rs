@@ -1468,6 +1468,9 @@ pub fn parse_sources(path: &str, text: &str) -> ParsedSources {
                     )
                     .with_span(Some(span_of(ty, text)));
                     d = match did_you_mean(&ty.value, DataType::NAMES.iter().copied()) {
+                        _ if let Some(help) = DataType::flink_equivalent(&ty.value) => {
+                            d.with_help(help)
+                        }
                         Some(x) => d.with_help(format!("did you mean `{x}`?")),
                         None => d.with_help("types are int32, int64, float64, decimal, decimal(p,s), string, boolean, timestamp"),
                     };

@@ -2011,6 +2011,16 @@ impl Validator<'_> {
                     );
                 }
             }
+            "TO_TIMESTAMP" => {
+                if let Err(what) = streamform_ir::date_format::read(text).and_then(|p| p.parser())
+                {
+                    self.refuse(
+                        &format!("the TO_TIMESTAMP pattern '{text}', which uses {what},"),
+                        span,
+                        crate::surface::TO_TIMESTAMP_HELP,
+                    );
+                }
+            }
             "SPLIT_INDEX" if text.is_empty() => self.refuse(
                 "SPLIT_INDEX with an empty separator",
                 span,

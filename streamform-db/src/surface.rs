@@ -6,6 +6,9 @@
 
 use streamform_ir::{AggFunc, Func};
 
+/// The help for a TO_TIMESTAMP pattern that is refused.
+pub const TO_TIMESTAMP_HELP: &str = "write a whole date (yyyy or uuuu or yy, MM or M, dd or d), a time from the hour (HH or H, then mm, ss, S…S) or both, other characters as they are and text in single quotes: 'dd/MM/yyyy HH:mm:ss' (docs/sql.md, \"Reading timestamps\")";
+
 /// How many arguments a function takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Arity {
@@ -13,6 +16,8 @@ pub enum Arity {
     Exactly(usize),
     /// This many or more.
     AtLeast(usize),
+    /// From the first to the second, both included.
+    Between(usize, usize),
 }
 
 impl Arity {
@@ -21,6 +26,7 @@ impl Arity {
         match self {
             Arity::Exactly(k) => n == k,
             Arity::AtLeast(k) => n >= k,
+            Arity::Between(lo, hi) => (lo..=hi).contains(&n),
         }
     }
 }
@@ -69,7 +75,7 @@ const fn syntax(
     }
 }
 
-use Arity::{AtLeast, Exactly};
+use Arity::{AtLeast, Between, Exactly};
 
 /// The help for a regular expression outside the part of the syntax Java and the
 /// simulator read alike.
@@ -147,7 +153,7 @@ pub const SCALAR_FUNCTIONS: &[ScalarFunction] = &[
     ),
     call(
         "regexp_extract",
-        AtLeast(2),
+        Between(2, 3),
         "REGEXP_EXTRACT(s, pattern[, group])",
         &[("regexp_extract", Some(Func::RegexpExtract))],
     ),
@@ -157,11 +163,12 @@ pub const SCALAR_FUNCTIONS: &[ScalarFunction] = &[
         "DATE_FORMAT(t, 'yyyy-MM-dd HH:mm')",
         &[("date_format", Some(Func::DateFormat))],
     ),
-    // Read as TRY_CAST(s AS TIMESTAMP), which Flink parses the same way (docs/sql.md).
+    // With one argument, read as TRY_CAST(s AS TIMESTAMP), which Flink parses the same way
+    // (docs/sql.md).
     call(
         "to_timestamp",
-        Exactly(1),
-        "TO_TIMESTAMP(s), for a string written yyyy-MM-dd HH:mm:ss (a pattern as second argument is not supported yet)",
+        Between(1, 2),
+        "TO_TIMESTAMP(s), for a string written yyyy-MM-dd HH:mm:ss, or TO_TIMESTAMP(s, 'dd/MM/yyyy HH:mm')",
         &[("to_timestamp", None)],
     ),
     call(

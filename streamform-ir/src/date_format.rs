@@ -18,15 +18,25 @@
 //! fields, zones: they depend on the locale or a zone, or are not Java's), letters repeated
 //! more than Java allows (`ddd`), optional sections (`[…]`), and `{`, `}` and `#`, which
 //! Java reserves. Java throws on a pattern it does not take, which fails Flink's job.
+//!
+//! TO_TIMESTAMP reads strings with the same patterns ([`TimestampParser`]).
 
 use std::fmt::Write as _;
+
+mod to_timestamp;
+
+pub use to_timestamp::{Parsed, TimestampParser, parse_cast};
 
 /// One piece of a pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Piece {
     Text(String),
-    /// The year, padded to this width; `None` for the two-digit year.
-    Year(Option<usize>),
+    /// The year, padded to `width`; `None` for the two-digit year. `era`: written `y`
+    /// (the year of the era, which Java reads from 1), not `u`.
+    Year {
+        width: Option<usize>,
+        era: bool,
+    },
     Month(usize),
     DayOfMonth(usize),
     DayOfYear(usize),
@@ -98,9 +108,15 @@ pub fn read(pattern: &str) -> Result<DatePattern, String> {
             ))
         };
         let piece = match c {
-            'y' | 'u' if n == 2 => Piece::Year(None),
+            'y' | 'u' if n == 2 => Piece::Year {
+                width: None,
+                era: c == 'y',
+            },
             // Java prints a number on at most 19 digits.
-            'y' | 'u' if n <= 19 => Piece::Year(Some(n)),
+            'y' | 'u' if n <= 19 => Piece::Year {
+                width: Some(n),
+                era: c == 'y',
+            },
             'M' if n <= 2 => Piece::Month(n),
             'M' => {
                 return Err(format!(
@@ -142,8 +158,10 @@ impl DatePattern {
         for p in &self.0 {
             match p {
                 Piece::Text(s) => out.push_str(s),
-                Piece::Year(None) => num(&mut out, i64::from(t.year()).rem_euclid(100), 2),
-                Piece::Year(Some(w)) => num(&mut out, i64::from(t.year()), *w),
+                Piece::Year { width: None, .. } => {
+                    num(&mut out, i64::from(t.year()).rem_euclid(100), 2);
+                }
+                Piece::Year { width: Some(w), .. } => num(&mut out, i64::from(t.year()), *w),
                 Piece::Month(w) => num(&mut out, i64::from(u8::from(t.month())), *w),
                 Piece::DayOfMonth(w) => num(&mut out, i64::from(t.day()), *w),
                 Piece::DayOfYear(w) => num(&mut out, i64::from(t.ordinal()), *w),

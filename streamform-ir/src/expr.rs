@@ -84,6 +84,9 @@ pub enum Func {
     /// `DATE_FORMAT(t, pattern)`: the timestamp printed by a Java pattern, read as UTC
     /// ([`crate::date_format`]).
     DateFormat,
+    /// `TO_TIMESTAMP(s, pattern)`: the string read with a Java pattern, or null where it
+    /// does not read ([`crate::date_format::TimestampParser`]).
+    ToTimestamp,
     /// `EXTRACT(field FROM t)`: an int64 field of a timestamp read as UTC.
     Extract(TimeField),
     /// `FLOOR(t TO unit)`: the timestamp rounded down to a whole unit (UTC).
@@ -222,10 +225,20 @@ impl Func {
             Func::RegexpExtract => "REGEXP_EXTRACT",
             Func::RegexpReplace => "REGEXP_REPLACE",
             Func::DateFormat => "DATE_FORMAT",
+            Func::ToTimestamp => "TO_TIMESTAMP",
             Func::Extract(_) => "EXTRACT",
             Func::FloorTo(_) => "FLOOR",
             Func::CeilTo(_) => "CEIL",
         }
+    }
+
+    /// Whether the call can be null where none of its arguments is: a piece past the last,
+    /// a group that did not match, a string that does not read as a time.
+    pub fn may_return_null(self) -> bool {
+        matches!(
+            self,
+            Func::SplitIndex | Func::RegexpExtract | Func::ToTimestamp
+        )
     }
 
     /// The result type over arguments of `args`' types (`digits`: ROUND's literal number
@@ -272,6 +285,7 @@ impl Func {
             (Func::Regexp, [String, String]) => Boolean,
             (Func::RegexpExtract, [String, String] | [String, String, Int32]) => String,
             (Func::DateFormat, [Timestamp, String]) => String,
+            (Func::ToTimestamp, [String, String]) => Timestamp,
             (Func::Extract(_), [Timestamp]) => Int64,
             (Func::FloorTo(_) | Func::CeilTo(_), [Timestamp]) => Timestamp,
             _ => return None,

@@ -54,90 +54,16 @@ pub fn format_rfc3339(ms: i64) -> String {
     }
 }
 
-/// Parses a timestamp as SQL writes it and Flink's CAST to TIMESTAMP(3) reads it:
-/// `2026-08-30 10:00:00`, with an optional fraction (digits below a millisecond are cut),
-/// or a date alone (`2026-08-30`, midnight); one-digit fields are accepted
-/// (`2026-8-3 1:2:3`), a `T` between date and time is not. Milliseconds since the epoch,
-/// the wall-clock time read as UTC.
+/// Parses a timestamp as SQL writes it and Flink's CAST to TIMESTAMP(3) reads it
+/// ([`crate::date_format::parse_cast`]): `2026-08-30 10:00:00`, with an optional fraction
+/// (digits below a millisecond are cut), or a date alone (`2026-08-30`, midnight);
+/// one-digit fields are accepted (`2026-8-3 1:2:3`), a `T` between date and time is not.
+/// Milliseconds since the epoch, the wall-clock time read as UTC; `None` for what does not
+/// read and for what the simulator does not follow (a year past 9999).
 pub fn parse_sql_timestamp(text: &str) -> Option<i64> {
-    // As Flink's parser: no surrounding spaces, one space between date and time.
-    let (date, clock) = match text.split_once(' ') {
-        Some((d, c)) => (d, Some(c)),
-        None => (text, None),
-    };
-    let number = |s: &str, max_len: usize| -> Option<u32> {
-        (!s.is_empty() && s.len() <= max_len && s.bytes().all(|b| b.is_ascii_digit()))
-            .then(|| s.parse().ok())
-            .flatten()
-    };
-    let mut d = date.splitn(3, '-');
-    let year_text = d.next()?;
-    if year_text.len() != 4 {
-        return None;
-    }
-    let (y, mo, day) = (
-        number(year_text, 4)?,
-        number(d.next()?, 2)?,
-        number(d.next()?, 2)?,
-    );
-    if y == 0 {
-        return None;
-    }
-    let (h, mi, s, ms) = match clock {
-        None => (0, 0, 0, 0),
-        Some(c) => {
-            let (hms, frac) = match c.split_once('.') {
-                Some((a, f)) => (a, Some(f)),
-                None => (c, None),
-            };
-            let mut t = hms.splitn(3, ':');
-            let (h, mi, s) = (
-                number(t.next()?, 2)?,
-                number(t.next()?, 2)?,
-                number(t.next()?, 2)?,
-            );
-            let ms = match frac {
-                None => 0,
-                Some(f)
-                    if !f.is_empty() && f.len() <= 9 && f.bytes().all(|b| b.is_ascii_digit()) =>
-                {
-                    let three: String = f.chars().chain("000".chars()).take(3).collect();
-                    three.parse().ok()?
-                }
-                Some(_) => return None,
-            };
-            (h, mi, s, ms)
-        }
-    };
-    let month = time::Month::try_from(u8::try_from(mo).ok()?).ok()?;
-    let year = i32::try_from(y).ok()?;
-    // Flink's parser resolves a day past the month's end (up to 31) to the month's last
-    // day: 2026-02-30 reads as 2026-02-28.
-    if !(1..=31).contains(&day) {
-        return None;
-    }
-    let day = u8::try_from(day).ok()?.min(month.length(year));
-    let date = time::Date::from_calendar_date(year, month, day).ok()?;
-    // 24:00:00 is the next day's midnight, as Flink's parser reads it; nothing later.
-    let (h, next_day) = match (h, mi, s, ms) {
-        (24, 0, 0, 0) => (0, true),
-        _ => (h, false),
-    };
-    let clock = time::Time::from_hms_milli(
-        u8::try_from(h).ok()?,
-        u8::try_from(mi).ok()?,
-        u8::try_from(s).ok()?,
-        u16::try_from(ms).ok()?,
-    )
-    .ok()?;
-    let nanos = time::PrimitiveDateTime::new(date, clock)
-        .assume_utc()
-        .unix_timestamp_nanos();
-    let ms = i64::try_from(nanos / 1_000_000).ok()?;
-    if next_day {
-        ms.checked_add(86_400_000)
-    } else {
-        Some(ms)
+    match crate::date_format::parse_cast(text) {
+        crate::date_format::Parsed::Time(ms) => Some(ms),
+        _ => None,
     }
 }
 
@@ -401,6 +327,15 @@ mod tests {
         );
         assert_eq!(parse_sql_timestamp("2026-02-32"), None);
         assert_eq!(parse_sql_timestamp("bad"), None);
+        // Java's formatter reads the month twice, `[MM][M]`, and takes a point alone.
+        assert_eq!(
+            parse_sql_timestamp("2026-011-05"),
+            parse_rfc3339("2026-01-05T00:00:00Z")
+        );
+        assert_eq!(parse_sql_timestamp("2026-012-05"), None);
+        assert_eq!(parse_sql_timestamp("2026-08-30 10:00:00."), ten);
+        // Year 10000 on Flink, which the simulator does not follow.
+        assert_eq!(parse_sql_timestamp("9999-12-31 24:00:00"), None);
         // Checked on Flink: no surrounding or doubled spaces, a four-digit year from 1, the
         // time with its seconds, and 24:00:00 as the next day's midnight.
         for refused in [

@@ -88,6 +88,42 @@ impl DataType {
         })
     }
 
+    /// What to write for a type named as Flink SQL names it (`BIGINT`, `VARCHAR(20)`,
+    /// `TIMESTAMP(3)`), for the help of a type `parse` refuses; `None` for other names.
+    pub fn flink_equivalent(text: &str) -> Option<&'static str> {
+        let lower: String = text
+            .trim()
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect::<String>()
+            .to_ascii_lowercase();
+        let base = lower.split('(').next().unwrap_or("");
+        Some(match base {
+            "bigint" => "write int64, Streamform's name for Flink's BIGINT",
+            "int" | "integer" => "write int32, Streamform's name for Flink's INT",
+            "tinyint" | "smallint" => {
+                "Streamform has no integer smaller than int32 (Flink's INT): write int32, which holds every value"
+            }
+            "double" | "doubleprecision" => "write float64, Streamform's name for Flink's DOUBLE",
+            "float" | "real" => {
+                "Streamform's one floating type is float64 (Flink's DOUBLE); a 32-bit FLOAT rounds differently: write float64, or decimal(p,s) for exact values"
+            }
+            "varchar" | "char" | "character" => {
+                "strings have no length here: write string (Flink's STRING)"
+            }
+            "bool" => "write boolean",
+            "numeric" | "dec" => "write decimal(p,s), Streamform's name for Flink's DECIMAL(p, s)",
+            "timestamp" | "timestamp_ltz" | "datetime" => {
+                "timestamps are milliseconds read as UTC (Flink's TIMESTAMP(3)): write timestamp"
+            }
+            "date" => {
+                "a DATE column is not supported yet: declare it string, or timestamp when the events carry a time"
+            }
+            "time" => "a TIME column is not supported: declare it string",
+            _ => return None,
+        })
+    }
+
     /// Every type name `parse` accepts, for did-you-mean suggestions.
     pub const NAMES: &'static [&'static str] = &[
         "int32",

@@ -266,6 +266,9 @@ pub enum ArithError {
     Cast(String),
     /// A timestamp computed outside the years 1 to 9999, which a timestamp holds.
     TimeRange,
+    /// A value for which the simulator cannot promise Flink's result (a TRY_CAST does not
+    /// make it null), and why.
+    Unfollowed(String),
 }
 
 impl fmt::Display for ArithError {
@@ -274,7 +277,7 @@ impl fmt::Display for ArithError {
             ArithError::Overflow => f.write_str("arithmetic overflow"),
             ArithError::TimeRange => f.write_str("the timestamp falls outside the years 1 to 9999"),
             ArithError::DivisionByZero => f.write_str("division by zero"),
-            ArithError::Cast(m) => f.write_str(m),
+            ArithError::Cast(m) | ArithError::Unfollowed(m) => f.write_str(m),
         }
     }
 }
@@ -434,14 +437,21 @@ impl Value {
                 Value::String(crate::time::format_sql_timestamp(*ms))
             }
             (v, DataType::String) => Value::String(v.render()),
-            (Value::String(s), DataType::Timestamp) => {
-                Value::Timestamp(crate::time::parse_sql_timestamp(s).ok_or_else(|| {
-                    ArithError::Cast(format!(
+            (Value::String(s), DataType::Timestamp) => match crate::date_format::parse_cast(s) {
+                crate::date_format::Parsed::Time(ms) => Value::Timestamp(ms),
+                crate::date_format::Parsed::Null => {
+                    return Err(ArithError::Cast(format!(
                         "the string {} is not a timestamp (yyyy-MM-dd HH:mm:ss[.fff], or a date)",
                         self.render()
-                    ))
-                })?)
-            }
+                    )));
+                }
+                crate::date_format::Parsed::Unfollowed(why) => {
+                    return Err(ArithError::Unfollowed(format!(
+                        "CAST of the string {} to TIMESTAMP reads {why}, which the simulator does not follow",
+                        self.render()
+                    )));
+                }
+            },
             (Value::String(s), t) => {
                 let parsed = match t {
                     DataType::Boolean => string_to_boolean(s).map(Value::Boolean),

@@ -25,7 +25,10 @@ pub(crate) enum EvalError {
 
 impl From<ArithError> for EvalError {
     fn from(e: ArithError) -> EvalError {
-        EvalError::Arith(e)
+        match e {
+            ArithError::Unfollowed(why) => EvalError::Unfollowed(why),
+            e => EvalError::Arith(e),
+        }
     }
 }
 
@@ -266,7 +269,11 @@ impl CExpr {
             // A failing conversion is null; a failure computing the operand is not the
             // cast's and still stops the run, as on Flink.
             CExpr::TryCast { expr, ty } => {
-                Cow::Owned(expr.eval(row)?.cast(*ty).unwrap_or(Value::Null))
+                // Null where the cast fails, but not where the simulator cannot follow it.
+                Cow::Owned(match expr.eval(row)?.cast(*ty) {
+                    Err(ArithError::Unfollowed(why)) => return Err(EvalError::Unfollowed(why)),
+                    cast => cast.unwrap_or(Value::Null),
+                })
             }
             CExpr::Call { func, args } => {
                 let mut values = Vec::with_capacity(args.len());
@@ -447,6 +454,26 @@ fn call(func: Func, args: &[Cow<'_, Value>]) -> Result<Value, EvalError> {
                 ))
             })?;
             Value::String(pattern.format(*ms).ok_or(ArithError::TimeRange)?)
+        }
+        Func::ToTimestamp => {
+            let pattern = text(1)?;
+            let parser = streamform_ir::date_format::read(pattern)
+                .and_then(|p| p.parser())
+                .map_err(|what| {
+                    EvalError::Unfollowed(format!(
+                        "TO_TIMESTAMP: the pattern '{pattern}' uses {what}, which the simulator does not read as Flink's Java parser does"
+                    ))
+                })?;
+            match parser.parse(text(0)?) {
+                streamform_ir::date_format::Parsed::Time(ms) => Value::Timestamp(ms),
+                streamform_ir::date_format::Parsed::Null => Value::Null,
+                streamform_ir::date_format::Parsed::Unfollowed(why) => {
+                    return Err(EvalError::Unfollowed(format!(
+                        "TO_TIMESTAMP('{}', '{pattern}') reads {why}, which the simulator does not follow",
+                        text(0).unwrap_or_default()
+                    )));
+                }
+            }
         }
         Func::Extract(field) => {
             let Value::Timestamp(ms) = args[0].as_ref() else {

@@ -220,7 +220,9 @@ impl Fault {
                 EvalError::Arith(ArithError::Cast(_)) => Failure::Cast,
                 EvalError::Arith(ArithError::TimeRange) => Failure::TimeRange,
                 EvalError::Type(_) => Failure::Plan,
-                EvalError::Unfollowed(_) => Failure::Unfollowed,
+                EvalError::Unfollowed(_) | EvalError::Arith(ArithError::Unfollowed(_)) => {
+                    Failure::Unfollowed
+                }
             },
             ..Fault::at(column, e.to_string())
         }

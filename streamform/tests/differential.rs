@@ -2084,6 +2084,14 @@ fn top_pages_on_flink_match_the_simulator_ranking_each_window_once() {
     differential("window-metrics", "tests/top_pages.yml");
 }
 
+/// TO_TIMESTAMP with a pattern: Java's SMART resolution (a 31st of April, 24:00), a time of
+/// day on 1970-01-01, and Flink's lenient fallback for strings in the SQL form.
+#[test]
+#[ignore = "needs the integration environment: run integration/up, then integration/test"]
+fn parsed_times_on_flink_match_the_simulator_reading_strings_with_a_pattern() {
+    differential("coverage", "tests/parsed_times.yml");
+}
+
 /// A window deduplication over a window table: each user's first view of each minute,
 /// inserted when the minute closes; an earlier view arriving later wins, and of two views
 /// at one time the first to arrive.

@@ -404,6 +404,13 @@ impl Lowering<'_> {
         // TO_TIMESTAMP(s) reads `s` as CAST does, and is null where it does not read:
         // Flink parses both with the same default pattern (docs/sql.md).
         if name == "to_timestamp"
+            && let [s, pattern] = args
+        {
+            let lowered = vec![self.expr(df, s)?, self.expr(df, pattern)?];
+            self.string_pattern(Func::ToTimestamp, &lowered, args)?;
+            return self.function(Func::ToTimestamp, lowered, None);
+        }
+        if name == "to_timestamp"
             && let [s] = args
         {
             let ty = self.expr(df, s)?.data_type();
@@ -536,6 +543,18 @@ impl Lowering<'_> {
         };
         let span = || args.get(1).and_then(|a| self.span_of(a));
         match func {
+            Func::ToTimestamp => match streamform_ir::date_format::read(text)
+                .and_then(|p| p.parser())
+            {
+                Ok(_) => Ok(()),
+                Err(what) => Err(self
+                    .err(
+                        Code::UnsupportedSql,
+                        format!("the TO_TIMESTAMP pattern '{text}', which uses {what}, is not supported"),
+                        crate::surface::TO_TIMESTAMP_HELP,
+                    )
+                    .with_span(span())),
+            },
             Func::SplitIndex if text.is_empty() => Err(self
                 .err(
                     Code::UnsupportedSql,
@@ -603,6 +622,7 @@ impl Lowering<'_> {
                     Func::RegexpExtract => "it takes a string, a pattern and, optionally, an INT group number",
                     Func::Position => "it takes two strings: POSITION(seek IN s)",
                     Func::DateFormat => "it takes a timestamp and a pattern; CAST a string to TIMESTAMP first",
+                    Func::ToTimestamp => "it takes a string and a pattern; CAST other values to STRING first",
                     _ => "it takes strings; CAST other values to STRING first",
                 },
             ));
@@ -798,7 +818,9 @@ pub(super) fn may_be_null(e: &Expr, input: &[Field]) -> bool {
         | Expr::PlusInterval { expr: inner, .. }
         | Expr::Cast { expr: inner, .. } => may_be_null(inner, input),
         Expr::TryCast { .. } => true,
-        Expr::Call { args, .. } => args.iter().any(|a| may_be_null(a, input)),
+        Expr::Call { func, args, .. } => {
+            func.may_return_null() || args.iter().any(|a| may_be_null(a, input))
+        }
         Expr::Case {
             branches,
             otherwise,

@@ -1,4 +1,4 @@
 SELECT id,
   DATE_FORMAT(seen_at, 'dd MMM yyyy') AS day,
-  TO_TIMESTAMP(note, 'dd/MM/yyyy') AS noted
+  TO_TIMESTAMP(note, 'MM/yyyy') AS noted
 FROM source('visits')
