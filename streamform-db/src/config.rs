@@ -195,7 +195,7 @@ struct RawSource {
     #[schemars(with = "String")]
     format: Spanned<String>,
     /// Each column's type, by column name: int32, int64, float64, decimal, decimal(p,s),
-    /// string, boolean or timestamp.
+    /// string, boolean, timestamp or date.
     #[schemars(with = "BTreeMap<String, String>")]
     schema: Spanned<BTreeMap<String, Spanned<String>>>,
     /// The timestamp column saying when each event happened.
@@ -1196,6 +1196,8 @@ fn event_time(
             .with_span(at(column))
             .with_help("event_time names a timestamp column of the schema"),
         ),
+        // Declared with a type that was refused, which is reported already.
+        None if raw.schema.value.contains_key(&column.value) => return None,
         None => {
             let names: Vec<&str> = schema.iter().map(|(c, _)| c.as_str()).collect();
             diags.push(
@@ -1459,6 +1461,31 @@ pub fn parse_sources(path: &str, text: &str) -> ParsedSources {
                 );
                 continue;
             }
+            // A bare DECIMAL or TIMESTAMP in capitals is read as Flink reads it there:
+            // DECIMAL(10, 0) and TIMESTAMP(6), not Streamform's decimal(38,9) and timestamp.
+            let flink_meaning = match ty.value.trim() {
+                "DECIMAL" => Some(
+                    "Flink's DECIMAL is DECIMAL(10, 0) and Streamform's bare decimal is decimal(38,9): write decimal(p,s) with the precision and scale you mean",
+                ),
+                "TIMESTAMP" => Some(
+                    "Flink's TIMESTAMP is TIMESTAMP(6), to the microsecond, Streamform's timestamp keeps milliseconds (Flink's TIMESTAMP(3)): write timestamp",
+                ),
+                _ => None,
+            };
+            if let Some(help) = flink_meaning {
+                diags.push(
+                    Diagnostic::error(
+                        Code::UnknownType,
+                        format!(
+                            "{what}, column `{col}`: `{}` means another type in Flink SQL",
+                            ty.value.trim()
+                        ),
+                    )
+                    .with_span(Some(span_of(ty, text)))
+                    .with_help(help),
+                );
+                continue;
+            }
             match DataType::parse(&ty.value) {
                 Ok(t) => schema.push((col.clone(), t)),
                 Err(e) => {
@@ -1472,7 +1499,7 @@ pub fn parse_sources(path: &str, text: &str) -> ParsedSources {
                             d.with_help(help)
                         }
                         Some(x) => d.with_help(format!("did you mean `{x}`?")),
-                        None => d.with_help("types are int32, int64, float64, decimal, decimal(p,s), string, boolean, timestamp"),
+                        None => d.with_help("types are int32, int64, float64, decimal, decimal(p,s), string, boolean, timestamp, date"),
                     };
                     diags.push(d);
                 }

@@ -1238,7 +1238,7 @@ impl From<&streamform_sim::SimError> for RunError {
                     "the plan cannot run; this is a bug in Streamform, please report it with the model"
                 }
                 Failure::Unfollowed => {
-                    "the simulator cannot promise Flink's result for this value, and stops rather than guess; change the event's value, or the pattern (docs/sql.md lists what is followed)"
+                    "the simulator cannot promise Flink's result here, and stops rather than guess; change the value the event brings, or the expression or pattern in the model that reads it (docs/sql.md lists what is followed)"
                 }
                 Failure::NullKey => unreachable!("answered above, with the column"),
             }

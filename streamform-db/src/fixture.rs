@@ -342,6 +342,9 @@ pub fn type_value(v: &YamlValue, ty: DataType) -> Result<Value, String> {
             }
             None => Err(format!("{s:?} is not an RFC 3339 instant; write e.g. 2026-08-30T10:00:00Z")),
         },
+        (YamlValue::String(s), DataType::Date) => streamform_ir::time::parse_iso_date(s)
+            .map(Value::Date)
+            .ok_or_else(|| format!("{s:?} is not a date; write it yyyy-MM-dd, such as 2026-08-30, of the years 0 to 9999")),
         (YamlValue::Bool(b), DataType::Boolean) => Ok(Value::Boolean(*b)),
         _ => Err(wrong()),
     }
@@ -1090,7 +1093,7 @@ pub fn compare_late(
                 (Some((ls, l)), Some((ds, d, _))) => differs((*ls, l), (*ds, d)),
                 (None, Some(_)) => Some(match (&by_window, &by_join) {
                     _ if by_over.is_some() => format!("dropped by the OVER aggregation `{}`, which it reached at or behind the watermark (or, with a bounded frame, at or before the last time its partition emitted), but not acknowledged; list it under `late:` (`late_events: keep` does not bring it back)", by_over.as_deref().unwrap_or_default()),
-                    _ if by_rank.is_some() => format!("dropped by `{}`, which keeps the first row of each partition by time and drops a row behind the watermark, but not acknowledged; list it under `late:` (`late_events: keep` does not bring it back)", by_rank.as_deref().unwrap_or_default()),
+                    _ if by_rank.is_some() => format!("dropped by rank `{}`, which it reached behind the watermark (a deduplication keeping the first row by time) or after every window it belongs to had closed (a rank per window), but not acknowledged; list it under `late:` (`late_events: keep` does not bring it back)", by_rank.as_deref().unwrap_or_default()),
                     (Some(node), _) => format!("dropped by window `{node}`, whose windows for it had already closed, but not acknowledged; list it under `late:` (`late_events: keep` does not bring it back: a window never reopens)"),
                     (_, Some(node)) => format!("dropped by interval join `{node}`, which it reached after its last chance to match and which kept no row it meets, but not acknowledged; list it under `late:` (`late_events: keep` does not bring it back: the join no longer keeps the rows it could have met)"),
                     _ => "dropped as late but not acknowledged; list it under `late:` or set `late_events: keep` on the source".to_string(),

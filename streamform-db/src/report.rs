@@ -515,7 +515,7 @@ pub struct TestReport {
 }
 
 /// A value rendered after typing: decimals as exact strings (trailing zeros trimmed),
-/// timestamps RFC 3339, integers, floats and booleans as JSON numbers and booleans.
+/// timestamps RFC 3339, dates `yyyy-MM-dd`, integers, floats and booleans as JSON numbers and booleans.
 fn json_value(v: &Value) -> serde_json::Value {
     match v {
         Value::Null => serde_json::Value::Null,
@@ -527,6 +527,7 @@ fn json_value(v: &Value) -> serde_json::Value {
         Value::String(s) => s.clone().into(),
         Value::Boolean(b) => (*b).into(),
         Value::Timestamp(ms) => streamform_ir::time::format_rfc3339(*ms).into(),
+        Value::Date(d) => streamform_ir::time::format_date(*d).into(),
     }
 }
 

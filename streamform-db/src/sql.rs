@@ -1581,11 +1581,12 @@ impl Validator<'_> {
                 }
                 self.expr(expr, aggregates_allowed);
             }
-            SqlExpr::TypedString(t) if is_timestamp_type(&t.data_type) => {}
+            SqlExpr::TypedString(t)
+                if is_timestamp_type(&t.data_type) || t.data_type == ast::DataType::Date => {}
             SqlExpr::TypedString(t) => self.refuse(
                 &format!("a {} literal", t.data_type),
                 e.span(),
-                "the typed literal supported is TIMESTAMP 'yyyy-MM-dd HH:mm:ss[.fff]'",
+                "the typed literals supported are TIMESTAMP 'yyyy-MM-dd HH:mm:ss[.fff]' and DATE 'yyyy-MM-dd'",
             ),
             SqlExpr::Extract { field, expr, .. } => {
                 if extract_field(field).is_none() {
@@ -2151,6 +2152,7 @@ fn cast_target(t: &ast::DataType) -> Result<(), String> {
             | "TEXT"
             | "BOOLEAN"
             | "BOOL"
+            | "DATE"
     );
     if ok {
         return Ok(());
@@ -2179,7 +2181,7 @@ fn cast_target(t: &ast::DataType) -> Result<(), String> {
             "write DECIMAL(precision, scale): engines disagree on what a bare DECIMAL means".into(),
         );
     }
-    Err("cast to INT, BIGINT, DOUBLE, DECIMAL(p, s), STRING, BOOLEAN or TIMESTAMP".into())
+    Err("cast to INT, BIGINT, DOUBLE, DECIMAL(p, s), STRING, BOOLEAN, TIMESTAMP or DATE".into())
 }
 
 /// The first word of a syntax node's Debug rendering: its variant name.

@@ -22,7 +22,7 @@ pub fn string_literal(text: &str) -> String {
 
 /// Flink's name for a Streamform type: int32 → `INT`, int64 → `BIGINT`, float64 → `DOUBLE`,
 /// decimal(p,s) → `DECIMAL(p, s)`, string → `STRING`, boolean → `BOOLEAN`, timestamp →
-/// `TIMESTAMP(3)`.
+/// `TIMESTAMP(3)`, date → `DATE`.
 pub fn data_type(ty: DataType) -> String {
     match ty {
         DataType::Int32 => "INT".into(),
@@ -32,6 +32,7 @@ pub fn data_type(ty: DataType) -> String {
         DataType::String => "STRING".into(),
         DataType::Boolean => "BOOLEAN".into(),
         DataType::Timestamp => "TIMESTAMP(3)".into(),
+        DataType::Date => "DATE".into(),
     }
 }
 
@@ -213,6 +214,10 @@ fn literal(value: &Value, ty: DataType) -> String {
             // Flink types the literal by its digits (TIMESTAMP(0) here); ours is (3).
             return format!("CAST(TIMESTAMP '{text}' AS {})", data_type(ty));
         }
+        Value::Date(d) => (
+            format!("DATE '{}'", streamform_ir::time::format_date(*d)),
+            DataType::Date,
+        ),
     };
     let text = if text.starts_with('-') {
         format!("({text})")

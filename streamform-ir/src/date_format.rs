@@ -65,26 +65,22 @@ pub fn read(pattern: &str) -> Result<DatePattern, String> {
     while i < chars.len() {
         let c = chars[i];
         if c == '\'' {
-            // Quoted text; `''` is a quote, inside or outside.
-            if chars.get(i + 1) == Some(&'\'') {
-                text.push('\'');
-                i += 2;
-                continue;
-            }
+            // Quoted text, read as Java reads it: to the next quote not doubled, `''`
+            // inside being a quote; an empty one (`''`) is a quote.
             let mut j = i + 1;
             loop {
                 match chars.get(j) {
                     None => return Err("a quote that is not closed".into()),
-                    Some('\'') if chars.get(j + 1) == Some(&'\'') => {
-                        text.push('\'');
-                        j += 2;
-                    }
+                    Some('\'') if chars.get(j + 1) == Some(&'\'') => j += 2,
                     Some('\'') => break,
-                    Some(&other) => {
-                        text.push(other);
-                        j += 1;
-                    }
+                    Some(_) => j += 1,
                 }
+            }
+            let quoted: String = chars[i + 1..j].iter().collect();
+            if quoted.is_empty() {
+                text.push('\'');
+            } else {
+                text.push_str(&quoted.replace("''", "'"));
             }
             i = j + 1;
             continue;
@@ -207,6 +203,12 @@ mod tests {
         assert_eq!(fmt("yyyy", "0042-01-01T00:00:00Z"), "0042");
         assert_eq!(fmt("y", "0042-01-01T00:00:00Z"), "42");
         assert_eq!(fmt("''", t), "'");
+        // As Java reads quotes: `''''` is a quoted quote, one quote.
+        assert_eq!(fmt("HH''''", t), "07'");
+        assert_eq!(fmt("HH''''''", t), "07''");
+        assert_eq!(fmt("''''HH", t), "'07");
+        assert_eq!(fmt("'a'''", t), "a'");
+        assert_eq!(fmt("'''T'''", t), "'T'");
     }
 
     #[test]

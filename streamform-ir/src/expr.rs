@@ -287,6 +287,12 @@ impl Func {
             (Func::DateFormat, [Timestamp, String]) => String,
             (Func::ToTimestamp, [String, String]) => Timestamp,
             (Func::Extract(_), [Timestamp]) => Int64,
+            (
+                Func::Extract(
+                    TimeField::Year | TimeField::Month | TimeField::Day | TimeField::DayOfWeek,
+                ),
+                [Date],
+            ) => Int64,
             (Func::FloorTo(_) | Func::CeilTo(_), [Timestamp]) => Timestamp,
             _ => return None,
         })
@@ -572,6 +578,7 @@ fn literal_sql(value: &Value) -> String {
             let text = crate::time::format_sql_timestamp(*ms);
             format!("TIMESTAMP '{}'", text.strip_suffix(".000").unwrap_or(&text))
         }
+        Value::Date(d) => format!("DATE '{}'", crate::time::format_date(*d)),
         other => other.render(),
     }
 }

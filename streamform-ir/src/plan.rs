@@ -443,6 +443,19 @@ pub struct ProjectItem {
     pub name: String,
 }
 
+impl ProjectItem {
+    /// The item passing `field` on as it is.
+    pub fn column(field: &Field) -> ProjectItem {
+        ProjectItem {
+            expr: Expr::Column {
+                name: field.name.clone(),
+                ty: field.ty,
+            },
+            name: field.name.clone(),
+        }
+    }
+}
+
 impl fmt::Display for ProjectItem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let e = self.expr.to_string();

@@ -67,6 +67,114 @@ pub fn parse_sql_timestamp(text: &str) -> Option<i64> {
     }
 }
 
+const MS_PER_DAY: i64 = 86_400_000;
+
+/// The days from 1970-01-01 to a proleptic Gregorian date.
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * ((m + 9) % 12) + 2) / 5 + d - 1;
+    era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468
+}
+
+/// The year, month and day of a day counted from 1970-01-01.
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (
+        if m <= 2 {
+            yoe + era * 400 + 1
+        } else {
+            yoe + era * 400
+        },
+        m,
+        d,
+    )
+}
+
+/// A date as Flink writes it (`CAST(d AS STRING)`, JSON): `yyyy-MM-dd`, the year on four
+/// digits.
+pub fn format_date(days: i32) -> String {
+    let (y, m, d) = civil_from_days(i64::from(days));
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// Reads a date written `yyyy-MM-dd` exactly (fixtures, JSON records, DATE literals, as
+/// Java's ISO_LOCAL_DATE reads them), years 0 to 9999; `None` otherwise.
+pub fn parse_iso_date(text: &str) -> Option<i32> {
+    let b = text.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let s = &text[r];
+        s.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| s.parse().ok())
+            .flatten()
+    };
+    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    valid_date(y, m, d).then(|| i32::try_from(days_from_civil(y, m, d)).ok())?
+}
+
+/// Whether the year, month and day make a date of the years 0 to 9999 (Flink's
+/// `isIllegalDate`, which says the opposite of its name).
+fn valid_date(y: i64, m: i64, d: i64) -> bool {
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let last = match m {
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => 31,
+    };
+    (0..=9999).contains(&y) && (1..=12).contains(&m) && (1..=last).contains(&d)
+}
+
+/// Reads a string as Flink's CAST to DATE does (`DateTimeUtils.parseDate`): what follows a
+/// first space that is not the first character is ignored (`2026-09-05 10:00:00` is the
+/// 5th), then `y`, `y-m` or `y-m-d`, each part digits with spaces around it (a missing
+/// month or day is 1), a date of the years 0 to 9999; `None` otherwise.
+pub fn parse_sql_date(text: &str) -> Option<i32> {
+    let s = match text.find(' ') {
+        Some(space) if space > 0 => &text[..space],
+        _ => text,
+    };
+    // Java's `trim` and `Integer.parseInt` of digits only (more than an int holds fails).
+    let part = |p: &str| -> Option<i64> {
+        let p = p.trim_matches(|c: char| c <= ' ');
+        if p.is_empty() || !p.bytes().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        p.parse::<i32>().ok().map(i64::from)
+    };
+    let mut parts = s.splitn(3, '-');
+    let y = part(parts.next()?)?;
+    let m = parts.next().map_or(Some(1), part)?;
+    let d = parts.next().map_or(Some(1), part)?;
+    valid_date(y, m, d).then(|| i32::try_from(days_from_civil(y, m, d)).ok())?
+}
+
+/// The date of a timestamp (`CAST(t AS DATE)`) as Flink computes it: its milliseconds
+/// divided by a day's, cut toward zero, so that a time on the day before 1970-01-01 (but
+/// its midnight) is on 1970-01-01, and one before that a day late.
+pub fn date_of(ms: i64) -> i32 {
+    i32::try_from(ms / MS_PER_DAY).unwrap_or(i32::MAX)
+}
+
+/// A date's midnight (`CAST(d AS TIMESTAMP)`); `None` before the year 1, which a timestamp
+/// does not hold.
+pub fn midnight(days: i32) -> Option<i64> {
+    let ms = i64::from(days) * MS_PER_DAY;
+    in_range(ms).then_some(ms)
+}
+
 /// The units a duration is written in, largest first, with their milliseconds.
 pub const DURATION_UNITS: [(&str, u64); 5] = [
     ("d", 86_400_000),
@@ -357,5 +465,37 @@ mod tests {
             format_sql_timestamp(ten.unwrap() + 120),
             "2026-08-30 10:00:00.120"
         );
+    }
+
+    #[test]
+    fn dates_are_days_on_the_proleptic_calendar_and_a_timestamps_date_is_cut_as_flink_cuts_it() {
+        for text in [
+            "1970-01-01",
+            "2024-02-29",
+            "1969-12-31",
+            "0000-01-01",
+            "9999-12-31",
+        ] {
+            let d = parse_iso_date(text).unwrap();
+            assert_eq!(format_date(d), text);
+        }
+        assert_eq!(parse_iso_date("1970-01-02"), Some(1));
+        assert_eq!(parse_iso_date("1969-12-31"), Some(-1));
+        for bad in [
+            "2023-02-29",
+            "2026-9-5",
+            "2026-13-01",
+            "10000-01-01",
+            " 2026-01-01",
+        ] {
+            assert_eq!(parse_iso_date(bad), None, "{bad}");
+        }
+        let day = 86_400_000;
+        assert_eq!(date_of(day + 1), 1);
+        // Cut toward zero: noon on 1969-12-31 is on 1970-01-01, its midnight on itself.
+        assert_eq!(date_of(-day / 2), 0);
+        assert_eq!(date_of(-day), -1);
+        assert_eq!(midnight(-1), Some(-day));
+        assert_eq!(midnight(parse_iso_date("0000-01-01").unwrap()), None);
     }
 }

@@ -33,6 +33,8 @@ pub enum DataType {
     Boolean,
     /// Milliseconds since the Unix epoch, in UTC.
     Timestamp,
+    /// A day of the calendar, days since 1970-01-01, years 0 to 9999 (Flink's DATE).
+    Date,
 }
 
 impl DataType {
@@ -58,6 +60,7 @@ impl DataType {
             "string" => DataType::String,
             "boolean" => DataType::Boolean,
             "timestamp" => DataType::Timestamp,
+            "date" => DataType::Date,
             other => {
                 let Some(args) = other
                     .strip_prefix("decimal(")
@@ -116,9 +119,6 @@ impl DataType {
             "timestamp" | "timestamp_ltz" | "datetime" => {
                 "timestamps are milliseconds read as UTC (Flink's TIMESTAMP(3)): write timestamp"
             }
-            "date" => {
-                "a DATE column is not supported yet: declare it string, or timestamp when the events carry a time"
-            }
             "time" => "a TIME column is not supported: declare it string",
             _ => return None,
         })
@@ -133,6 +133,7 @@ impl DataType {
         "string",
         "boolean",
         "timestamp",
+        "date",
     ];
 
     /// Whether the type is a number: int32, int64, float64 or a decimal.
@@ -165,6 +166,7 @@ impl fmt::Display for DataType {
             DataType::String => f.write_str("string"),
             DataType::Boolean => f.write_str("boolean"),
             DataType::Timestamp => f.write_str("timestamp"),
+            DataType::Date => f.write_str("date"),
         }
     }
 }
@@ -181,6 +183,7 @@ impl DataType {
             DataType::String => "STRING".into(),
             DataType::Boolean => "BOOLEAN".into(),
             DataType::Timestamp => "TIMESTAMP".into(),
+            DataType::Date => "DATE".into(),
         }
     }
 }
@@ -292,7 +295,8 @@ pub fn castable(from: DataType, to: DataType) -> bool {
     match (from, to) {
         _ if from == to => true,
         (String, Timestamp) | (Timestamp, String) => true,
-        (Timestamp, _) | (_, Timestamp) => false,
+        (String | Timestamp, Date) | (Date, String | Timestamp) => true,
+        (Timestamp | Date, _) | (_, Timestamp | Date) => false,
         (a, b) if a.is_numeric() && b.is_numeric() => true,
         // Flink writes a double as Java does (`1.0E10`, digits Java 17 chooses), which the
         // simulator could not promise to reproduce.

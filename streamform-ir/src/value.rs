@@ -253,6 +253,8 @@ pub enum Value {
     Boolean(bool),
     /// Milliseconds since the Unix epoch, UTC.
     Timestamp(i64),
+    /// Days since 1970-01-01 (a `date`).
+    Date(i32),
 }
 
 /// An arithmetic failure; the caller adds the model, column and event.
@@ -315,6 +317,7 @@ impl Value {
             (Value::String(a), Value::String(b)) => Some(a.cmp(b)),
             (Value::Boolean(a), Value::Boolean(b)) => Some(a.cmp(b)),
             (Value::Timestamp(a), Value::Timestamp(b)) => Some(a.cmp(b)),
+            (Value::Date(a), Value::Date(b)) => Some(a.cmp(b)),
             // Integers of one type, and decimals of one scale, compare as they are; mixed
             // ones exactly, as decimals.
             (Value::Int64(a), Value::Int64(b)) => Some(a.cmp(b)),
@@ -436,6 +439,17 @@ impl Value {
             (Value::Timestamp(ms), DataType::String) => {
                 Value::String(crate::time::format_sql_timestamp(*ms))
             }
+            (Value::Date(d), DataType::String) => Value::String(crate::time::format_date(*d)),
+            (Value::String(s), DataType::Date) => {
+                Value::Date(crate::time::parse_sql_date(s).ok_or_else(|| {
+                    ArithError::Cast(format!("the string {} is not a date", self.render()))
+                })?)
+            }
+            (Value::Timestamp(ms), DataType::Date) => Value::Date(crate::time::date_of(*ms)),
+            (Value::Date(d), DataType::Timestamp) => {
+                Value::Timestamp(crate::time::midnight(*d).ok_or(ArithError::TimeRange)?)
+            }
+            (Value::Date(d), DataType::Date) => Value::Date(*d),
             (v, DataType::String) => Value::String(v.render()),
             (Value::String(s), DataType::Timestamp) => match crate::date_format::parse_cast(s) {
                 crate::date_format::Parsed::Time(ms) => Value::Timestamp(ms),
@@ -528,6 +542,7 @@ impl Value {
             Value::String(s) => format!("{s:?}"),
             Value::Boolean(b) => b.to_string(),
             Value::Timestamp(ms) => crate::time::format_rfc3339(*ms),
+            Value::Date(d) => crate::time::format_date(*d),
         }
     }
 }

@@ -105,3 +105,26 @@ fn cast_to_timestamp_reads_every_case_as_flink_does_or_says_it_does_not_follow()
         "{same} same, {unfollowed} not followed"
     );
 }
+
+#[test]
+fn cast_to_date_reads_every_case_as_flink_does() {
+    // data/cast_date.tsv: a string and the date Flink's CAST to DATE
+    // (`DateTimeUtils.parseDate`) read from it, or null (the CAST fails the job, TRY_CAST
+    // is null), on Flink 2.0 and 2.2 alike.
+    let mut wrong = Vec::new();
+    for line in include_str!("data/cast_date.tsv").lines() {
+        let (s, flink) = line.split_once('\t').unwrap();
+        let s = unescape(s);
+        let ours = streamform_ir::time::parse_sql_date(&s)
+            .map_or_else(|| "null".to_string(), streamform_ir::time::format_date);
+        if ours != flink {
+            wrong.push(format!("{s:?}: Flink {flink}, simulator {ours}"));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} differ:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}

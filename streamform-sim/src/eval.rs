@@ -476,10 +476,13 @@ fn call(func: Func, args: &[Cow<'_, Value>]) -> Result<Value, EvalError> {
             }
         }
         Func::Extract(field) => {
-            let Value::Timestamp(ms) = args[0].as_ref() else {
-                return Err(wrong());
+            let ms = match args[0].as_ref() {
+                Value::Timestamp(ms) => *ms,
+                // A date's fields are its midnight's.
+                Value::Date(d) => i64::from(*d) * 86_400_000,
+                _ => return Err(wrong()),
             };
-            Value::Int64(streamform_ir::time::extract(field, *ms).ok_or(ArithError::Overflow)?)
+            Value::Int64(streamform_ir::time::extract(field, ms).ok_or(ArithError::Overflow)?)
         }
         Func::FloorTo(unit) => {
             let Value::Timestamp(ms) = args[0].as_ref() else {

@@ -378,7 +378,8 @@ impl SourceColumn {
             | (Value::Float64(_), DataType::Float64)
             | (Value::String(_), DataType::String)
             | (Value::Boolean(_), DataType::Boolean)
-            | (Value::Timestamp(_), DataType::Timestamp) => Conform::Ok,
+            | (Value::Timestamp(_), DataType::Timestamp)
+            | (Value::Date(_), DataType::Date) => Conform::Ok,
             (Value::Decimal(d), DataType::Decimal { precision, scale }) => {
                 if d.scale == scale && d.mantissa.unsigned_abs() < self.decimal_limit {
                     return Conform::Ok;

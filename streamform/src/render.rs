@@ -444,8 +444,13 @@ pub fn fixture_run(run: &FixtureRun, runs: &[FixtureRun]) -> String {
             ),
             By::Rank => writeln!(
                 out,
-                "  {n} of them by `{node}`, which keeps the first row of each partition by time: {} behind the watermark",
-                if one { "it was" } else { "they were" }
+                "  {n} of them by rank `{node}`: {} behind the watermark (a deduplication keeping the first row by time) or after every window {} had closed (a rank per window)",
+                if one { "it came" } else { "they came" },
+                if one {
+                    "it belongs to"
+                } else {
+                    "they belong to"
+                }
             ),
             By::Over => writeln!(
                 out,
@@ -593,8 +598,10 @@ fn late_table(out: &mut String, run: &FixtureRun) {
                 .zip(values)
                 .filter(|(_, v)| !v.is_null())
                 .map(|(f, v)| match v {
-                    // Quoted, as a fixture writes an instant.
-                    streamform_ir::Value::Timestamp(_) => format!("{}=\"{}\"", f.name, v.render()),
+                    // Quoted, as a fixture writes an instant or a date.
+                    streamform_ir::Value::Timestamp(_) | streamform_ir::Value::Date(_) => {
+                        format!("{}=\"{}\"", f.name, v.render())
+                    }
                     _ => format!("{}={}", f.name, v.render()),
                 })
                 .collect();

@@ -4,7 +4,7 @@ use datafusion_common::DFSchemaRef;
 use datafusion_expr::Expr as DfExpr;
 use datafusion_expr::expr::AggregateFunction;
 use streamform_ir::{
-    AggCall, AggFunc, Changelog, Expr, Field, KeyedState, Operator, ProjectItem, Retention, State,
+    AggCall, AggFunc, Changelog, Field, KeyedState, Operator, ProjectItem, Retention, State,
 };
 
 use crate::diagnostic::Code;
@@ -174,16 +174,7 @@ impl Lowering<'_> {
                             || window.as_ref().is_some_and(|w| w.time == f.name))
                 })
                 .collect();
-            let mut items: Vec<ProjectItem> = read
-                .iter()
-                .map(|f| ProjectItem {
-                    expr: Expr::Column {
-                        name: f.name.clone(),
-                        ty: f.ty,
-                    },
-                    name: f.name.clone(),
-                })
-                .collect();
+            let mut items: Vec<ProjectItem> = read.iter().map(|f| ProjectItem::column(f)).collect();
             let mut fields: Vec<Field> = read.into_iter().cloned().collect();
             for item in computed {
                 if fields.iter().any(|f| f.name == item.name) {
@@ -340,7 +331,7 @@ impl Lowering<'_> {
                     .err(
                         Code::TypeMismatch,
                         format!("`{name}` is not supported over a {t} column"),
-                        "sum and avg take numbers; min and max take numbers, strings and timestamps",
+                        "sum and avg take numbers; min and max take numbers, strings, timestamps and dates",
                     )
                     .with_span(self.span_of(inner)));
             }

@@ -26,6 +26,7 @@ pub(super) fn arrow_type(t: DataType) -> ArrowType {
         DataType::String => ArrowType::Utf8,
         DataType::Boolean => ArrowType::Boolean,
         DataType::Timestamp => ArrowType::Timestamp(TimeUnit::Millisecond, None),
+        DataType::Date => ArrowType::Date32,
     }
 }
 
@@ -43,6 +44,7 @@ pub(super) fn from_arrow(t: &ArrowType) -> Option<DataType> {
         ArrowType::Utf8 | ArrowType::LargeUtf8 | ArrowType::Utf8View => DataType::String,
         ArrowType::Boolean => DataType::Boolean,
         ArrowType::Timestamp(_, None) => DataType::Timestamp,
+        ArrowType::Date32 => DataType::Date,
         _ => return None,
     })
 }

@@ -246,6 +246,7 @@ pub(super) fn our_type_names(text: &str) -> String {
         ("Timestamp(ms)", "timestamp"),
         ("Timestamp(Millisecond, None)", "timestamp"),
         ("Utf8View", "string"),
+        ("Date32", "date"),
         ("LargeUtf8", "string"),
         ("Utf8", "string"),
         ("Int32", "int32"),

@@ -116,7 +116,7 @@ impl Lowering<'_> {
             return Err(self.err(
                 Code::TypeMismatch,
                 format!("cannot CAST `{inner}` from {} to {to}", inner.data_type()),
-                "casts convert between numbers, strings and booleans, and between strings and timestamps",
+                "casts convert between numbers, strings and booleans, and between strings, timestamps and dates",
             ));
         }
         // A timestamp written as a string (TIMESTAMP '...', CAST('...' AS TIMESTAMP))
@@ -127,7 +127,7 @@ impl Lowering<'_> {
                 value: v @ Value::String(_),
                 ..
             },
-            DataType::Timestamp,
+            DataType::Timestamp | DataType::Date,
         ) = (try_cast, &inner, to)
         {
             let value = v.cast(to).map_err(|e| {
@@ -137,7 +137,11 @@ impl Lowering<'_> {
                 self.err(
                     Code::InvalidValue,
                     e.to_string(),
-                    "write a timestamp as 'yyyy-MM-dd HH:mm:ss' (a fraction of up to three digits may follow) or a date 'yyyy-MM-dd'",
+                    if to == DataType::Date {
+                        "write a date as 'yyyy-MM-dd', of the years 0 to 9999"
+                    } else {
+                        "write a timestamp as 'yyyy-MM-dd HH:mm:ss' (a fraction of up to three digits may follow) or a date 'yyyy-MM-dd'"
+                    },
                 )
                 .with_span(span)
             })?;
@@ -614,7 +618,11 @@ impl Lowering<'_> {
                         "it takes a number; a timestamp is rounded to a unit: FLOOR(t TO MINUTE), CEIL(t TO HOUR)"
                     }
                     Func::Abs | Func::Floor | Func::Ceil => "it takes a number",
-                    Func::Extract(_) | Func::FloorTo(_) | Func::CeilTo(_) => "it takes a timestamp",
+                    Func::Extract(_) if args.iter().any(|a| a.data_type() == DataType::Date) => {
+                        "a date has a YEAR, a MONTH, a DAY and a DOW; CAST it to TIMESTAMP for the time of day (midnight)"
+                    }
+                    Func::Extract(_) => "it takes a timestamp or a date",
+                    Func::FloorTo(_) | Func::CeilTo(_) => "it takes a timestamp",
                     Func::Like => "it takes a string and a string pattern",
                     Func::Round => "it takes a decimal and a number of digits; CAST other numbers to DECIMAL(p, s) first",
                     Func::Substring => "it takes a string, a start and a length (integers)",
@@ -913,6 +921,7 @@ pub(super) fn literal(v: &ScalarValue) -> Option<Expr> {
         | ScalarValue::Utf8View(Some(s))
         | ScalarValue::LargeUtf8(Some(s)) => (Value::String(s.clone()), DataType::String),
         ScalarValue::Boolean(Some(b)) => (Value::Boolean(*b), DataType::Boolean),
+        ScalarValue::Date32(Some(d)) => (Value::Date(*d), DataType::Date),
         other if other.is_null() => (Value::Null, DataType::Boolean),
         _ => return None,
     };

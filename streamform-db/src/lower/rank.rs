@@ -13,7 +13,8 @@ use datafusion_common::Column;
 use datafusion_expr::logical_plan::{Filter, Projection, Window};
 use datafusion_expr::{Expr as DfExpr, LogicalPlan, Operator as DfOp};
 use streamform_ir::{
-    Changelog, DataType, Field, KeyedState, Operator, RankStrategy, Ranking, SortKey, State,
+    Changelog, DataType, Expr, Field, KeyedState, Operator, ProjectItem, RankStrategy, Ranking,
+    SortKey, State, Value,
 };
 
 use crate::diagnostic::Code;
@@ -441,7 +442,9 @@ impl Lowering<'_> {
             (None, [k]) => self.time.as_ref() == Some(&k.column),
             _ => false,
         };
-        let dedup = by_time && top == 1 && !number_read;
+        // Reading the row number changes nothing here: Flink's planner makes a number that
+        // can only be 1 a constant, and deduplicates all the same.
+        let dedup = by_time && top == 1;
         let strategy = match (&table_window, &window_end) {
             (Some(_), _) if dedup => RankStrategy::WindowDeduplicate,
             (_, Some(_)) => RankStrategy::Window,
@@ -491,15 +494,15 @@ impl Lowering<'_> {
         self.changelog = match (number_read, strategy, &self.changelog) {
             // A window's top rows are inserted once, when it fires.
             (_, RankStrategy::Window | RankStrategy::WindowDeduplicate, _) => Changelog::Append,
+            // Keeping the first row by time inserts it once, when the watermark passes it
+            // (Flink 2.2); keeping the last updates it.
+            (_, RankStrategy::Deduplicate, _) if keeps_first => Changelog::Append,
             (true, _, _) => {
                 let mut key = partition_by.clone();
                 key.push(number_name.clone());
                 Changelog::Upsert(key)
             }
             (false, RankStrategy::Retract, c) => c.clone(),
-            // Keeping the first row by time inserts it once, when the watermark passes it
-            // (Flink 2.2); keeping the last updates it.
-            (false, RankStrategy::Deduplicate, _) if keeps_first => Changelog::Append,
             (false, RankStrategy::Deduplicate, _) => Changelog::Upsert(partition_by.clone()),
             (false, RankStrategy::Append, _) if top == 1 => Changelog::Upsert(partition_by.clone()),
             (false, RankStrategy::Append, _) => {
@@ -519,20 +522,46 @@ impl Lowering<'_> {
             // Flink's deduplication gives no time attribute on.
             self.time = None;
         }
-        if !number_read {
+        // A deduplication's row number, when read, is the constant 1 after it.
+        let deduplicates = matches!(
+            strategy,
+            RankStrategy::Deduplicate | RankStrategy::WindowDeduplicate
+        );
+        if !number_read || deduplicates {
             // The planner's schema still has the row number: the current schema keeps it
-            // aligned with the planner's, and nothing above reads it (that is what decided).
+            // aligned with the planner's, and nothing above reads it (that is what decided),
+            // or, for a deduplication, it reads the constant given after the rank.
             self.phantom = Some(number_name.clone());
+        }
+        // The deduplication itself is keyed without the constant number.
+        let with_number = self.changelog.clone();
+        if let (true, Changelog::Upsert(key)) = (number_read && deduplicates, &with_number) {
+            self.changelog = Changelog::Upsert(partition_by.clone());
+            debug_assert_eq!(key.last(), Some(&number_name));
         }
         self.push(
             Operator::Rank {
                 partition_by,
                 ranking,
-                number: number_read.then_some(number_name),
+                number: (number_read && !deduplicates).then(|| number_name.clone()),
             },
-            schema,
+            schema.clone(),
             state,
         );
+        if number_read && deduplicates {
+            self.phantom = None;
+            self.changelog = with_number;
+            let mut items: Vec<ProjectItem> =
+                input_schema.iter().map(ProjectItem::column).collect();
+            items.push(ProjectItem {
+                expr: Expr::Literal {
+                    value: Value::Int64(1),
+                    ty: DataType::Int64,
+                },
+                name: number_name,
+            });
+            self.push(Operator::Project { items }, schema, State::Stateless);
+        }
         if let Some(p) = read.projection {
             self.project(p)?;
         }

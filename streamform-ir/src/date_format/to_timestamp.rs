@@ -17,7 +17,7 @@
 //! What the simulator does not follow stops the run rather than guessing: a result outside
 //! the years 1 to 9999, a lenient result before 1600 (Java's lenient calendar is Julian
 //! before October 1582), a digit other than ASCII where Java's lenient reading takes
-//! every Unicode digit, or a number of more than 18 digits.
+//! every Unicode digit, or a number of more than 38 digits.
 
 use super::{DatePattern, Piece};
 
@@ -273,7 +273,7 @@ enum Miss {
     Unfollowed(String),
 }
 
-const TOO_LONG: &str = "a number of more than 18 digits";
+const TOO_LONG: &str = "a number of more than 38 digits";
 
 impl TimestampParser {
     /// TO_TIMESTAMP of `s` with this pattern.
@@ -386,6 +386,11 @@ fn parse_number(
     } else if sign == Sign::ExceedsPad && ((positive && len <= min) || (!positive && len > min)) {
         return Err(Miss::Fails);
     }
+    // Java reads a number past a long's range one digit short, and goes on from there.
+    if len > 18 && total.unsigned_abs() > u128::from(i64::MAX.unsigned_abs()) {
+        total /= 10;
+        end -= 1;
+    }
     Ok((total, end))
 }
 
@@ -399,7 +404,9 @@ fn digits(text: &[char], from: usize, max: usize) -> Result<(i128, usize), Miss>
             break;
         };
         end += 1;
-        if end - from > 18 {
+        // Java keeps reading into a BigInteger; an i128 holds the widest number a pattern
+        // reads here (19 digits and the widths reserved after them).
+        if end - from > 38 {
             return Err(Miss::Unfollowed(TOO_LONG.into()));
         }
         total = total * 10 + i128::from(d);
