@@ -1619,7 +1619,7 @@ impl Validator<'_> {
             SqlExpr::Function(f) if is_clock(f) => self.refuse(
                 &f.name.to_string().to_uppercase(),
                 e.span(),
-                "a fixture has no clock, so a model cannot read the time of day; use a timestamp column of the source",
+                "a fixture has no clock, so a model cannot read the current time or date; use a timestamp column of the source",
             ),
             SqlExpr::Function(f) => self.function(e, f, aggregates_allowed),
             SqlExpr::Case {
@@ -2115,8 +2115,14 @@ fn extract_field(field: &ast::DateTimeField) -> Option<streamform_ir::expr::Time
 
 /// Whether a call reads the clock (CURRENT_TIMESTAMP, NOW(), PROCTIME(), ...).
 fn is_clock(f: &ast::Function) -> bool {
+    let name = f.name.to_string().to_ascii_lowercase();
+    // UNIX_TIMESTAMP reads the clock without arguments only.
+    if name == "unix_timestamp" {
+        return matches!(&f.args, ast::FunctionArguments::None)
+            || matches!(&f.args, ast::FunctionArguments::List(l) if l.args.is_empty());
+    }
     matches!(
-        f.name.to_string().to_ascii_lowercase().as_str(),
+        name.as_str(),
         "current_timestamp"
             | "current_date"
             | "current_time"
@@ -2125,7 +2131,6 @@ fn is_clock(f: &ast::Function) -> bool {
             | "now"
             | "proctime"
             | "current_row_timestamp"
-            | "unix_timestamp"
     )
 }
 

@@ -423,7 +423,11 @@ impl Lowering<'_> {
                     .err(
                         Code::TypeMismatch,
                         format!("TO_TIMESTAMP does not take ({ty})"),
-                        "it reads a string written yyyy-MM-dd HH:mm:ss; a timestamp needs no reading",
+                        if ty == DataType::Timestamp {
+                            "it reads a string written yyyy-MM-dd HH:mm:ss; a timestamp needs no reading"
+                        } else {
+                            "it reads a string written yyyy-MM-dd HH:mm:ss, or with a pattern as its second argument; CAST other values to STRING first"
+                        },
                     )
                     .with_span(self.span_of(s)));
             }

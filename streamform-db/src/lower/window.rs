@@ -147,7 +147,7 @@ impl Lowering<'_> {
         self.err(
             Code::UnsupportedSql,
             "reading a window table without aggregating it is not supported yet".into(),
-            "aggregate it by window: SELECT window_start, window_end, COUNT(*) AS views ... GROUP BY window_start, window_end",
+            "aggregate it by window (SELECT window_start, window_end, COUNT(*) AS views ... GROUP BY window_start, window_end), or rank or deduplicate its rows per window with ROW_NUMBER() OVER (PARTITION BY window_start, window_end ...) in a subquery reading the window table itself, its columns under their own names (docs/ranking.md, \"A top per window\")",
         )
         .with_span(w.span.clone())
     }
