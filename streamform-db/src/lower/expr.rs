@@ -767,12 +767,18 @@ impl Lowering<'_> {
                 ))
                 .with_span(self.bare_null()));
             }
-            return Err(refuse({
-                format!(
-                    "an INTERVAL cannot be {verb} `{t}` of type {}",
-                    t.data_type()
-                )
-            }));
+            let message = format!(
+                "an INTERVAL cannot be {verb} `{t}` of type {}",
+                t.data_type()
+            );
+            if t.data_type() == DataType::Date {
+                return Err(self.err(
+                    Code::TypeMismatch,
+                    message,
+                    "an INTERVAL moves a timestamp: move the date's midnight and take its date, CAST(CAST(d AS TIMESTAMP) + INTERVAL '1' DAY AS DATE)",
+                ));
+            }
+            return Err(refuse(message));
         }
         let by = if b.op == DfOp::Minus {
             by.negated()

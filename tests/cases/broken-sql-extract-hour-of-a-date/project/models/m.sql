@@ -1,0 +1,1 @@
+SELECT d, EXTRACT(HOUR FROM d) AS h FROM source('s')
