@@ -70,7 +70,7 @@ pub fn parse_sql_timestamp(text: &str) -> Option<i64> {
 const MS_PER_DAY: i64 = 86_400_000;
 
 /// The days from 1970-01-01 to a proleptic Gregorian date.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+pub(crate) fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
@@ -78,32 +78,14 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468
 }
 
-/// The year, month and day of a day counted from 1970-01-01.
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (
-        if m <= 2 {
-            yoe + era * 400 + 1
-        } else {
-            yoe + era * 400
-        },
-        m,
-        d,
-    )
-}
-
 /// A date as Flink writes it (`CAST(d AS STRING)`, JSON): `yyyy-MM-dd`, the year on four
 /// digits.
 pub fn format_date(days: i32) -> String {
-    let (y, m, d) = civil_from_days(i64::from(days));
-    format!("{y:04}-{m:02}-{d:02}")
+    match time::Date::from_julian_day(days.saturating_add(2_440_588)) {
+        Ok(d) => format!("{:04}-{:02}-{:02}", d.year(), u8::from(d.month()), d.day()),
+        // Outside the years -9999 to 9999, which no date here reaches.
+        Err(_) => days.to_string(),
+    }
 }
 
 /// Reads a date written `yyyy-MM-dd` exactly (fixtures, JSON records, DATE literals, as
@@ -127,14 +109,18 @@ pub fn parse_iso_date(text: &str) -> Option<i32> {
 /// Whether the year, month and day make a date of the years 0 to 9999 (Flink's
 /// `isIllegalDate`, which says the opposite of its name).
 fn valid_date(y: i64, m: i64, d: i64) -> bool {
+    (0..=9999).contains(&y) && (1..=12).contains(&m) && (1..=month_length(y, m)).contains(&d)
+}
+
+/// The days of month `m` (1 to 12) of the proleptic Gregorian year `y`.
+pub(crate) fn month_length(y: i64, m: i64) -> i64 {
     let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let last = match m {
+    match m {
         4 | 6 | 9 | 11 => 30,
         2 if leap => 29,
         2 => 28,
         _ => 31,
-    };
-    (0..=9999).contains(&y) && (1..=12).contains(&m) && (1..=last).contains(&d)
+    }
 }
 
 /// Reads a string as Flink's CAST to DATE does (`DateTimeUtils.parseDate`): what follows a

@@ -447,34 +447,9 @@ fn call(func: Func, args: &[Cow<'_, Value>]) -> Result<Value, EvalError> {
             let Value::Timestamp(ms) = args[0].as_ref() else {
                 return Err(wrong());
             };
-            let pattern = streamform_ir::date_format::read(text(1)?).map_err(|what| {
-                EvalError::Unfollowed(format!(
-                    "DATE_FORMAT: the pattern '{}' uses {what}, which Flink's Java formatter and the simulator print differently (or Java refuses, failing the job)",
-                    text(1).unwrap_or_default()
-                ))
-            })?;
-            Value::String(pattern.format(*ms).ok_or(ArithError::TimeRange)?)
+            crate::strings::date_format(*ms, text(1)?)?
         }
-        Func::ToTimestamp => {
-            let pattern = text(1)?;
-            let parser = streamform_ir::date_format::read(pattern)
-                .and_then(|p| p.parser())
-                .map_err(|what| {
-                    EvalError::Unfollowed(format!(
-                        "TO_TIMESTAMP: the pattern '{pattern}' uses {what}, which the simulator does not read as Flink's Java parser does"
-                    ))
-                })?;
-            match parser.parse(text(0)?) {
-                streamform_ir::date_format::Parsed::Time(ms) => Value::Timestamp(ms),
-                streamform_ir::date_format::Parsed::Null => Value::Null,
-                streamform_ir::date_format::Parsed::Unfollowed(why) => {
-                    return Err(EvalError::Unfollowed(format!(
-                        "TO_TIMESTAMP('{}', '{pattern}') reads {why}, which the simulator does not follow",
-                        text(0).unwrap_or_default()
-                    )));
-                }
-            }
-        }
+        Func::ToTimestamp => crate::strings::to_timestamp(text(0)?, text(1)?)?,
         Func::Extract(field) => {
             let ms = match args[0].as_ref() {
                 Value::Timestamp(ms) => *ms,

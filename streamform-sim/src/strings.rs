@@ -9,8 +9,11 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::thread::LocalKey;
 
+use streamform_ir::date_format::{self, DatePattern, Parsed, TimestampParser};
 use streamform_ir::java_regex::{self, JavaRegex};
+use streamform_ir::value::ArithError;
 use streamform_ir::{Func, Value};
 
 use crate::eval::EvalError;
@@ -60,28 +63,86 @@ thread_local! {
     /// The patterns met so far, by their Java text: a pattern is usually a literal, read
     /// once per run.
     static PATTERNS: RefCell<HashMap<String, Compiled>> = RefCell::new(HashMap::new());
+    /// The date patterns met so far (DATE_FORMAT, TO_TIMESTAMP), likewise.
+    static DATE_PATTERNS: RefCell<HashMap<String, DatePatterns>> = RefCell::new(HashMap::new());
+}
+
+/// A date pattern read, with its parser for TO_TIMESTAMP, or why each is refused.
+type DatePatterns = Rc<(Result<DatePattern, String>, Result<TimestampParser, String>)>;
+
+/// What `make` gives for `key`, remembered in `cache` (emptied past 1024 patterns, which
+/// only patterns read from a column reach).
+fn remembered<T: Clone>(
+    cache: &'static LocalKey<RefCell<HashMap<String, T>>>,
+    key: &str,
+    make: impl FnOnce() -> T,
+) -> T {
+    cache.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if let Some(c) = cache.get(key) {
+            return c.clone();
+        }
+        let c = make();
+        if cache.len() >= 1024 {
+            cache.clear();
+        }
+        cache.insert(key.to_string(), c.clone());
+        c
+    })
 }
 
 /// The compiled form of the Java pattern `pattern`.
 fn compiled(pattern: &str) -> Compiled {
-    PATTERNS.with(|cache| {
-        let mut cache = cache.borrow_mut();
-        if let Some(c) = cache.get(pattern) {
-            return c.clone();
-        }
-        let c = java_regex::translate(pattern)
+    remembered(&PATTERNS, pattern, || {
+        java_regex::translate(pattern)
             .map_err(|r| format!("the pattern '{pattern}' uses {}, which Java and the simulator read differently", r.0))
             .and_then(|j| {
                 regex::Regex::new(&j.rust)
                     .map(|re| Rc::new((re, j)))
                     .map_err(|e| format!("the pattern '{pattern}' does not compile: {e}"))
-            });
-        if cache.len() >= 1024 {
-            cache.clear();
-        }
-        cache.insert(pattern.to_string(), c.clone());
-        c
+            })
     })
+}
+
+/// The date pattern `pattern` read, and its TO_TIMESTAMP parser.
+fn date_patterns(pattern: &str) -> DatePatterns {
+    remembered(&DATE_PATTERNS, pattern, || {
+        let read = date_format::read(pattern);
+        let parser = read
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(DatePattern::parser);
+        Rc::new((read, parser))
+    })
+}
+
+/// `DATE_FORMAT(t, pattern)` of the timestamp `ms`.
+pub(crate) fn date_format(ms: i64, pattern: &str) -> Result<Value, EvalError> {
+    let p = date_patterns(pattern);
+    let read = p.0.as_ref().map_err(|what| {
+        EvalError::Unfollowed(format!(
+            "DATE_FORMAT: the pattern '{pattern}' uses {what}, which Flink's Java formatter and the simulator print differently (or Java refuses, failing the job)"
+        ))
+    })?;
+    Ok(Value::String(read.format(ms).ok_or(ArithError::TimeRange)?))
+}
+
+/// `TO_TIMESTAMP(s, pattern)`: `s` read with the pattern (docs/sql.md, "Reading
+/// timestamps"), null where nothing reads it.
+pub(crate) fn to_timestamp(s: &str, pattern: &str) -> Result<Value, EvalError> {
+    let p = date_patterns(pattern);
+    let parser = p.1.as_ref().map_err(|what| {
+        EvalError::Unfollowed(format!(
+            "TO_TIMESTAMP: the pattern '{pattern}' uses {what}, which the simulator does not read as Flink's Java parser does"
+        ))
+    })?;
+    match parser.parse(s) {
+        Parsed::Time(ms) => Ok(Value::Timestamp(ms)),
+        Parsed::Null => Ok(Value::Null),
+        Parsed::Unfollowed(why) => Err(EvalError::Unfollowed(format!(
+            "TO_TIMESTAMP('{s}', '{pattern}') reads {why}, which the simulator does not follow"
+        ))),
+    }
 }
 
 /// The compiled pattern, ready to match `s` as Java would.

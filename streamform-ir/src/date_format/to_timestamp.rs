@@ -416,19 +416,10 @@ fn digits(text: &[char], from: usize, max: usize) -> Result<(i128, usize), Miss>
 
 const MS_PER_DAY: i128 = 86_400_000;
 
-/// The days from 1970-01-01 to the given proleptic Gregorian date.
+/// The days from 1970-01-01 to a date whose fields are in range (years within a billion).
 fn days_from_civil(y: i128, m: i128, d: i128) -> i128 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-fn is_leap(y: i128) -> bool {
-    (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
+    let field = |v: i128| i64::try_from(v).unwrap_or(i64::MAX);
+    i128::from(crate::time::days_from_civil(field(y), field(m), field(d)))
 }
 
 /// Java's SMART resolution of the parsed fields, and Flink's defaults for the rest.
@@ -453,13 +444,11 @@ fn resolve(v: &Values) -> Result<i128, Miss> {
                 return Err(Miss::Fails);
             }
             // SMART: a day past the month's end is its last day.
-            let last = match m {
-                4 | 6 | 9 | 11 => 30,
-                2 if is_leap(y) => 29,
-                2 => 28,
-                _ => 31,
-            };
-            days_from_civil(y, m, d.min(last))
+            let last = crate::time::month_length(
+                i64::try_from(y).unwrap_or(0),
+                i64::try_from(m).unwrap_or(1),
+            );
+            days_from_civil(y, m, d.min(i128::from(last)))
         }
     };
     let time = resolve_time(v, v.year.is_some() || v.year_of_era.is_some())?;
