@@ -137,7 +137,7 @@ struct RawFlink {
     /// Read as a plain YAML value and checked by hand: a serde error would quote the
     /// line, and a token pasted here by mistake must not be printed.
     #[schemars(with = "Option<AuthShape>")]
-    auth: Option<Spanned<yaml::YamlValue>>,
+    auth: Option<Spanned<yaml::Raw>>,
 }
 
 /// The shape of `flink.auth`, for the schema only (the file's value is checked by hand, so
@@ -1005,7 +1005,8 @@ pub fn parse_project(path: &str, text: &str) -> (Option<ProjectConfig>, Vec<Diag
             Some(auth) => {
                 let at = Some(span_of(auth, text));
                 let shape_help = "write `auth: {bearer: VAR}` for a token, or `auth: {basic: VAR}` where $VAR holds user:password";
-                let entries: Vec<(&String, &Spanned<yaml::YamlValue>)> = match &auth.value {
+                let auth = yaml::node(auth, text);
+                let entries: Vec<(&String, &yaml::Node)> = match &auth.value {
                     yaml::YamlValue::Map(map) => map.iter().collect(),
                     _ => Vec::new(),
                 };

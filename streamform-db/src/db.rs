@@ -912,14 +912,33 @@ pub fn fixture_def(db: &dyn Db, project: Project, file: SourceFile) -> FixtureDe
         def.diagnostics = diagnostics;
         return def;
     };
-    let shape = match fixture::parse_shape(&path, text) {
-        Ok(s) => s,
+    // Read fast first (docs/performance.md, "Reading fixtures"); a fixture with a problem
+    // is read again by the YAML parser, whose spans and messages the diagnostics carry.
+    if let Some(shape) = fixture::fast_shape(text) {
+        let fast = typed_fixture(db, project, file, shape, def.clone());
+        if fast.diagnostics.is_empty() {
+            return fast;
+        }
+    }
+    match fixture::parse_shape(&path, text) {
+        Ok(shape) => typed_fixture(db, project, file, shape, def),
         Err(mut d) => {
             diagnostic::set_file(&mut d, file);
             def.diagnostics = d;
-            return def;
+            def
         }
-    };
+    }
+}
+
+/// [`fixture_def`] of a fixture read as `shape`, filling the empty `def`.
+fn typed_fixture(
+    db: &dyn Db,
+    project: Project,
+    file: SourceFile,
+    shape: fixture::FixtureShape,
+    mut def: FixtureDef,
+) -> FixtureDef {
+    let mut diagnostics = Vec::new();
     def.given = shape.given.len();
     def.expect_count = shape.expect.len();
     let models = model_files(db, project);

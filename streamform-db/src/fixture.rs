@@ -13,7 +13,9 @@ use streamform_ir::{DataType, Decimal, Field, Value};
 use streamform_sim::Op;
 
 use crate::diagnostic::{Code, Diagnostic, suggest};
-use crate::yaml::{self, Spanned, YamlValue, span_of, with_source_text};
+use crate::yaml::{self, Node, Raw, Spanned, YamlValue, span_of};
+
+mod fast;
 
 /// A fixture file: the model it tests, the events it gives, the changelog it expects.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -29,17 +31,17 @@ struct RawFixture {
     /// `watermark:` item may name its source with `source: <name>` beside it. Required, like
     /// `expect`: a fixture that asserts no events or no output says so with `[]`, so a
     /// forgotten key is not a fixture that passes by asserting nothing.
-    #[schemars(with = "Vec<YamlValue>")]
-    given: Vec<Spanned<YamlValue>>,
+    #[schemars(with = "Vec<Raw>")]
+    given: Vec<Spanned<Raw>>,
     /// The changelog, in order: each record an `op` (insert, update or delete) and every
     /// output column.
-    #[schemars(with = "Vec<YamlValue>")]
-    expect: Vec<Spanned<YamlValue>>,
+    #[schemars(with = "Vec<Raw>")]
+    expect: Vec<Spanned<Raw>>,
     /// On an event-time source: the events that must be dropped as late, in order (an
     /// empty `late:` lists none).
     #[serde(default)]
-    #[schemars(with = "Option<Vec<YamlValue>>")]
-    late: Option<Vec<Spanned<YamlValue>>>,
+    #[schemars(with = "Option<Vec<Raw>>")]
+    late: Option<Vec<Spanned<Raw>>>,
 }
 
 /// The JSON Schema of a fixture file.
@@ -48,7 +50,7 @@ pub fn fixture_schema() -> schemars::Schema {
 }
 
 /// A list of column → value maps, each with its item's span.
-pub type Items = Vec<(BTreeMap<String, Spanned<YamlValue>>, Range<usize>)>;
+pub type Items = Vec<(BTreeMap<String, Node>, Range<usize>)>;
 
 /// The untyped shape of a fixture file: which model it tests, and its items with spans.
 #[derive(Debug, Clone, PartialEq)]
@@ -72,7 +74,7 @@ pub struct FixtureShape {
     pub watermark_sources: Vec<Option<(String, Range<usize>)>>,
     /// The `- watermark: <timestamp>` items of `given`: how many events come before each,
     /// its value, and the item's span.
-    pub watermarks: Vec<(usize, Spanned<YamlValue>, Range<usize>)>,
+    pub watermarks: Vec<(usize, Node, Range<usize>)>,
     /// Each `expect` record as column → value (`op` included), with the record's span.
     pub expect: Items,
     /// Each `late` event as column → value, with its span.
@@ -145,8 +147,8 @@ impl FixtureShape {
     }
 
     /// The span of the value of `column` (key and value), for a diagnostic about it.
-    pub(crate) fn field_span(&self, column: &str, v: &Spanned<YamlValue>) -> Range<usize> {
-        let value = span_of(v, &self.text);
+    pub(crate) fn field_span(&self, column: &str, v: &Node) -> Range<usize> {
+        let value = v.span.clone();
         let key = crate::config::key_span(&self.text, column, value.clone());
         key.start.min(value.start)..value.end.max(key.end)
     }
@@ -157,7 +159,48 @@ impl FixtureShape {
 /// # Errors
 /// Diagnostics for YAML errors, unknown fields and items that are not maps.
 pub fn parse_shape(path: &str, text: &str) -> Result<FixtureShape, Vec<Diagnostic>> {
-    let raw: RawFixture = yaml::parse_large(path, text).map_err(|d| vec![d])?;
+    shape_of(parse_document(path, text).map_err(|d| vec![d])?, text)
+}
+
+/// The document of a fixture file, read by the YAML parser.
+fn parse_document(path: &str, text: &str) -> Result<Document, Diagnostic> {
+    let raw: RawFixture = yaml::parse_large(path, text)?;
+    let nodes = |list: Vec<Spanned<Raw>>| list.iter().map(|v| yaml::node(v, text)).collect();
+    Ok(Document {
+        model: (raw.model.value.clone(), span_of(&raw.model, text)),
+        given: nodes(raw.given),
+        expect: nodes(raw.expect),
+        late: raw.late.map(nodes).unwrap_or_default(),
+    })
+}
+
+/// The shape of a fixture read by the fast reader, if the file is written in the part of
+/// YAML it reads and its items are well formed. The YAML parser reads the same file to
+/// the same shape (`parse_shape`); what this leaves to it, it reports on.
+pub fn fast_shape(text: &str) -> Option<FixtureShape> {
+    shape_of(fast::document(text)?, text).ok()
+}
+
+/// A fixture file read, before its items are sorted out: what both readers make, the YAML
+/// parser (through [`RawFixture`]) and the fast reader ([`fast`]).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Document {
+    /// The `model:` value and its span.
+    pub model: (String, Range<usize>),
+    /// The items of `given:`.
+    pub given: Vec<Node>,
+    /// The items of `expect:`.
+    pub expect: Vec<Node>,
+    /// The items of `late:`; none when it is absent.
+    pub late: Vec<Node>,
+}
+
+/// The shape of a fixture read as `document` from `text`: its items sorted into events,
+/// deletes, watermarks and records, each with the source it names.
+///
+/// # Errors
+/// Diagnostics for items that are not maps.
+pub(crate) fn shape_of(document: Document, text: &str) -> Result<FixtureShape, Vec<Diagnostic>> {
     let mut diags = Vec::new();
     let mut watermarks = Vec::new();
     let mut deletes = Vec::new();
@@ -166,11 +209,10 @@ pub fn parse_shape(path: &str, text: &str) -> Result<FixtureShape, Vec<Diagnosti
     let mut late_sources = Vec::new();
     // `unwrap_event`: items may be written `- event: {...}`; `given`: and may be
     // `- watermark: <timestamp>` or `- delete: {...}`.
-    let mut items = |list: Vec<Spanned<YamlValue>>, what: &str, unwrap_event: bool, given: bool| {
+    let mut items = |list: Vec<Node>, what: &str, unwrap_event: bool, given: bool| {
         let mut out = Vec::new();
         for (i, mut item) in list.into_iter().enumerate() {
-            with_source_text(&mut item, text);
-            let span = span_of(&item, text);
+            let span = item.span.clone();
             // `source: <name>` beside `event:`, `delete:` or `watermark:` names the source the
             // item is for (docs/fixtures.md).
             let mut named = None;
@@ -184,7 +226,7 @@ pub fn parse_shape(path: &str, text: &str) -> Result<FixtureShape, Vec<Diagnosti
             {
                 let name = name.clone();
                 let at = m.remove("source").expect("present");
-                let value = span_of(&at, text);
+                let value = at.span;
                 let key = crate::config::key_span(text, "source", value.clone());
                 named = Some((name, key.start.min(value.start)..value.end));
             }
@@ -260,15 +302,15 @@ pub fn parse_shape(path: &str, text: &str) -> Result<FixtureShape, Vec<Diagnosti
         }
         out
     };
-    let given = items(raw.given, "given", true, true);
-    let expect = items(raw.expect, "expect", false, false);
-    let late = items(raw.late.unwrap_or_default(), "late", true, false);
+    let given = items(document.given, "given", true, true);
+    let expect = items(document.expect, "expect", false, false);
+    let late = items(document.late, "late", true, false);
     if !diags.is_empty() {
         return Err(diags);
     }
     Ok(FixtureShape {
-        model: raw.model.value.clone(),
-        model_span: span_of(&raw.model, text),
+        model: document.model.0,
+        model_span: document.model.1,
         given_numbers: (1..=given.len()).collect(),
         given,
         deletes,
@@ -298,7 +340,7 @@ pub fn type_value(v: &YamlValue, ty: DataType) -> Result<Value, String> {
     match (v, ty) {
         (YamlValue::Null, _) => Ok(Value::Null),
         (YamlValue::Number(n), DataType::Int32 | DataType::Int64) => {
-            let i: i64 = n.replace('_', "").parse().map_err(|_| {
+            let i: i64 = without_underscores(n).parse().map_err(|_| {
                 if n.contains(['.', 'e', 'E']) { format!("{n} is not a whole number; the column is {ty}") } else { format!("{n} does not fit {ty}") }
             })?;
             if ty == DataType::Int32 {
@@ -308,7 +350,7 @@ pub fn type_value(v: &YamlValue, ty: DataType) -> Result<Value, String> {
             }
         }
         (YamlValue::Number(n), DataType::Decimal { precision, scale }) => {
-            let d = Decimal::parse(&n.replace('_', "")).ok_or_else(|| format!("{n} is not a plain decimal number; write it without an exponent"))?;
+            let d = Decimal::parse(&without_underscores(n)).ok_or_else(|| format!("{n} is not a plain decimal number; write it without an exponent"))?;
             d.fit(precision, scale).map(Value::Decimal).map_err(|e| match e {
                 FitError::Rounding => format!("{n} has more than {scale} fractional digits, so it does not fit {ty} without rounding"),
                 FitError::Overflow => format!("{n} has more digits than {ty} holds"),
@@ -347,6 +389,15 @@ pub fn type_value(v: &YamlValue, ty: DataType) -> Result<Value, String> {
             .ok_or_else(|| format!("{s:?} is not a date; write it yyyy-MM-dd, such as 2026-08-30, of the years 0 to 9999")),
         (YamlValue::Bool(b), DataType::Boolean) => Ok(Value::Boolean(*b)),
         _ => Err(wrong()),
+    }
+}
+
+/// `n` without the `_` that may group its digits.
+fn without_underscores(n: &str) -> std::borrow::Cow<'_, str> {
+    if n.contains('_') {
+        n.replace('_', "").into()
+    } else {
+        n.into()
     }
 }
 
@@ -465,9 +516,9 @@ pub fn refuse_event_time_before_1970(
 /// The value of an item written `- event:` with no map under it (empty, or a single
 /// value), when the source has no column named `event` that it could be.
 fn stray_event<'a>(
-    map: &'a BTreeMap<String, Spanned<YamlValue>>,
+    map: &'a BTreeMap<String, Node>,
     columns: &[(String, DataType)],
-) -> Option<&'a Spanned<YamlValue>> {
+) -> Option<&'a Node> {
     match map.get("event") {
         Some(v) if map.len() == 1 && !columns.iter().any(|(c, _)| c == "event") => Some(v),
         _ => None,
@@ -639,7 +690,7 @@ pub fn require_source_names(
 /// The first source an item fits, for a help line: one with every column the item names
 /// (an upsert source, for a delete); the first source read when none does.
 fn fitting<'a>(
-    map: &BTreeMap<String, Spanned<YamlValue>>,
+    map: &BTreeMap<String, Node>,
     delete: bool,
     reads: &'a [String],
     shapes: &[(Vec<String>, bool)],
@@ -776,9 +827,9 @@ pub fn check_changes(
 /// The value of an item's `delete:` that was not read as a delete (not a map, or beside
 /// other keys), when the source has no column named `delete` that it could be.
 fn stray_delete<'a>(
-    map: &'a BTreeMap<String, Spanned<YamlValue>>,
+    map: &'a BTreeMap<String, Node>,
     columns: &[(String, DataType)],
-) -> Option<&'a Spanned<YamlValue>> {
+) -> Option<&'a Node> {
     map.get("delete")
         .filter(|_| !columns.iter().any(|(c, _)| c == "delete"))
 }

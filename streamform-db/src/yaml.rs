@@ -362,21 +362,20 @@ pub enum YamlValue {
     /// A string, quoted or plain.
     String(String),
     /// A mapping, by key, each value with its position.
-    Map(BTreeMap<String, Spanned<YamlValue>>),
+    Map(BTreeMap<String, Node>),
     /// A sequence, each item with its position.
-    Seq(Vec<Spanned<YamlValue>>),
+    Seq(Vec<Node>),
 }
 
-/// Any YAML value: its schema accepts everything (the fields holding one are checked by
-/// hand, against the project's own types).
-impl schemars::JsonSchema for YamlValue {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "AnyValue".into()
-    }
-
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schemars::Schema::default()
-    }
+/// A value with the byte range it is written at in its file (for an alias, where the alias
+/// is). Both readers of a fixture make these: the YAML parser's values go through [`node`],
+/// and the fast reader of fixtures (`fixture::fast`) writes them directly.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    /// The value.
+    pub value: YamlValue,
+    /// Where it is written: a byte range of its file.
+    pub span: Range<usize>,
 }
 
 impl YamlValue {
@@ -393,116 +392,154 @@ impl YamlValue {
     }
 }
 
-impl<'de> Deserialize<'de> for YamlValue {
+/// Any YAML value as the parser hands it over, with the parser's locations: read by
+/// fields whose value is checked by hand, then made a [`Node`] by [`node`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Raw {
+    /// `null`, `~` or an empty value.
+    Null,
+    /// A boolean.
+    Bool(bool),
+    /// A number, as the parser formats it ([`node`] takes its text from the file).
+    Number(String),
+    /// A string.
+    String(String),
+    /// A mapping.
+    Map(BTreeMap<String, Spanned<Raw>>),
+    /// A sequence.
+    Seq(Vec<Spanned<Raw>>),
+}
+
+/// Any YAML value: its schema accepts everything (the fields holding one are checked by
+/// hand, against the project's own types).
+impl schemars::JsonSchema for Raw {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "AnyValue".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::Schema::default()
+    }
+}
+
+impl<'de> Deserialize<'de> for Raw {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
         impl<'de> Visitor<'de> for V {
-            type Value = YamlValue;
+            type Value = Raw;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a YAML value")
             }
-            fn visit_str<E>(self, v: &str) -> Result<YamlValue, E> {
-                Ok(YamlValue::String(v.into()))
+            fn visit_str<E>(self, v: &str) -> Result<Raw, E> {
+                Ok(Raw::String(v.into()))
             }
-            fn visit_string<E>(self, v: String) -> Result<YamlValue, E> {
-                Ok(YamlValue::String(v))
+            fn visit_string<E>(self, v: String) -> Result<Raw, E> {
+                Ok(Raw::String(v))
             }
-            fn visit_i64<E>(self, v: i64) -> Result<YamlValue, E> {
-                Ok(YamlValue::Number(v.to_string()))
+            fn visit_i64<E>(self, v: i64) -> Result<Raw, E> {
+                Ok(Raw::Number(v.to_string()))
             }
-            fn visit_u64<E>(self, v: u64) -> Result<YamlValue, E> {
-                Ok(YamlValue::Number(v.to_string()))
+            fn visit_u64<E>(self, v: u64) -> Result<Raw, E> {
+                Ok(Raw::Number(v.to_string()))
             }
-            fn visit_i128<E>(self, v: i128) -> Result<YamlValue, E> {
-                Ok(YamlValue::Number(v.to_string()))
+            fn visit_i128<E>(self, v: i128) -> Result<Raw, E> {
+                Ok(Raw::Number(v.to_string()))
             }
-            fn visit_u128<E>(self, v: u128) -> Result<YamlValue, E> {
-                Ok(YamlValue::Number(v.to_string()))
+            fn visit_u128<E>(self, v: u128) -> Result<Raw, E> {
+                Ok(Raw::Number(v.to_string()))
             }
-            fn visit_f64<E>(self, v: f64) -> Result<YamlValue, E> {
-                // The exact text is recovered from the span by `with_source_text`.
-                Ok(YamlValue::Number(format!("{v:?}")))
+            fn visit_f64<E>(self, v: f64) -> Result<Raw, E> {
+                // The exact text is recovered from the span by `node`.
+                Ok(Raw::Number(format!("{v:?}")))
             }
-            fn visit_bool<E>(self, v: bool) -> Result<YamlValue, E> {
-                Ok(YamlValue::Bool(v))
+            fn visit_bool<E>(self, v: bool) -> Result<Raw, E> {
+                Ok(Raw::Bool(v))
             }
-            fn visit_unit<E>(self) -> Result<YamlValue, E> {
-                Ok(YamlValue::Null)
+            fn visit_unit<E>(self) -> Result<Raw, E> {
+                Ok(Raw::Null)
             }
-            fn visit_none<E>(self) -> Result<YamlValue, E> {
-                Ok(YamlValue::Null)
+            fn visit_none<E>(self) -> Result<Raw, E> {
+                Ok(Raw::Null)
             }
-            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<YamlValue, D::Error> {
-                YamlValue::deserialize(d)
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Raw, D::Error> {
+                Raw::deserialize(d)
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<YamlValue, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Raw, A::Error> {
                 let mut out = BTreeMap::new();
-                while let Some((k, v)) = m.next_entry::<String, Spanned<YamlValue>>()? {
+                while let Some((k, v)) = m.next_entry::<String, Spanned<Raw>>()? {
                     out.insert(k, v);
                 }
-                Ok(YamlValue::Map(out))
+                Ok(Raw::Map(out))
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<YamlValue, A::Error> {
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Raw, A::Error> {
                 let mut out = Vec::new();
-                while let Some(v) = s.next_element::<Spanned<YamlValue>>()? {
+                while let Some(v) = s.next_element::<Spanned<Raw>>()? {
                     out.push(v);
                 }
-                Ok(YamlValue::Seq(out))
+                Ok(Raw::Seq(out))
             }
         }
         d.deserialize_any(V)
     }
 }
 
-/// Replaces every number's text with the exact text at its span in `source`, so that
+/// The parser's value `v` of the file `source` as a [`Node`]: its span where it is written,
+/// and every number with the exact text at its span in `source`, so that
 /// `12345678901234567890.123456789` is not the float serde saw. An alias's number is read
 /// where its anchor defines it.
-pub fn with_source_text(v: &mut Spanned<YamlValue>, source: &str) {
-    // A number too large for a float (`1e400`) reaches the reader as `.inf`: it is the
-    // number written, which a column then refuses in its own words.
-    if let YamlValue::String(text) = &v.value
-        && matches!(text.as_str(), ".nan" | ".inf" | "-.inf")
-    {
+pub fn node(v: &Spanned<Raw>, source: &str) -> Node {
+    let span = span_of(v, source);
+    // The text where the value is defined (an alias's anchor), up to the end of a scalar.
+    let defined = || {
         let at = &v.defined;
         let start = at.span().byte_offset().map_or(0, |o| o as usize);
         let len = at.span().byte_len().unwrap_or(0) as usize;
-        let raw = source.get(start..start + len).unwrap_or("").trim();
-        if !raw.is_empty() && !raw.starts_with(['\'', '"']) && !is_non_finite(raw) {
-            v.value = YamlValue::Number(raw.to_string());
+        source.get(start..start + len).unwrap_or("")
+    };
+    let value = match &v.value {
+        Raw::Null => YamlValue::Null,
+        Raw::Bool(b) => YamlValue::Bool(*b),
+        // A number too large for a float (`1e400`) reaches the reader as `.inf`: it is the
+        // number written, which a column then refuses in its own words.
+        Raw::String(text) if matches!(text.as_str(), ".nan" | ".inf" | "-.inf") => {
+            let raw = defined().trim();
+            if !raw.is_empty() && !raw.starts_with(['\'', '"']) && !is_non_finite(raw) {
+                YamlValue::Number(raw.to_string())
+            } else {
+                YamlValue::String(text.clone())
+            }
         }
-        return;
-    }
-    if let YamlValue::Number(n) = &mut v.value {
-        let at = &v.defined;
-        let start = at.span().byte_offset().map_or(0, |o| o as usize);
-        let len = at.span().byte_len().unwrap_or(0) as usize;
-        let raw = source
-            .get(start..start + len)
-            .unwrap_or("")
-            .split(['#', ',', '}', ']', '\n'])
-            .next()
-            .unwrap_or("")
-            .trim();
-        if raw.is_empty() {
-            return;
+        Raw::String(text) => YamlValue::String(text.clone()),
+        Raw::Number(n) => {
+            let raw = defined()
+                .split(['#', ',', '}', ']', '\n'])
+                .next()
+                .unwrap_or("")
+                .trim();
+            if raw.is_empty() {
+                YamlValue::Number(n.clone())
+            } else if raw
+                .chars()
+                .all(|c| c.is_ascii_digit() || "+-.eE".contains(c))
+            {
+                YamlValue::Number(raw.to_string())
+            } else if raw.contains(['x', 'o', 'b', 'X', 'O', 'B']) && !raw.starts_with(['\'', '"'])
+            {
+                // `0x10`, `0o7`: numbers to YAML 1.2's core schema, text here; a fixture
+                // says what it means in decimal.
+                YamlValue::String(raw.to_string())
+            } else {
+                YamlValue::Number(n.clone())
+            }
         }
-        if raw
-            .chars()
-            .all(|c| c.is_ascii_digit() || "+-.eE".contains(c))
-        {
-            *n = raw.to_string();
-        } else if raw.contains(['x', 'o', 'b', 'X', 'O', 'B']) && !raw.starts_with(['\'', '"']) {
-            // `0x10`, `0o7`: numbers to YAML 1.2's core schema, text here; a fixture says
-            // what it means in decimal.
-            v.value = YamlValue::String(raw.to_string());
-        }
-        return;
-    }
-    match &mut v.value {
-        YamlValue::Map(m) => m.values_mut().for_each(|x| with_source_text(x, source)),
-        YamlValue::Seq(s) => s.iter_mut().for_each(|x| with_source_text(x, source)),
-        _ => {}
-    }
+        Raw::Map(m) => YamlValue::Map(
+            m.iter()
+                .map(|(k, x)| (k.clone(), node(x, source)))
+                .collect(),
+        ),
+        Raw::Seq(s) => YamlValue::Seq(s.iter().map(|x| node(x, source)).collect()),
+    };
+    Node { value, span }
 }
 
 #[cfg(test)]
@@ -579,9 +616,8 @@ mod tests {
     #[test]
     fn numbers_keep_their_text() {
         let text = "a: 0.1234\nb: 12345678901234567890.123456789\nc: '10'\n";
-        let mut v: Spanned<YamlValue> = serde_saphyr::from_str(text).unwrap();
-        with_source_text(&mut v, text);
-        let YamlValue::Map(m) = v.value else {
+        let v: Spanned<Raw> = serde_saphyr::from_str(text).unwrap();
+        let YamlValue::Map(m) = node(&v, text).value else {
             panic!("map")
         };
         assert_eq!(m["a"].value, YamlValue::Number("0.1234".into()));
