@@ -350,7 +350,9 @@ pub fn type_value(v: &YamlValue, ty: DataType) -> Result<Value, String> {
             }
         }
         (YamlValue::Number(n), DataType::Decimal { precision, scale }) => {
-            let d = Decimal::parse(&without_underscores(n)).ok_or_else(|| format!("{n} is not a plain decimal number; write it without an exponent"))?;
+            let d = Decimal::parse(&without_underscores(n)).ok_or_else(|| {
+                if n.contains(['e', 'E']) { format!("{n} is not a plain decimal number; write it without an exponent") } else { format!("{n} has more digits than {ty} holds") }
+            })?;
             d.fit(precision, scale).map(Value::Decimal).map_err(|e| match e {
                 FitError::Rounding => format!("{n} has more than {scale} fractional digits, so it does not fit {ty} without rounding"),
                 FitError::Overflow => format!("{n} has more digits than {ty} holds"),

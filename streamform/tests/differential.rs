@@ -21,7 +21,7 @@
 mod common;
 
 use common::{copy_dir, repo_root, streamform};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rdkafka::ClientConfig;
@@ -77,14 +77,47 @@ fn run_suffix(name: &str) -> String {
 /// jobs it starts find them), and whose target points at this environment, with the gateway
 /// at `gateway`.
 fn scratch_project(example: &str, suffix: &str, gateway: &str) -> tempfile::TempDir {
-    let env = env();
-    let dir = tempfile::tempdir().unwrap();
-    let from = if example.contains('/') {
+    scratch_project_for(example, suffix, gateway, None)
+}
+
+/// An example's folder, or the folder at a path from the repository's root.
+fn example_dir(example: &str) -> PathBuf {
+    if example.contains('/') {
         repo_root().join(example)
     } else {
         repo_root().join("examples").join(example)
-    };
-    copy_dir(&from, dir.path());
+    }
+}
+
+/// The model a fixture of an example tests: its `model:` line.
+fn model_of(example: &str, fixture: &str) -> String {
+    let path = example_dir(example).join(fixture);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    text.lines()
+        .find_map(|l| l.strip_prefix("model:"))
+        .map(|m| m.trim().trim_matches(['"', '\'']).to_string())
+        .unwrap_or_else(|| panic!("{path:?} names no model"))
+}
+
+/// [`scratch_project`], keeping the sink of `model` alone when one is given: the other
+/// models stay views, so the job that `apply` starts runs only what `model` reads and
+/// writes. A job of a whole example costs the gateway a plan for each of its sinks (26 in
+/// coverage), and the differential test of one fixture reads one sink;
+/// `flink_accepts_every_statement_of_every_example` applies each example whole.
+fn scratch_project_for(
+    example: &str,
+    suffix: &str,
+    gateway: &str,
+    model: Option<&str>,
+) -> tempfile::TempDir {
+    let env = env();
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&example_dir(example), dir.path());
+    if let Some(model) = model {
+        let path = dir.path().join("streamform.yml");
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, only_sink_of(&text, model)).unwrap();
+    }
     for file in ["sources.yml", "streamform.yml"] {
         let path = dir.path().join(file);
         let text = std::fs::read_to_string(&path).unwrap();
@@ -120,6 +153,51 @@ fn scratch_project(example: &str, suffix: &str, gateway: &str) -> tempfile::Temp
     }
     create_topics(&topics);
     dir
+}
+
+/// `streamform.yml` without the `sink:` of any model but `model` (models are keys at two
+/// spaces under `models:`, a sink is four spaces in, as the examples write them).
+fn only_sink_of(text: &str, model: &str) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut current = "";
+    let mut dropping = false;
+    for line in text.lines() {
+        let indent = line.len() - line.trim_start().len();
+        if dropping && (line.trim().is_empty() || indent > 4) {
+            continue;
+        }
+        dropping = false;
+        if indent == 2 && line.trim_end().ends_with(':') {
+            current = line.trim().trim_end_matches(':');
+        } else if indent == 0 {
+            current = "";
+        }
+        if indent == 4 && line.trim() == "sink:" && !current.is_empty() && current != model {
+            dropping = true;
+            continue;
+        }
+        out.push(line.to_string());
+    }
+    // A model whose entry held its sink alone is now an empty mapping.
+    for i in 0..out.len() {
+        let deeper = out[i + 1..]
+            .iter()
+            .find(|l| !l.trim().is_empty())
+            .is_some_and(|l| l.len() - l.trim_start().len() > 2);
+        if out[i].starts_with("  ")
+            && !out[i].starts_with("   ")
+            && out[i].ends_with(':')
+            && !deeper
+        {
+            out[i].push_str(" {}");
+        }
+    }
+    let out = out.join("\n") + "\n";
+    assert!(
+        out.contains("sink:"),
+        "model `{model}` has a sink in:\n{text}"
+    );
+    out
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -467,7 +545,12 @@ fn cancel(job: &str) {
 /// sink topic.
 fn differential(example: &str, fixture: &str) {
     let suffix = run_suffix(example);
-    let project = scratch_project(example, &suffix, &env().gateway);
+    let project = scratch_project_for(
+        example,
+        &suffix,
+        &env().gateway,
+        Some(&model_of(example, fixture)),
+    );
     let case = case(project.path(), fixture);
     assert!(!case.expected.is_empty(), "the fixture emits records");
     differential_case(project.path(), &format!("{example}/{fixture}"), &case);
@@ -480,7 +563,12 @@ fn differential(example: &str, fixture: &str) {
 /// (docs/windows.md). Each row names its window in its `window_end` column.
 fn differential_windows(example: &str, fixture: &str) {
     let suffix = run_suffix(example);
-    let project = scratch_project(example, &suffix, &env().gateway);
+    let project = scratch_project_for(
+        example,
+        &suffix,
+        &env().gateway,
+        Some(&model_of(example, fixture)),
+    );
     let case = case(project.path(), fixture);
     assert!(!case.expected.is_empty(), "the fixture emits records");
     differential_run(
@@ -498,7 +586,12 @@ fn differential_windows(example: &str, fixture: &str) {
 /// columns that tell the partitions apart.
 fn differential_over(example: &str, fixture: &str, partition: &[&str]) {
     let suffix = run_suffix(example);
-    let project = scratch_project(example, &suffix, &env().gateway);
+    let project = scratch_project_for(
+        example,
+        &suffix,
+        &env().gateway,
+        Some(&model_of(example, fixture)),
+    );
     let case = case(project.path(), fixture);
     assert!(!case.expected.is_empty(), "the fixture emits records");
     let partition = partition.iter().map(|c| c.to_string()).collect();
@@ -849,7 +942,7 @@ fn random_fixtures_on_flink_match_the_simulator() {
     for i in 0..cases {
         let (example, model) = models[i as usize % models.len()];
         let suffix = run_suffix(example);
-        let project = scratch_project(example, &suffix, &env().gateway);
+        let project = scratch_project_for(example, &suffix, &env().gateway, Some(model));
         let fixture = project.path().join("tests/random.yml");
         let case = loop {
             std::fs::write(&fixture, random_fixture(project.path(), model, &mut rng)).unwrap();
@@ -1111,14 +1204,22 @@ fn session_windows_on_flink_match_the_simulator() {
     differential_windows("window-metrics", "tests/user_sessions.yml");
 }
 
-/// Every statement `build` generates for the test projects that show what Flink plans
-/// differently from a first reading, or that it takes a hint in, is accepted by Flink. (Every example project is
-/// applied whole by a differential test of one of its fixtures, so each of its statements
-/// is accepted there; `every_example_is_applied_by_a_differential_test` keeps it so.)
+/// Every statement `build` generates for every example, and for the test projects that
+/// show what Flink plans differently from a first reading or that it takes a hint in, is
+/// accepted by Flink: each is applied whole. (A differential test applies only the sink
+/// its fixture reads, with the models before it.)
 #[test]
 #[ignore = "needs the integration environment: run integration/up, then integration/test"]
 fn flink_accepts_every_statement_of_every_example() {
-    for example in [
+    let mut examples: Vec<String> = std::fs::read_dir(repo_root().join("examples"))
+        .expect("examples")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| p.join("streamform.yml").exists())
+        .map(|p| p.file_name().unwrap().to_string_lossy().to_string())
+        .collect();
+    examples.sort();
+    assert!(examples.len() >= 10, "{examples:?}");
+    for example in examples.iter().map(String::as_str).chain([
         // Two copies of an event-time column, the second written as a plain timestamp.
         "tests/cases/build-time-attribute-copies/project",
         // An aggregate over a window model upserted by its window and key.
@@ -1129,7 +1230,7 @@ fn flink_accepts_every_statement_of_every_example() {
         "tests/cases/build-join-keeps-written-names/project",
         // A UNION ALL whose later SELECT leaves an expression unnamed.
         "tests/cases/build-union-later-select-names/project",
-    ] {
+    ]) {
         let suffix = run_suffix(example);
         let project = scratch_project(example, &suffix, &env().gateway);
         for job in apply(project.path()) {
@@ -1138,8 +1239,64 @@ fn flink_accepts_every_statement_of_every_example() {
     }
 }
 
-/// Each example project has a differential test, which applies it whole on Flink: a new
-/// example needs one, or its statements would go untried.
+/// Keeping one model's sink leaves a project that checks, with that sink alone: for every
+/// model with a sink in every example.
+#[test]
+fn a_copy_keeping_one_sink_checks_and_holds_that_sink_alone() {
+    let mut kept = 0;
+    for entry in std::fs::read_dir(repo_root().join("examples")).expect("examples") {
+        let path = entry.expect("an entry").path();
+        let Ok(text) = std::fs::read_to_string(path.join("streamform.yml")) else {
+            continue;
+        };
+        let db = Database::default();
+        let project = load_project(&db, &path).expect("the example loads");
+        let with_sinks: Vec<String> = streamform_db::db::model_files(&db, project)
+            .keys()
+            .filter(|m| sink_of(&db, project, m).is_some())
+            .cloned()
+            .collect();
+        for model in &with_sinks {
+            let dir = tempfile::tempdir().unwrap();
+            copy_dir(&path, dir.path());
+            std::fs::write(
+                dir.path().join("streamform.yml"),
+                only_sink_of(&text, model),
+            )
+            .unwrap();
+            let db = Database::default();
+            let copy = load_project(&db, dir.path()).expect("the copy loads");
+            let problems = streamform_db::db::check_report(&db, copy);
+            assert!(
+                problems.is_empty(),
+                "{path:?} keeping {model}: {problems:?}"
+            );
+            let sinks: Vec<&String> = streamform_db::db::model_files(&db, copy)
+                .keys()
+                .filter(|m| sink_of(&db, copy, m).is_some())
+                .collect();
+            assert_eq!(sinks, [model], "{path:?}");
+            kept += 1;
+        }
+    }
+    assert!(kept >= 60, "{kept}");
+}
+
+/// The sink target of `model`, if it has one.
+fn sink_of(
+    db: &Database,
+    project: streamform_db::Project,
+    model: &str,
+) -> Option<streamform_ir::SinkTarget> {
+    let chain = upstream_chain(db, project, model.to_string()).clone()?;
+    match &chain.last()?.sink().op {
+        Operator::Sink { target, .. } => target.clone(),
+        _ => None,
+    }
+}
+
+/// Each example project has a differential test of one of its fixtures at least: a new
+/// example needs one, or Flink would never be shown to compute what the simulator does.
 #[test]
 fn every_example_is_applied_by_a_differential_test() {
     let source = std::fs::read_to_string(repo_root().join("streamform/tests/differential.rs"))
