@@ -1219,6 +1219,11 @@ fn flink_accepts_every_statement_of_every_example() {
         .collect();
     examples.sort();
     assert!(examples.len() >= 10, "{examples:?}");
+    // first-orders needs Flink 2.2, and apply refuses it on older versions (its own test
+    // checks the refusal).
+    if flink_version() < (2, 2) {
+        examples.retain(|e| e != "first-orders");
+    }
     for example in examples.iter().map(String::as_str).chain([
         // Two copies of an event-time column, the second written as a plain timestamp.
         "tests/cases/build-time-attribute-copies/project",
