@@ -89,14 +89,13 @@ fn example_dir(example: &str) -> PathBuf {
     }
 }
 
-/// The model a fixture of an example tests: its `model:` line.
+/// The model a fixture of an example tests, read as `check` reads fixtures.
 fn model_of(example: &str, fixture: &str) -> String {
     let path = example_dir(example).join(fixture);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
-    text.lines()
-        .find_map(|l| l.strip_prefix("model:"))
-        .map(|m| m.trim().trim_matches(['"', '\'']).to_string())
-        .unwrap_or_else(|| panic!("{path:?} names no model"))
+    streamform_db::fixture::parse_shape(fixture, &text)
+        .unwrap_or_else(|d| panic!("{path:?}: {d:?}"))
+        .model
 }
 
 /// [`scratch_project`], keeping the sink of `model` alone when one is given: the other
