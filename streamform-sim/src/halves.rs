@@ -32,7 +32,11 @@ impl Halves {
 
     /// The current event is delivered: each retracted half that nothing replaced is
     /// written as the delete it is, in the order they came.
+    #[inline]
     pub(crate) fn end_event(&mut self, changes: &mut Changelog) {
+        if self.pending.is_empty() {
+            return;
+        }
         for (_, row) in self.pending.drain(..) {
             changes.push(Op::Delete, &row, None);
         }
@@ -43,6 +47,7 @@ impl Halves {
     }
 
     /// Writes `rec`, which the target's Sink emitted, to `changes`.
+    #[inline]
     pub(crate) fn write(&mut self, changes: &mut Changelog, rec: &Rec<'_>) {
         // The common case: no half is waiting (and none arrives), so the record is written
         // as it is, without its key being looked at.

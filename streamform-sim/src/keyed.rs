@@ -285,7 +285,13 @@ impl KeyedState {
 
     /// The entry of `key`, or where it goes when the store does not hold it (its hash, so
     /// that inserting does not hash the key again).
-    pub(crate) fn find(&self, key: &[Value]) -> Result<Entry, Vacant> {
+    /// `key` is given as its values in order, which need not be a slice of their own (an
+    /// operator looks a row's key up from the row's columns without copying them out).
+    #[inline]
+    pub(crate) fn find<'v, I>(&self, key: I) -> Result<Entry, Vacant>
+    where
+        I: IntoIterator<Item = &'v Value> + Clone,
+    {
         self.index.find(&self.arena, key)
     }
 

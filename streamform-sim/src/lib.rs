@@ -563,6 +563,7 @@ impl Simulator {
             .iter()
             .enumerate()
             .map(|(i, c)| match c.as_slice() {
+                [(stage, _)] if *stage == target && consumers[target].is_empty() => Hop::IntoTarget,
                 [(stage, port)] => Hop::One(*stage, *port),
                 [] if i == target => Hop::Target,
                 _ => Hop::Fan,
@@ -741,7 +742,6 @@ impl Simulator {
         self.events += 1;
         let mut late = Drops::default();
         let mut graph = Graph {
-            stages: &mut self.stages,
             consumers: &self.consumers,
             hops: &self.hops,
             target: self.target,
@@ -753,6 +753,8 @@ impl Simulator {
         let delivered = match entries.as_slice() {
             // The common case: one reader, the event passed on borrowed.
             [(stage, port)] => graph.drive(
+                &mut self.stages,
+                0,
                 *stage,
                 *port,
                 Rec {
@@ -765,6 +767,8 @@ impl Simulator {
             ),
             many => many.iter().try_for_each(|&(stage, port)| {
                 graph.drive(
+                    &mut self.stages,
+                    0,
                     stage,
                     port,
                     Rec {
@@ -904,7 +908,6 @@ impl Simulator {
     fn flow(&mut self, i: usize, out: &mut Out<'static>) -> Result<(), SimError> {
         let mut late = Drops::default();
         let mut graph = Graph {
-            stages: &mut self.stages,
             consumers: &self.consumers,
             hops: &self.hops,
             target: self.target,
@@ -914,7 +917,7 @@ impl Simulator {
         };
         let mut result = Ok(());
         for (rec, time) in out.drain() {
-            result = graph.deliver(i, rec, time);
+            result = graph.deliver(&mut self.stages[i + 1..], i + 1, i, rec, time);
             if result.is_err() {
                 break;
             }
@@ -1328,6 +1331,11 @@ impl Builder {
             })
             .collect();
         let stage = Stage::build(mi, node, &shapes).map_err(|f| build_error(name, f))?;
+        if stage.passes_through() && read.len() == 1 {
+            let place = read[0].1;
+            self.places.insert(node.id.clone(), place);
+            return Ok(());
+        }
         // Each feed once, with the longest delay of the paths from it.
         let mut upstream: Vec<(usize, i64)> = Vec::new();
         for (_, place) in &read {
@@ -1446,17 +1454,23 @@ fn feed_of(mi: usize, plan: &ModelPlan, node: &Node, source: &str) -> Result<Fee
 }
 
 /// Where a stage's records go, in short: to one consumer, to the changelog (the target's
-/// Sink), or to the list of consumers (several, or none).
+/// Sink), through the target's Sink to the changelog (its only consumer is that Sink, which
+/// the driver runs in place), or to the list of consumers (several, or none).
 #[derive(Clone, Copy)]
 enum Hop {
     One(usize, u8),
     Target,
+    IntoTarget,
     Fan,
 }
 
-/// The stages and their edges, borrowed for one delivery.
+/// The edges between the stages and where the target's records go, borrowed for one
+/// delivery. The stages themselves are passed along apart: an operator may lend the record
+/// it emits from its own buffers or state (docs/architecture.md, "streamform-sim"), so the
+/// stage stays borrowed until that record has gone all the way down. A stage's consumers
+/// always come after it (a stage is added after every stage it reads), so the driver walks
+/// down the graph holding the stages ahead of it, `stages[0]` being stage number `base`.
 struct Graph<'g> {
-    stages: &'g mut [Stage],
     consumers: &'g [Vec<(usize, u8)>],
     hops: &'g [Hop],
     target: usize,
@@ -1479,31 +1493,41 @@ impl Graph<'_> {
     /// Runs `rec` into stage `at` on input `port`, depth first: every record a stage emits
     /// reaches the target's Sink (through each consumer in turn) before the next one leaves
     /// it. What the target's Sink emits is appended to the changelog; a stage that drops the
-    /// record as late is recorded. A failure names its stage's number.
+    /// record as late is recorded. A failure names its stage's number. `stages` holds stage
+    /// `base` and those after it; `at` is one of them.
     #[inline]
-    fn drive<'a>(
+    fn drive<'s>(
         &mut self,
+        mut stages: &'s mut [Stage],
+        mut base: usize,
         mut at: usize,
         mut port: u8,
-        mut rec: Rec<'a>,
+        mut rec: Rec<'s>,
         time: Option<i64>,
     ) -> Result<(), (usize, Fault)> {
         // While each stage returns one record, buffers none and has one consumer, the record
         // moves on in this loop; a fan-out, or a stage read by several, hands each record to
         // each consumer in turn.
         let mut out = Out::new();
-        let (stages, hops) = (&mut *self.stages, self.hops);
         loop {
-            let next = stages[at]
-                .on_change(port, rec, time, &mut out)
-                .map_err(|f| (at, f))?;
+            // The stage is borrowed for as long as what it emits, and the walk goes on
+            // with the stages after it.
+            let (stage, rest) = std::mem::take(&mut stages)[at - base..]
+                .split_first_mut()
+                .expect("a stage's consumers come after it");
+            (stages, base) = (rest, at + 1);
+            let may_drop = stage.may_drop();
+            let next = match stage.on_change(port, rec, time, &mut out) {
+                Ok(next) => next,
+                Err(f) => return Err((at, f)),
+            };
             if out.take_late() {
                 self.late.stages.push(at);
-            } else if stages[at].may_drop() {
+            } else if may_drop {
                 self.late.kept = true;
             }
             if out.is_empty() {
-                match (hops[at], next) {
+                match (self.hops[at], next) {
                     (_, None) => return Ok(()),
                     (Hop::One(consumer, p), Some(next)) => {
                         rec = next;
@@ -1514,25 +1538,36 @@ impl Graph<'_> {
                         self.halves.write(self.changes, &next);
                         return Ok(());
                     }
-                    (Hop::Fan, Some(next)) => return self.deliver(at, next, time),
+                    (Hop::IntoTarget, Some(next)) => {
+                        let target = self.target;
+                        stages[target - base]
+                            .sink_takes(&next)
+                            .map_err(|f| (target, f))?;
+                        self.halves.write(self.changes, &next);
+                        return Ok(());
+                    }
+                    (Hop::Fan, Some(next)) => return self.deliver(stages, base, at, next, time),
                 }
             }
             if let Some(next) = next {
-                self.deliver(at, next, time)?;
+                self.deliver(stages, base, at, next, time)?;
             }
             for (more, t) in out.drain() {
-                self.deliver(at, more, t)?;
+                self.deliver(stages, base, at, more, t)?;
             }
             return Ok(());
         }
     }
 
     /// Hands `rec`, emitted by stage `from`, to each of its consumers in order, or to the
-    /// changelog when `from` is the target's Sink.
-    fn deliver<'a>(
+    /// changelog when `from` is the target's Sink. `stages` holds stage `base` and those
+    /// after it, `from`'s consumers among them.
+    fn deliver(
         &mut self,
+        stages: &mut [Stage],
+        base: usize,
         from: usize,
-        rec: Rec<'a>,
+        rec: Rec<'_>,
         time: Option<i64>,
     ) -> Result<(), (usize, Fault)> {
         let consumers = self.consumers;
@@ -1543,12 +1578,12 @@ impl Graph<'_> {
                 }
                 Ok(())
             }
-            [(c, p)] => self.drive(*c, *p, rec, time),
+            [(c, p)] => self.drive(stages, base, *c, *p, rec, time),
             [rest @ .., (last, lp)] => {
                 for &(c, p) in rest {
-                    self.drive(c, p, rec.clone(), time)?;
+                    self.drive(stages, base, c, p, rec.clone(), time)?;
                 }
-                self.drive(*last, *lp, rec, time)
+                self.drive(stages, base, *last, *lp, rec, time)
             }
         }
     }

@@ -43,7 +43,8 @@ use crate::operators::{
 use crate::{Failure, Op};
 
 /// A change in flight between operators. Rows are borrowed from the event where no operator
-/// rebuilt them.
+/// rebuilt them, and from the operator that emitted them where it lends them from its own
+/// state or buffers (docs/architecture.md, "streamform-sim").
 #[derive(Clone)]
 pub(crate) struct Rec<'a> {
     pub op: Op,
@@ -129,9 +130,11 @@ impl<'a> Out<'a> {
 pub(crate) trait Operator {
     /// One change from the input. The operator returns the record it emits for it, if one
     /// (at the change's time): the common case, which costs no buffer. One that emits more
-    /// (a fan-out) returns the first and appends the others to `out`, in order.
+    /// (a fan-out) returns the first and appends the others to `out`, in order. What it
+    /// emits may borrow the operator itself (its state or a buffer it reuses): the driver
+    /// hands the operator nothing more until those records have gone down the graph.
     fn on_change<'a>(
-        &mut self,
+        &'a mut self,
         rec: Rec<'a>,
         time: Option<i64>,
         out: &mut Out<'a>,
@@ -140,7 +143,7 @@ pub(crate) trait Operator {
     /// One change from input `port` (left 0, right 1 for a join); an operator that reads
     /// one input takes it as [`Operator::on_change`].
     fn on_input<'a>(
-        &mut self,
+        &'a mut self,
         _port: u8,
         rec: Rec<'a>,
         time: Option<i64>,
@@ -479,7 +482,7 @@ impl Stage {
     /// `port` (0 but for an operator that reads several).
     #[inline]
     pub(crate) fn on_change<'a>(
-        &mut self,
+        &'a mut self,
         port: u8,
         rec: Rec<'a>,
         time: Option<i64>,
@@ -503,20 +506,26 @@ impl Stage {
             StageKind::IntervalJoin(j) => j.on_input(port, rec, time, out),
             StageKind::TemporalJoin(j) => j.on_input(port, rec, time, out),
             StageKind::Sink(keys) => {
-                if let Some((_, column)) = keys.iter().find(|(i, _)| rec.row[*i].is_null()) {
-                    return Err(Fault {
-                        failure: Failure::NullKey,
-                        ..Fault::at(
-                            column,
-                            format!(
-                                "a row whose key `{column}` is null reached the model's upsert sink, where Flink's upsert-kafka sink stops the job"
-                            ),
-                        )
-                    });
-                }
+                keys_hold(keys, &rec)?;
                 Ok(Some(rec))
             }
         }
+    }
+
+    /// What a Sink does with a record: nothing but check its key (see [`keys_hold`]). The
+    /// driver runs it in place for the target's Sink; every other stage passes.
+    #[inline]
+    pub(crate) fn sink_takes(&self, rec: &Rec<'_>) -> Result<(), Fault> {
+        match &self.kind {
+            StageKind::Sink(keys) => keys_hold(keys, rec),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether the stage hands every record on unchanged and can fail on none (a Project
+    /// of its input's columns in order): the driver leaves it out of the graph.
+    pub(crate) fn passes_through(&self) -> bool {
+        matches!(&self.kind, StageKind::Project(p) if p.identity())
     }
 
     /// Hands the operator a new watermark.
@@ -593,6 +602,24 @@ impl Stage {
             StageKind::Sort(s) => s.on_end(out),
             _ => Ok(()),
         }
+    }
+}
+
+/// That no key column of an upsert sink (`keys`: position and name) is null in `rec`'s row:
+/// a null key stops the job on Flink (docs/concepts.md, "Append, upsert and keys").
+#[inline]
+fn keys_hold(keys: &[(usize, String)], rec: &Rec<'_>) -> Result<(), Fault> {
+    match keys.iter().find(|(i, _)| rec.row[*i].is_null()) {
+        None => Ok(()),
+        Some((_, column)) => Err(Fault {
+            failure: Failure::NullKey,
+            ..Fault::at(
+                column,
+                format!(
+                    "a row whose key `{column}` is null reached the model's upsert sink, where Flink's upsert-kafka sink stops the job"
+                ),
+            )
+        }),
     }
 }
 

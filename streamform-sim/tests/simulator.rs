@@ -3173,3 +3173,85 @@ fn an_inner_temporal_join_emits_only_the_orders_with_a_rate() {
         .collect();
     assert_eq!(flat, ["b200", "c200"]);
 }
+
+/// The target's Sink is run in place by the driver when it is its input's only consumer:
+/// its key check still stops the run, named for the Sink's model and key column, and rows
+/// with a key still reach the changelog as the aggregate lends them.
+#[test]
+fn a_null_key_stops_the_run_at_an_upsert_sink_fed_straight_by_an_aggregate() {
+    let mut plan = from_source(
+        "totals",
+        "orders",
+        &[("customer", DataType::String), ("amount", DataType::Int64)],
+        kafka("orders"),
+    )
+    .aggregate(&["customer"], &[(AggFunc::Sum, Some("amount"))])
+    .sink();
+    for node in &mut plan.nodes {
+        if let streamform_ir::Operator::Sink { target, .. } = &mut node.op {
+            *target = Some(streamform_ir::SinkTarget {
+                connector: kafka("totals"),
+                format: "json".into(),
+            });
+        }
+    }
+    let plan = [plan];
+    let mut sim = Simulator::new(&plan).unwrap();
+    sim.push(&[s("a"), i64v(2)]).unwrap();
+    sim.push(&[s("a"), i64v(3)]).unwrap();
+    let err = sim.push(&[NULL, i64v(1)]).unwrap_err();
+    assert_eq!(err.failure, Failure::NullKey);
+    assert_eq!(err.model, "totals");
+    assert_eq!(err.column.as_deref(), Some("customer"));
+    assert_eq!(err.event, 3);
+    // Without the null key, both records arrive whole, the update with its before-image.
+    assert_eq!(
+        changes(&plan, &[vec![s("a"), i64v(2)], vec![s("a"), i64v(3)]]),
+        vec![
+            ins(vec![s("a"), i64v(2)]),
+            upd(vec![s("a"), i64v(2)], vec![s("a"), i64v(5)])
+        ]
+    );
+}
+
+/// A Project that computes lends each change's mapped images from its own buffers: an
+/// update keeps both, and a later change does not disturb what an earlier one wrote.
+#[test]
+fn a_computing_project_after_an_aggregate_maps_both_images_of_every_update() {
+    let plan = [from_source(
+        "doubled",
+        "orders",
+        &[("customer", DataType::Int64), ("amount", DataType::Int64)],
+        kafka("orders"),
+    )
+    .aggregate(&["customer"], &[(AggFunc::Sum, Some("amount"))])
+    .project(|m| {
+        vec![
+            (m.col("customer"), "customer"),
+            (
+                bin(
+                    BinaryOp::Arith(ArithOp::Mul),
+                    m.col("sum(amount)"),
+                    lit_i64(2),
+                ),
+                "doubled",
+            ),
+        ]
+    })
+    .sink()];
+    assert_eq!(
+        changes(
+            &plan,
+            &[
+                vec![i64v(1), i64v(10)],
+                vec![i64v(2), i64v(1)],
+                vec![i64v(1), i64v(5)],
+            ]
+        ),
+        vec![
+            ins(vec![i64v(1), i64v(20)]),
+            ins(vec![i64v(2), i64v(2)]),
+            upd(vec![i64v(1), i64v(20)], vec![i64v(1), i64v(30)]),
+        ]
+    );
+}

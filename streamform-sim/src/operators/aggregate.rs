@@ -23,6 +23,8 @@ pub(crate) struct Aggregate {
     key_buf: Vec<Value>,
     /// A new key's accumulators before they are stored.
     acc_buf: Vec<Value>,
+    /// An updated key's entry before the change: the before-image the update lends.
+    before_buf: Vec<Value>,
 }
 
 impl Aggregate {
@@ -93,6 +95,7 @@ impl Aggregate {
             out_width: group_by.len() + calls.len(),
             expiry: expiry_of(keyed),
             acc_buf: Vec::with_capacity(calls.width()),
+            before_buf: Vec::with_capacity(group_by.len() + calls.width()),
             key_buf: Vec::with_capacity(group_by.len()),
             calls,
         })
@@ -114,15 +117,17 @@ impl Aggregate {
         Cow::Owned(self.state.row(entry)[..self.out_width].to_vec())
     }
 
+    /// The row `entry` emits, lent from keyed state until the record has gone down.
+    fn lend_row(&self, entry: usize) -> Cow<'_, [Value]> {
+        Cow::Borrowed(&self.state.row(entry)[..self.out_width])
+    }
+
     /// Takes `row` back from its group, over an updating input (docs/changing-tables.md):
     /// nothing for a group that holds no state; a delete of the group's last values when
     /// its last row leaves (its state goes with it); otherwise an update, or nothing when
     /// no result moved.
     fn retract(&mut self, row: &[Value]) -> Result<Option<Rec<'static>>, Fault> {
-        self.key_buf.clear();
-        self.key_buf
-            .extend(self.group.iter().map(|&i| row[i].clone()));
-        let Ok(entry) = self.state.find(&self.key_buf) else {
+        let Ok(entry) = self.state.find(self.group.iter().map(|&i| &row[i])) else {
             return Ok(None);
         };
         let mut before = self.state.row(entry).to_vec();
@@ -135,12 +140,12 @@ impl Aggregate {
             Err(f) => {
                 self.state
                     .accumulators_mut(entry)
-                    .clone_from_slice(&before[self.key_buf.len()..]);
+                    .clone_from_slice(&before[self.group.len()..]);
                 return Err(f);
             }
         };
         before.truncate(self.out_width);
-        let key_len = self.key_buf.len();
+        let key_len = self.group.len();
         if self.calls.rows(&self.state.row(entry)[key_len..]) == Some(0) {
             self.calls.forget(number);
             self.state.remove(entry);
@@ -169,7 +174,7 @@ impl Operator for Aggregate {
     /// state expired starts over: its next row is an insert.
     #[inline]
     fn on_change<'a>(
-        &mut self,
+        &'a mut self,
         rec: Rec<'a>,
         time: Option<i64>,
         out: &mut Out<'a>,
@@ -193,10 +198,7 @@ impl Operator for Aggregate {
             }
         }
         let row: &[Value] = &rec.row;
-        self.key_buf.clear();
-        self.key_buf
-            .extend(self.group.iter().map(|&i| row[i].clone()));
-        match self.state.find(&self.key_buf) {
+        match self.state.find(self.group.iter().map(|&i| &row[i])) {
             Ok(entry) if self.expiry.as_ref().is_some_and(|x| x.is_expired(entry)) => {
                 self.calls.fresh(&mut self.acc_buf);
                 self.calls.forget(entry_number(entry));
@@ -206,12 +208,14 @@ impl Operator for Aggregate {
                     .accumulators_mut(entry)
                     .clone_from_slice(&self.acc_buf);
                 touch(&mut self.expiry, entry, time);
-                Ok(Some(Rec::insert(self.emit_row(entry))))
+                Ok(Some(Rec::insert(self.lend_row(entry))))
             }
             Ok(entry) => {
                 // The entry as it was: the update's before-image, and the undo record if an
                 // accumulator fails half-way through.
-                let before = self.state.row(entry).to_vec();
+                self.before_buf.clear();
+                self.before_buf.extend_from_slice(self.state.row(entry));
+                let key_len = self.group.len();
                 let folded =
                     self.calls
                         .fold(self.state.accumulators_mut(entry), row, entry_number(entry));
@@ -220,7 +224,7 @@ impl Operator for Aggregate {
                     Err(f) => {
                         self.state
                             .accumulators_mut(entry)
-                            .clone_from_slice(&before[self.key_buf.len()..]);
+                            .clone_from_slice(&self.before_buf[key_len..]);
                         return Err(f);
                     }
                 };
@@ -228,22 +232,24 @@ impl Operator for Aggregate {
                 if !changed {
                     return Ok(None);
                 }
-                let mut before = before;
-                before.truncate(self.out_width);
+                let this: &'a Aggregate = self;
                 Ok(Some(Rec {
                     op: Op::Update,
-                    row: self.emit_row(entry),
-                    before: Some(Cow::Owned(before)),
+                    row: this.lend_row(entry),
+                    before: Some(Cow::Borrowed(&this.before_buf[..this.out_width])),
                     half: false,
                 }))
             }
             Err(vacant) => {
+                self.key_buf.clear();
+                self.key_buf
+                    .extend(self.group.iter().map(|&i| row[i].clone()));
                 self.calls.fresh(&mut self.acc_buf);
                 let number = entry_number(self.state.next_entry());
                 self.calls.fold(&mut self.acc_buf, row, number)?;
                 let entry = self.state.insert(vacant, &self.key_buf, &self.acc_buf);
                 touch(&mut self.expiry, entry, time);
-                Ok(Some(Rec::insert(self.emit_row(entry))))
+                Ok(Some(Rec::insert(self.lend_row(entry))))
             }
         }
     }

@@ -70,7 +70,7 @@ impl Deduplicate {
 impl Operator for Deduplicate {
     /// With retention, a key whose state expired starts over: its next row is an insert.
     fn on_change<'a>(
-        &mut self,
+        &'a mut self,
         rec: Rec<'a>,
         time: Option<i64>,
         _out: &mut Out<'a>,

@@ -35,7 +35,7 @@ impl Operator for Filter {
     /// before-image; neither, nothing.
     #[inline]
     fn on_change<'a>(
-        &mut self,
+        &'a mut self,
         rec: Rec<'a>,
         _time: Option<i64>,
         _out: &mut Out<'a>,

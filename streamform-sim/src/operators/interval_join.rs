@@ -370,7 +370,7 @@ impl IntervalJoin {
 impl Operator for IntervalJoin {
     /// A change without a port is the left side's.
     fn on_change<'a>(
-        &mut self,
+        &'a mut self,
         rec: Rec<'a>,
         time: Option<i64>,
         out: &mut Out<'a>,
@@ -379,7 +379,7 @@ impl Operator for IntervalJoin {
     }
 
     fn on_input<'a>(
-        &mut self,
+        &'a mut self,
         port: u8,
         rec: Rec<'a>,
         _time: Option<i64>,

@@ -427,7 +427,7 @@ impl Join {
 impl Operator for Join {
     /// A change without a port is the left side's.
     fn on_change<'a>(
-        &mut self,
+        &'a mut self,
         rec: Rec<'a>,
         time: Option<i64>,
         out: &mut Out<'a>,
@@ -443,7 +443,7 @@ impl Operator for Join {
     /// One change from side `port` (0 left, 1 right): its records, the first returned and
     /// the rest in `out`, in the canonical order.
     fn on_input<'a>(
-        &mut self,
+        &'a mut self,
         port: u8,
         rec: Rec<'a>,
         time: Option<i64>,

@@ -57,7 +57,7 @@ impl Normalize {
 
 impl Operator for Normalize {
     fn on_change<'a>(
-        &mut self,
+        &'a mut self,
         rec: Rec<'a>,
         _time: Option<i64>,
         _out: &mut Out<'a>,

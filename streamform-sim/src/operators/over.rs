@@ -266,7 +266,7 @@ fn joined(mut row: Row, results: &[Value]) -> Row {
 
 impl Operator for Over {
     fn on_change<'a>(
-        &mut self,
+        &'a mut self,
         rec: Rec<'a>,
         _time: Option<i64>,
         out: &mut Out<'a>,

@@ -13,6 +13,9 @@ pub(crate) struct Project {
     names: Vec<String>,
     /// Every item is the input column at its own position: rows pass through unchanged.
     identity: bool,
+    /// The mapped row and before-image of the last change, which its record borrows.
+    row_buf: Vec<Value>,
+    before_buf: Vec<Value>,
 }
 
 impl Project {
@@ -52,26 +55,37 @@ impl Project {
                 .all(|(i, e)| e.as_column() == Some(i));
         let names = items.iter().map(|i| i.name.clone()).collect();
         Ok(Project {
+            row_buf: Vec::with_capacity(exprs.len()),
+            before_buf: Vec::with_capacity(exprs.len()),
             exprs,
             names,
             identity,
         })
     }
 
-    fn map(&self, row: &[Value]) -> Result<Vec<Value>, Fault> {
-        let mut out = Vec::with_capacity(self.exprs.len());
+    /// Whether every item is the input column at its own position: the driver then
+    /// leaves the stage out, and rows go on unchanged.
+    pub(crate) fn identity(&self) -> bool {
+        self.identity
+    }
+
+    /// Maps `row` into `into`, replacing what it held.
+    fn map(&self, row: &[Value], into: &mut Vec<Value>) -> Result<(), Fault> {
+        into.clear();
         for (e, name) in self.exprs.iter().zip(&self.names) {
             let v = e.eval(row).map_err(|err| Fault::eval(name, &err))?;
-            out.push(v.into_owned());
+            into.push(v.into_owned());
         }
-        Ok(out)
+        Ok(())
     }
 }
 
 impl Operator for Project {
+    /// Maps both images of the change into the operator's own buffers, which the record it
+    /// emits borrows until it has gone down the graph.
     #[inline]
     fn on_change<'a>(
-        &mut self,
+        &'a mut self,
         rec: Rec<'a>,
         _time: Option<i64>,
         _out: &mut Out<'a>,
@@ -79,16 +93,22 @@ impl Operator for Project {
         if self.identity {
             return Ok(Some(rec));
         }
-        let before = match &rec.before {
-            Some(b) => Some(Cow::Owned(self.map(b)?)),
-            None if rec.op == Op::Update => return Err(update_without_before()),
-            None => None,
-        };
-        let row = Cow::Owned(self.map(&rec.row)?);
+        let mut row = std::mem::take(&mut self.row_buf);
+        let mut before = std::mem::take(&mut self.before_buf);
+        // The before-image first, as Flink evaluates an update's two halves in order.
+        let mapped = match &rec.before {
+            Some(b) => self.map(b, &mut before).map(|()| true),
+            None if rec.op == Op::Update => Err(update_without_before()),
+            None => Ok(false),
+        }
+        .and_then(|has_before| self.map(&rec.row, &mut row).map(|()| has_before));
+        (self.row_buf, self.before_buf) = (row, before);
+        let has_before = mapped?;
+        let this: &'a Project = self;
         Ok(Some(Rec {
             op: rec.op,
-            row,
-            before,
+            row: Cow::Borrowed(&this.row_buf),
+            before: has_before.then_some(Cow::Borrowed(&this.before_buf[..])),
             half: rec.half,
         }))
     }

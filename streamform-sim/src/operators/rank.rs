@@ -730,7 +730,7 @@ fn stale() -> Fault {
 
 impl Operator for Rank {
     fn on_change<'a>(
-        &mut self,
+        &'a mut self,
         rec: Rec<'a>,
         time: Option<i64>,
         out: &mut Out<'a>,

@@ -122,7 +122,7 @@ impl SessionAggregate {
 
 impl Operator for SessionAggregate {
     fn on_change<'a>(
-        &mut self,
+        &'a mut self,
         rec: Rec<'a>,
         _time: Option<i64>,
         out: &mut Out<'a>,

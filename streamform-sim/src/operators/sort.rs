@@ -50,7 +50,7 @@ impl Sort {
 
 impl Operator for Sort {
     fn on_change<'a>(
-        &mut self,
+        &'a mut self,
         rec: Rec<'a>,
         _time: Option<i64>,
         _out: &mut Out<'a>,

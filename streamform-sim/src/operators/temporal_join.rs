@@ -249,7 +249,7 @@ impl TemporalJoin {
 impl Operator for TemporalJoin {
     /// A change without a port is the probe side's.
     fn on_change<'a>(
-        &mut self,
+        &'a mut self,
         rec: Rec<'a>,
         time: Option<i64>,
         out: &mut Out<'a>,
@@ -258,7 +258,7 @@ impl Operator for TemporalJoin {
     }
 
     fn on_input<'a>(
-        &mut self,
+        &'a mut self,
         port: u8,
         rec: Rec<'a>,
         _time: Option<i64>,

@@ -405,7 +405,7 @@ impl WindowAggregate {
 
 impl Operator for WindowAggregate {
     fn on_change<'a>(
-        &mut self,
+        &'a mut self,
         rec: Rec<'a>,
         _time: Option<i64>,
         out: &mut Out<'a>,

@@ -138,7 +138,7 @@ impl WindowRank {
 
 impl Operator for WindowRank {
     fn on_change<'a>(
-        &mut self,
+        &'a mut self,
         rec: Rec<'a>,
         _time: Option<i64>,
         out: &mut Out<'a>,

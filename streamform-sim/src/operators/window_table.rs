@@ -70,7 +70,7 @@ impl WindowTable {
 
 impl Operator for WindowTable {
     fn on_change<'a>(
-        &mut self,
+        &'a mut self,
         rec: Rec<'a>,
         _time: Option<i64>,
         out: &mut Out<'a>,
