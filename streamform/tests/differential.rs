@@ -543,16 +543,7 @@ fn cancel(job: &str) {
 /// Runs one example fixture on Flink and on the simulator and compares what reaches the
 /// sink topic.
 fn differential(example: &str, fixture: &str) {
-    let suffix = run_suffix(example);
-    let project = scratch_project_for(
-        example,
-        &suffix,
-        &env().gateway,
-        Some(&model_of(example, fixture)),
-    );
-    let case = case(project.path(), fixture);
-    assert!(!case.expected.is_empty(), "the fixture emits records");
-    differential_case(project.path(), &format!("{example}/{fixture}"), &case);
+    differential_fixture(example, fixture, Compare::InOrder);
 }
 
 /// Runs one example fixture of a window model on Flink and on the simulator and compares
@@ -561,21 +552,7 @@ fn differential(example: &str, fixture: &str) {
 /// as a multiset, since Flink does not fix the order of one watermark's rows among keys
 /// (docs/windows.md). Each row names its window in its `window_end` column.
 fn differential_windows(example: &str, fixture: &str) {
-    let suffix = run_suffix(example);
-    let project = scratch_project_for(
-        example,
-        &suffix,
-        &env().gateway,
-        Some(&model_of(example, fixture)),
-    );
-    let case = case(project.path(), fixture);
-    assert!(!case.expected.is_empty(), "the fixture emits records");
-    differential_run(
-        project.path(),
-        &format!("{example}/{fixture}"),
-        &case,
-        Compare::WindowEnds,
-    );
+    differential_fixture(example, fixture, Compare::WindowEnds);
 }
 
 /// Runs one example fixture of an OVER aggregation on Flink and on the simulator and
@@ -584,6 +561,14 @@ fn differential_windows(example: &str, fixture: &str) {
 /// order of one watermark's rows among partitions (docs/over.md). `partition` names the
 /// columns that tell the partitions apart.
 fn differential_over(example: &str, fixture: &str, partition: &[&str]) {
+    let partition = partition.iter().map(|c| c.to_string()).collect();
+    differential_fixture(example, fixture, Compare::PerPartition(partition));
+}
+
+/// Runs one example fixture, in a copy of its example that keeps its model's sink alone,
+/// on Flink and on the simulator, and compares what reaches the sink topic as `compare`
+/// says.
+fn differential_fixture(example: &str, fixture: &str, compare: Compare) {
     let suffix = run_suffix(example);
     let project = scratch_project_for(
         example,
@@ -593,12 +578,11 @@ fn differential_over(example: &str, fixture: &str, partition: &[&str]) {
     );
     let case = case(project.path(), fixture);
     assert!(!case.expected.is_empty(), "the fixture emits records");
-    let partition = partition.iter().map(|c| c.to_string()).collect();
     differential_run(
         project.path(),
         &format!("{example}/{fixture}"),
         &case,
-        Compare::PerPartition(partition),
+        compare,
     );
 }
 

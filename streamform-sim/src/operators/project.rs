@@ -68,16 +68,22 @@ impl Project {
     pub(crate) fn identity(&self) -> bool {
         self.identity
     }
+}
 
-    /// Maps `row` into `into`, replacing what it held.
-    fn map(&self, row: &[Value], into: &mut Vec<Value>) -> Result<(), Fault> {
-        into.clear();
-        for (e, name) in self.exprs.iter().zip(&self.names) {
-            let v = e.eval(row).map_err(|err| Fault::eval(name, &err))?;
-            into.push(v.into_owned());
-        }
-        Ok(())
+/// Maps `row` through `exprs` (each named for its failure) into `into`, replacing what it
+/// held.
+fn map(
+    exprs: &[CExpr],
+    names: &[String],
+    row: &[Value],
+    into: &mut Vec<Value>,
+) -> Result<(), Fault> {
+    into.clear();
+    for (e, name) in exprs.iter().zip(names) {
+        let v = e.eval(row).map_err(|err| Fault::eval(name, &err))?;
+        into.push(v.into_owned());
     }
+    Ok(())
 }
 
 impl Operator for Project {
@@ -93,22 +99,28 @@ impl Operator for Project {
         if self.identity {
             return Ok(Some(rec));
         }
-        let mut row = std::mem::take(&mut self.row_buf);
-        let mut before = std::mem::take(&mut self.before_buf);
+        let Project {
+            exprs,
+            names,
+            row_buf,
+            before_buf,
+            ..
+        } = self;
         // The before-image first, as Flink evaluates an update's two halves in order.
-        let mapped = match &rec.before {
-            Some(b) => self.map(b, &mut before).map(|()| true),
-            None if rec.op == Op::Update => Err(update_without_before()),
-            None => Ok(false),
-        }
-        .and_then(|has_before| self.map(&rec.row, &mut row).map(|()| has_before));
-        (self.row_buf, self.before_buf) = (row, before);
-        let has_before = mapped?;
-        let this: &'a Project = self;
+        let has_before = match &rec.before {
+            Some(b) => {
+                map(exprs, names, b, before_buf)?;
+                true
+            }
+            None if rec.op == Op::Update => return Err(update_without_before()),
+            None => false,
+        };
+        map(exprs, names, &rec.row, row_buf)?;
+        let (row, before): (&'a [Value], &'a [Value]) = (row_buf, before_buf);
         Ok(Some(Rec {
             op: rec.op,
-            row: Cow::Borrowed(&this.row_buf),
-            before: has_before.then_some(Cow::Borrowed(&this.before_buf[..])),
+            row: Cow::Borrowed(row),
+            before: has_before.then_some(Cow::Borrowed(before)),
             half: rec.half,
         }))
     }
